@@ -13,6 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from toolkit.paging import Cursor, Offset, PageNumber, Paging, Unpaged
+
+__all__ = ["Action", "Column", "Cursor", "Offset", "PageNumber", "Paging", "Param", "Resource", "Service",
+           "Unpaged", "camel", "snake"]
+
 Where = Literal["path", "query", "body", "raw", "form", "file", "local"]
 Kind = Literal[
     "string", "text", "id", "integer", "number", "boolean", "datetime", "epoch_ms", "duration",
@@ -44,48 +49,7 @@ def snake(name: str) -> str:
     return name.strip("_").lower()
 
 
-# --- paging styles: where the page request goes and where the rows come back -------------------
-
-@dataclass(frozen=True)
-class Cursor:
-    """`{data: [...], pagination: {hasMore, cursor}}`; the next page repeats the filters plus the cursor."""
-    limit: str = "limit"
-    cursor: str = "cursor"
-    items: str = "data"
-    has_more: str = "pagination.hasMore"
-    next_cursor: str = "pagination.cursor"
-    max_size: int = 500
-
-
-@dataclass(frozen=True)
-class PageNumber:
-    """`page`/`size` numbers; the rows are a bare array, the totals come in headers."""
-    page: str = "pageNumber"
-    size: str = "pageSize"
-    first: int = 0
-    max_size: int = 200
-    total_header: str | None = "total-size"        # total number of rows
-    pages_header: str | None = None                # total number of pages
-
-
-@dataclass(frozen=True)
-class Offset:
-    """Unomi-style `offset`/`size` with `{list, offset, pageSize, totalSize}` (a bare array accepted too)."""
-    offset: str = "offset"
-    size: str = "size"
-    items: str = "list"
-    total: str = "totalSize"
-    max_size: int = -1            # -1: the service takes size -1 for "everything"
-    cap: int | None = None        # rows the service returns at most per request, whatever the size
-
-
-@dataclass(frozen=True)
-class Unpaged:
-    """One request holds every row; `items` is where they are (empty: the body is the array)."""
-    items: str = ""
-
-
-Paging = Cursor | PageNumber | Offset | Unpaged
+# The paging styles are declared with the catalog but live in toolkit.paging with their one method.
 
 
 # --- the records -------------------------------------------------------------------------------

@@ -1,0 +1,79 @@
+"""The `toolkit` command: demo, sandbox, actions, resources, call."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from toolkit import demo
+    return demo.run(out=args.out, scale=args.scale)
+
+
+def _sandbox(args: argparse.Namespace) -> int:
+    from toolkit import sandbox
+    sandbox.serve(port=args.port, scale=args.scale, seed=args.seed)
+    return 0
+
+
+def _actions(args: argparse.Namespace) -> int:
+    from toolkit.tables import actions
+    table = actions(args.service)
+    columns = ["action", "version", "method", "path", "doc"]
+    print(table[columns].to_string(index=False, max_colwidth=70))
+    return 0
+
+
+def _resources(args: argparse.Namespace) -> int:
+    from toolkit.tables import resources
+    print(resources(args.service).to_string(index=False, max_colwidth=60))
+    return 0
+
+
+def _call(args: argparse.Namespace) -> int:
+    from toolkit.client import connect
+    service = args.action.split(".", 1)[0]
+    params = json.loads(args.params) if args.params else {}
+    result = connect(service).call(args.action, **params)
+    if isinstance(result, bytes):
+        sys.stdout.buffer.write(result)
+    else:
+        print(json.dumps(result, indent=2, default=str))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="toolkit", description=__doc__)
+    sub = top.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="start the sandbox, pull every resource, write a DuckDB file and a report")
+    demo.add_argument("--out", default="demo-output", help="folder for the DuckDB file and the report")
+    demo.add_argument("--scale", type=float, default=1, help="size of the sandbox's seed data")
+    demo.set_defaults(run=_demo)
+    box = sub.add_parser("sandbox", help="serve the four emulated services on 127.0.0.1 until interrupted")
+    box.add_argument("--port", type=int, default=8765)
+    box.add_argument("--scale", type=float, default=1)
+    box.add_argument("--seed", type=int, default=0)
+    box.set_defaults(run=_sandbox)
+    for name, run in (("actions", _actions), ("resources", _resources)):
+        listing = sub.add_parser(name, help=f"list the catalog's {name}")
+        listing.add_argument("service", nargs="?")
+        listing.set_defaults(run=run)
+    call = sub.add_parser("call", help="call one action with credentials from TOOLKIT_<SERVICE>_<FIELD>")
+    call.add_argument("action", help="an action id, e.g. asset_library.list_tags")
+    call.add_argument("params", nargs="?", help="the params as a JSON object")
+    call.set_defaults(run=_call)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,398 @@
+"""The client: any catalog action, checked, sent and parsed; pages walked; methods from the catalog.
+
+    tm = toolkit.connect("translation", base_url=..., username=..., password=..., client_id=..., client_secret=...)
+    tm.call("translation.get_submission", submission_id=12)
+    tm.get_submission(submission_id=12)             # the same, with a real signature for Tab and ?
+    for page in tm.pages("translation.list_submissions"): ...
+"""
+from __future__ import annotations
+
+import datetime as dt
+import inspect
+import io
+import ipaddress
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+import requests
+
+from toolkit import catalog, rules
+from toolkit.errors import ToolkitError, VersionError, error_for
+from toolkit.http import (
+    ApiKeyAuth, BasicAuth, BearerAuth, OAuthPasswordAuth, RateBudget, Redactor, RetryPolicy, Secret,
+    Transport, request_id,
+)
+from toolkit.spec import CONTENT_TYPES, Action, Param, Service
+
+RESERVED = ("version", "headers", "content_type")
+MASK = "***"
+
+
+@dataclass
+class Prepared:
+    """A request ready to send: what `preview()` shows (with secrets masked) and what `send` takes."""
+    action: Action
+    method: str
+    url: str
+    query: list[tuple[str, str]] = field(default_factory=list)
+    json: Any = None
+    data: Any = None
+    files: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def describe(self, redactor: Redactor, auth_headers: Mapping[str, str]) -> str:
+        """The request as text, every secret masked."""
+        from urllib.parse import urlencode
+        url = self.url + (f"?{urlencode(self.query)}" if self.query else "")
+        lines = [f"{self.method} {url}"]
+        lines += [f"{k}: {v}" for k, v in {**auth_headers, **self.headers}.items()]
+        if self.json is not None:
+            lines += ["", orjson.dumps(_masked(self.json, self.action), option=orjson.OPT_INDENT_2).decode()]
+        elif self.data:
+            lines += ["", "&".join(f"{k}={v}" for k, v in _masked(dict(self.data), self.action).items())]
+        if self.files:
+            lines += [f"[file {name}: {len(part[1]) if isinstance(part[1], bytes) else '…'} bytes]"
+                      for name, part in self.files.items()]
+        return redactor.scrub("\n".join(lines))
+
+
+@dataclass
+class Page:
+    """One page of a walk: its rows, the parsed answer and the HTTP answer (headers, timing)."""
+    rows: list
+    body: Any
+    response: requests.Response
+    params: dict[str, Any]
+
+
+def _masked(body: Any, action: Action) -> Any:
+    secret_wires = {p.wire for p in action.params if p.secret}
+    if isinstance(body, dict):
+        return {k: (MASK if k in secret_wires and v else _masked(v, action)) for k, v in body.items()}
+    if isinstance(body, list):
+        return [_masked(v, action) for v in body]
+    return body
+
+
+def _wire_value(param: Param, value: Any, in_query: bool) -> Any:
+    """A Python value as the service wants it on the wire."""
+    if isinstance(value, Secret):
+        return value.reveal()
+    if param.kind == "epoch_ms" and isinstance(value, dt.datetime | dt.date):
+        if not isinstance(value, dt.datetime):
+            value = dt.datetime.combine(value, dt.time(), dt.UTC)
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=dt.UTC)
+        return int(value.timestamp() * 1000)
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=dt.UTC)
+        return value.astimezone(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    if isinstance(value, dt.timedelta) and param.kind == "duration":
+        return f"PT{int(value.total_seconds())}S"
+    if in_query:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if param.kind == "boolean" and isinstance(value, str):
+            return value.lower()
+        if isinstance(value, list | tuple | set):
+            values = [str(_wire_value(param, v, True)) for v in value]
+            return values if param.repeatable else ",".join(values)
+    if param.kind == "boolean" and isinstance(value, str):
+        return value.lower() == "true"
+    if param.kind == "list" and isinstance(value, str) and not in_query:
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, set):
+        return sorted(value)
+    return value
+
+
+def _file_part(value: Any) -> tuple[str, Any]:
+    if isinstance(value, tuple):
+        return value
+    if isinstance(value, bytes | bytearray):
+        return ("upload.bin", bytes(value))
+    if isinstance(value, str | os.PathLike):
+        return (os.path.basename(value), open(value, "rb"))  # noqa: SIM115 - requests reads and closes it
+    if isinstance(value, io.IOBase):
+        return (os.path.basename(getattr(value, "name", "upload.bin")), value)
+    raise ToolkitError(f"cannot upload a {type(value).__name__}")
+
+
+class Client:
+    """A connection to one service: `call`, `pages`, and one method per action of the service."""
+
+    def __init__(self, service: str, *, base_url: str, version: str | None = None, mode: str = "client",
+                 system_version: str | None = None, timeout: tuple[float, float] = (10.0, 60.0),
+                 retry: RetryPolicy | None = None, workspace: Any = None, **credentials: Any) -> None:
+        self.service: Service = catalog.SERVICES[service]
+        self.base_url = base_url.rstrip("/")
+        self.version = version or self.service.default_version
+        self.mode, self.system_version, self.workspace = mode, system_version, workspace
+        if mode not in ("client", "hosted"):
+            raise rules.ValidationError("mode", mode, "must be client or hosted")
+        self._secrets = {k: Secret(v.reveal() if isinstance(v, Secret) else v)
+                         for k, v in credentials.items() if k in self.service.secrets and v is not None}
+        self._plain = {k: v for k, v in credentials.items() if k not in self.service.secrets}
+        unknown = set(credentials) - set(self.service.credentials)
+        if unknown:
+            raise rules.ValidationError(sorted(unknown)[0], MASK, f"unknown credential; {service} takes "
+                                        f"base_url, {', '.join(self.service.credentials)}")
+        self.redactor = Redactor(s.reveal() for s in self._secrets.values())
+        host = urlsplit(self.base_url).hostname or ""
+        self.transport = Transport(
+            auth=self._auth(timeout), redactor=self.redactor, timeout=timeout, retry=retry,
+            budget=RateBudget(self.service.rate_per_second, self.service.max_concurrency),
+            pool=max(10, self.service.max_concurrency), trust_env=not _loopback(host))
+
+    def __repr__(self) -> str:
+        return f"<toolkit.Client {self.service.key} {self.base_url} ({len(self._secrets)} secrets ***)>"
+
+    # --- auth ------------------------------------------------------------------------------------
+
+    def _auth(self, timeout: tuple[float, float]) -> Any:
+        s, p, kind = self._secrets, self._plain, self.service.auth
+        if kind == "bearer":
+            return BearerAuth(self._need(s, "token"))
+        if kind == "api_key":
+            return ApiKeyAuth(self._need(s, "api_key"), self._need(p, "workspace_id"))
+        if kind == "basic_or_bearer":
+            if "token" in s:
+                return BearerAuth(s["token"])
+            return BasicAuth(self._need(p, "username"), self._need(s, "password"))
+        return OAuthPasswordAuth(self.base_url + "/oauth/token", self._need(p, "client_id"),
+                                 self._need(s, "client_secret"), self._need(p, "username"),
+                                 self._need(s, "password"), self.redactor, timeout)
+
+    def _need(self, given: Mapping[str, Any], key: str) -> Any:
+        if not given.get(key):
+            raise rules.ValidationError(key, None, f"{self.service.key} needs the credential {key} "
+                                        f"(or TOOLKIT_{self.service.key.upper()}_{key.upper()})")
+        return given[key]
+
+    def auth_headers(self) -> dict[str, str]:
+        """The auth headers as a preview shows them: names real, values masked."""
+        kind = self.service.auth
+        if kind == "api_key":
+            return {"x-api-key": MASK, "x-air-workspace-id": str(self._plain.get("workspace_id"))}
+        return {"Authorization": ("Basic " if kind == "basic_or_bearer" and "token" not in self._secrets
+                                  else "Bearer ") + MASK}
+
+    # --- building and sending ----------------------------------------------------------------------
+
+    def action(self, action: str | Action) -> Action:
+        found = action if isinstance(action, Action) else catalog.action(action, self.service.key)
+        if found.service != self.service.key:
+            raise ToolkitError(f"{found.id} belongs to {found.service}, not {self.service.key}")
+        return found
+
+    def prepare(self, action: str | Action, *, version: str | None = None,
+                headers: Mapping[str, str] | None = None, content_type: str | None = None,
+                **params: Any) -> Prepared:
+        """Check the params and build the request, without sending it."""
+        entry = self.action(action)
+        version = self._version(entry, version)
+        rules.check(entry, params, mode=self.mode if self.service.key == "translation" else None,
+                    system_version=self.system_version)
+        path = entry.path_for(version)
+        prefix = self.service.version_prefix.format(version=version) if version else ""
+        prepared = Prepared(entry, entry.method, "", headers=dict(headers or {}))
+        body: dict[str, Any] = {}
+        form: dict[str, Any] = {}
+        files: dict[str, Any] = {}
+        for param in entry.params:
+            if param.name not in params or param.where == "local":
+                continue
+            value = params[param.name]
+            if param.where == "path":
+                path = path.replace("{%s}" % param.name, requests.utils.quote(str(value), safe=""))
+            elif param.where == "query":
+                if value is None:
+                    continue
+                wire = _wire_value(param, value, True)
+                for item in wire if isinstance(wire, list) else [wire]:
+                    prepared.query.append((param.wire, str(item)))
+            elif param.where == "raw":
+                body = _wire_value(param, value, False)
+            elif param.where == "body":
+                body[param.wire] = _wire_value(param, value, False)
+            elif param.where == "form" and value is not None:
+                form[param.wire] = str(_wire_value(param, value, True))
+            elif param.where == "file":
+                files[param.wire] = _file_part(value)
+        prepared.url = self.base_url + prefix + path
+        kind = content_type or entry.body
+        if kind and kind not in CONTENT_TYPES:
+            kind = next((k for k, v in CONTENT_TYPES.items() if v == content_type), kind)
+        if content_type and kind not in entry.content_types:
+            raise rules.ValidationError("content_type", content_type, "must be one of " + ", ".join(
+                CONTENT_TYPES[k] for k in entry.content_types), entry.id)
+        if kind == "multipart":
+            prepared.files, prepared.data = files, form
+        elif kind == "form":
+            prepared.data = form
+        elif kind:
+            prepared.json = body
+            prepared.headers.setdefault("Content-Type", CONTENT_TYPES[kind])
+        return prepared
+
+    def _version(self, entry: Action, version: str | None) -> str:
+        if entry.versions == ("",):
+            return ""
+        wanted = version or self.version
+        if wanted in entry.versions:
+            return wanted
+        if version is None:
+            return entry.versions[-1]       # the client's version lacks it: the newest that has it
+        raise VersionError(entry.id, " or ".join(entry.versions), wanted)
+
+    def send(self, prepared: Prepared) -> requests.Response:
+        """Send a prepared request; an error status raises the service's error class."""
+        entry = prepared.action
+        data = prepared.data
+        if prepared.json is not None:
+            data = orjson.dumps(prepared.json)
+        response = self.transport.send(
+            prepared.method, prepared.url, params=prepared.query or None, data=data, files=prepared.files,
+            headers=prepared.headers or None, retry_post=entry.retry_safe)
+        if response.status_code >= 400:
+            try:
+                body = response.json()
+            except ValueError:
+                body = response.text[:500]
+            raise _scrubbed(error_for(self.service.key, entry.id, response.status_code, self.service.error_shape,
+                                      body, response.reason, request_id(response.headers)), self.redactor)
+        return response
+
+    def call(self, action: str | Action, *, version: str | None = None,
+             headers: Mapping[str, str] | None = None, content_type: str | None = None, **params: Any) -> Any:
+        """Check, send and parse one action: parsed JSON, bytes for downloads, None for empty answers."""
+        prepared = self.prepare(action, version=version, headers=headers, content_type=content_type, **params)
+        return self.parse(prepared.action, self.send(prepared))
+
+    @staticmethod
+    def parse(entry: Action, response: requests.Response) -> Any:
+        if entry.response == "bytes":
+            return response.content
+        if entry.response == "none" or response.status_code == 204 or not response.content:
+            return None
+        if entry.response == "text":
+            return response.text
+        try:
+            return orjson.loads(response.content)
+        except orjson.JSONDecodeError:
+            return response.text
+
+    def pages(self, action: str | Action, *, version: str | None = None,
+              headers: Mapping[str, str] | None = None, **params: Any) -> Iterator[Page]:
+        """Walk every page of a list action with the service's paging style."""
+        entry = self.action(action)
+        style = entry.paging or self.service.paging
+        if style is None:
+            raise ToolkitError(f"{entry.id} is not a list action")
+        request = style.start({k: v for k, v in params.items() if v is not None})
+        seen = 0
+        while request is not None:
+            prepared = self.prepare(entry, version=version, headers=headers, **request)
+            response = self.send(prepared)
+            body = self.parse(entry, response)
+            rows = style.rows(body)
+            seen += len(rows)
+            yield Page(rows, body, response, request)
+            request = style.next(request, body, response.headers, rows, seen)
+
+    def rows(self, action: str | Action, **params: Any) -> list:
+        """Every row of a list action, all pages walked."""
+        return [row for page in self.pages(action, **params) for row in page.rows]
+
+    @property
+    def requests_sent(self) -> int:
+        return self.transport.requests
+
+
+def _scrubbed(error: ToolkitError, redactor: Redactor) -> ToolkitError:
+    error.args = tuple(redactor.scrub(a) for a in error.args)
+    if hasattr(error, "message"):
+        error.message = redactor.scrub(error.message)
+    return error
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+# --- one method per action, with a real signature and docstring ------------------------------------
+
+_KIND_TYPES = {"integer": int, "number": float, "boolean": bool, "int_list": list[int], "list": list[str],
+               "object": dict, "file": bytes, "epoch_ms": int | dt.datetime, "datetime": str | dt.datetime}
+
+
+def _method(entry: Action):
+    def method(self: Client, **params: Any) -> Any:
+        return self.call(entry, **params)
+
+    parameters = [inspect.Parameter(
+        p.name, inspect.Parameter.KEYWORD_ONLY, default=inspect.Parameter.empty if p.required else None,
+        annotation=_KIND_TYPES.get(p.kind, str)) for p in sorted(entry.params, key=lambda p: not p.required)]
+    parameters += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None) for name in RESERVED]
+    method.__signature__ = inspect.Signature(
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY), *parameters])
+    method.__name__ = method.__qualname__ = entry.name
+    method.__doc__ = docstring(entry)
+    return method
+
+
+def docstring(entry: Action) -> str:
+    """A notebook-friendly docstring: what it does, the request, each param, an example line."""
+    versions = f" ({', '.join(entry.versions)})" if entry.versions != ("",) else ""
+    lines = [entry.doc, "", f"{entry.method} {entry.path}{versions} · group {entry.group}"]
+    if entry.min_version or entry.modes != ("client", "hosted"):
+        lines.append(f"needs system version {entry.min_version or 'any'}; modes: {', '.join(entry.modes)}")
+    if entry.destructive:
+        lines.append("Destructive: what it removes cannot be brought back.")
+    if entry.params:
+        lines += ["", "Params:"]
+        for p in entry.params:
+            extra = f" one of {', '.join(map(str, p.choices))}." if p.choices else ""
+            flag = "required" if p.required else "optional"
+            lines.append(f"    {p.name} ({p.kind}, {p.where} {p.wire}, {flag}): {p.doc}{extra}".rstrip())
+    example = ", ".join(f"{k}={v!r}" for k, v in entry.example.items())
+    lines += ["", f"Example: client.{entry.name}({example})"]
+    return "\n".join(lines)
+
+
+_CLASSES: dict[str, type[Client]] = {}
+
+
+def client_class(service: str) -> type[Client]:
+    """The Client subclass of a service, with one method per action (built once)."""
+    if service not in _CLASSES:
+        methods = {a.name: _method(a) for a in catalog.actions_of(service)}
+        name = "".join(part.title() for part in service.split("_")) + "Client"
+        _CLASSES[service] = type(name, (Client,), {"__doc__": catalog.SERVICES[service].doc, **methods})
+    return _CLASSES[service]
+
+
+def credentials_from_env(service: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The credentials given, completed from TOOLKIT_<SERVICE>_<FIELD> environment variables."""
+    fields = ("base_url", *catalog.SERVICES[service].credentials)
+    found = {f: os.environ[f"TOOLKIT_{service.upper()}_{f.upper()}"] for f in fields
+             if os.environ.get(f"TOOLKIT_{service.upper()}_{f.upper()}")}
+    return {**found, **{k: v for k, v in given.items() if v is not None}}
+
+
+def connect(service: str, **credentials: Any) -> Client:
+    """A client of one service: `base_url` plus its credentials (or the environment's)."""
+    if service not in catalog.SERVICES:
+        raise KeyError(f"no service {service!r}; services are {', '.join(catalog.SERVICES)}")
+    given = credentials_from_env(service, credentials)
+    if not given.get("base_url"):
+        raise rules.ValidationError("base_url", None, f"is required (or TOOLKIT_{service.upper()}_BASE_URL)")
+    return client_class(service)(service, **given)

@@ -1,0 +1,125 @@
+"""The errors toolkit raises, mapped from each service's answer in one place.
+
+    ToolkitError
+    ├── ValidationError        a param breaks a rule; nothing was sent
+    ├── ModeError              the action exists only in the other translation mode; nothing was sent
+    ├── VersionError           the action needs a newer system version; nothing was sent
+    ├── TransportError         the service could not be reached (connection, timeout)
+    ├── PagingError            a cursor or page that does not advance
+    └── ApiError               the service answered with an error status
+        ├── AuthError          401, 403
+        ├── NotFoundError      404
+        ├── RateLimitError     429
+        └── ServerError        5xx
+
+`ApiError` carries the service, the action, the status, the service's own message and the request id.
+No error message ever holds a secret: `toolkit.http` scrubs them before an error is built.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+class ToolkitError(Exception):
+    """Base of every error toolkit raises."""
+
+
+class ValidationError(ToolkitError, ValueError):
+    """A param breaks a rule of the documents; the request was not sent."""
+
+    def __init__(self, param: str, value: Any, rule: str, action: str = "") -> None:
+        self.param, self.value, self.rule, self.action = param, value, rule, action
+        where = f" ({action})" if action else ""
+        super().__init__(f"{param}={_short(value)}: {rule}{where}")
+
+
+class ModeError(ToolkitError):
+    """The action is offered only in the other mode (client or hosted) of the translation service."""
+
+
+class VersionError(ToolkitError):
+    """The action or param needs a newer system version than the one configured."""
+
+    def __init__(self, action: str, needed: str, configured: str) -> None:
+        self.action, self.needed, self.configured = action, needed, configured
+        super().__init__(f"{action} needs system version {needed} or newer; configured {configured}")
+
+
+class TransportError(ToolkitError):
+    """The service could not be reached: connection refused or dropped, or a timeout."""
+
+
+class PagingError(ToolkitError):
+    """The service gave the same cursor or page twice; walking on would loop forever."""
+
+
+class ApiError(ToolkitError):
+    """The service answered with an error status."""
+
+    def __init__(self, service: str, action: str, status: int, message: str,
+                 request_id: str | None = None, body: Any = None) -> None:
+        self.service, self.action, self.status = service, action, status
+        self.message, self.request_id, self.body = message, request_id, body
+        rid = f" [request {request_id}]" if request_id else ""
+        super().__init__(f"{action}: {status} {message}{rid}")
+
+
+class AuthError(ApiError):
+    """401 or 403: missing, wrong or expired credentials, or a scope the token lacks."""
+
+
+class NotFoundError(ApiError):
+    """404: the record or route does not exist."""
+
+
+class RateLimitError(ApiError):
+    """429: too many requests, still after the retries."""
+
+
+class ServerError(ApiError):
+    """5xx: the service failed, still after the retries."""
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def service_message(shape: str, body: Any, fallback: str) -> str:
+    """The human message in a service's own error body.
+
+    Shapes: `code_message_errors` (media review: {code, message, errors: [{detail, title}]}),
+    `message` (asset library: {message}), `unomi` (audience platform: {message, errors}),
+    `messages` (translation: {messages: [...]}).
+    """
+    if not isinstance(body, dict):
+        return (str(body).strip() if body else "") or fallback
+    parts: list[str] = []
+    if shape == "messages":
+        parts = [str(m) for m in body.get("messages") or []]
+    if body.get("message"):
+        parts.append(str(body["message"]))
+    for error in body.get("errors") or []:
+        if isinstance(error, dict):
+            parts.append(str(error.get("detail") or error.get("title") or error.get("message") or ""))
+        elif error:
+            parts.append(str(error))
+    if not parts and body.get("error"):
+        parts.append(str(body.get("error_description") or body["error"]))
+    text = "; ".join(p for p in parts if p)
+    return text or fallback
+
+
+def error_for(service: str, action: str, status: int, shape: str, body: Any,
+              reason: str = "", request_id: str | None = None) -> ApiError:
+    """The one mapping from (service, status, body) to an error class."""
+    cls: type[ApiError] = ApiError
+    if status in (401, 403):
+        cls = AuthError
+    elif status == 404:
+        cls = NotFoundError
+    elif status == 429:
+        cls = RateLimitError
+    elif status >= 500:
+        cls = ServerError
+    return cls(service, action, status, service_message(shape, body, reason or "error"), request_id, body)

@@ -1,0 +1,219 @@
+"""The audience platform's notification filter language: a parser that checks it, and a builder.
+
+    type:alert AND NOT (severity:[low, info] OR read:true) AND created>:"2026-11-01"
+
+Conditions are `property op value` or `property op [v1, v2]`; scalar operators `:` `!:` `>` `>:`,
+set operators `:` (in) and `!:` (not in); `AND`, `OR`, `NOT` and parentheses combine them. A quoted
+value runs to the next unescaped `"`; inside it `\\"` is a quote and `\\\\` a backslash. The document
+names `,` `)` `]` among the delimiters of an unquoted value and leaves the full set unshown; we also
+end one at whitespace, since otherwise `a:x AND b:y` could not be written.
+
+    F("type") == "alert"                       # type:"alert"
+    (F("severity").isin(["low", "info"]) | ~F("read").eq(True)) & (F("created") >= "2026-11-01")
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+OPERATORS = ("!:", ">:", ":", ">")
+_DELIMITERS = set(",)] \t\r\n")
+
+
+class FilterSyntaxError(ValueError):
+    """The expression does not follow the filter language; `position` is where reading stopped."""
+
+    def __init__(self, message: str, position: int) -> None:
+        self.position = position
+        super().__init__(f"{message} at position {position}")
+
+
+@dataclass(frozen=True)
+class Condition:
+    prop: str
+    op: str
+    value: str | tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Not:
+    operand: Any
+
+
+@dataclass(frozen=True)
+class BoolOp:
+    op: str               # AND or OR
+    operands: tuple[Any, ...]
+
+
+def parse(text: str) -> Condition | Not | BoolOp:
+    """The expression as a tree; raises FilterSyntaxError where it breaks the language."""
+    reader = _Reader(text)
+    tree = reader.expression()
+    reader.skip_space()
+    if reader.pos != len(text):
+        raise FilterSyntaxError(f"unexpected {text[reader.pos:reader.pos + 10]!r}", reader.pos)
+    return tree
+
+
+class _Reader:
+    def __init__(self, text: str) -> None:
+        self.text, self.pos = text, 0
+
+    def skip_space(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos].isspace():
+            self.pos += 1
+
+    def keyword(self, word: str) -> bool:
+        self.skip_space()
+        end = self.pos + len(word)
+        if self.text[self.pos:end] == word and (end == len(self.text) or self.text[end] in " \t\r\n("):
+            self.pos = end
+            return True
+        return False
+
+    def expression(self) -> Any:
+        operands = [self.term()]
+        while self.keyword("OR"):
+            operands.append(self.term())
+        return operands[0] if len(operands) == 1 else BoolOp("OR", tuple(operands))
+
+    def term(self) -> Any:
+        operands = [self.factor()]
+        while self.keyword("AND"):
+            operands.append(self.factor())
+        return operands[0] if len(operands) == 1 else BoolOp("AND", tuple(operands))
+
+    def factor(self) -> Any:
+        if self.keyword("NOT"):
+            return Not(self.factor())
+        self.skip_space()
+        if self.text.startswith("(", self.pos):
+            self.pos += 1
+            inner = self.expression()
+            self.skip_space()
+            if not self.text.startswith(")", self.pos):
+                raise FilterSyntaxError("missing ')'", self.pos)
+            self.pos += 1
+            return inner
+        return self.condition()
+
+    def condition(self) -> Condition:
+        start = self.pos
+        match = re.compile(r"!:|>:|:|>").search(self.text, self.pos)
+        if match is None:
+            raise FilterSyntaxError("a condition needs an operator (: !: > >:)", start)
+        prop = self.text[start:match.start()].strip()
+        if not prop or any(c in prop for c in "()[]\""):
+            raise FilterSyntaxError("a condition needs a property name", start)
+        self.pos = match.end()
+        self.skip_space()
+        if self.text.startswith("[", self.pos):
+            if match.group() not in (":", "!:"):
+                raise FilterSyntaxError(f"a set takes : or !:, not {match.group()}", match.start())
+            return Condition(prop, match.group(), self.value_set())
+        return Condition(prop, match.group(), self.scalar())
+
+    def value_set(self) -> tuple[str, ...]:
+        self.pos += 1
+        values = []
+        while True:
+            self.skip_space()
+            values.append(self.scalar())
+            self.skip_space()
+            if self.text.startswith(",", self.pos):
+                self.pos += 1
+            elif self.text.startswith("]", self.pos):
+                self.pos += 1
+                return tuple(values)
+            else:
+                raise FilterSyntaxError("a set needs ',' or ']'", self.pos)
+
+    def scalar(self) -> str:
+        self.skip_space()
+        if self.text.startswith('"', self.pos):
+            out, i = [], self.pos + 1
+            while i < len(self.text):
+                char = self.text[i]
+                if char == "\\" and i + 1 < len(self.text) and self.text[i + 1] in '"\\':
+                    out.append(self.text[i + 1])
+                    i += 2
+                elif char == '"':
+                    self.pos = i + 1
+                    return "".join(out)
+                else:
+                    out.append(char)
+                    i += 1
+            raise FilterSyntaxError("an unterminated quoted value", self.pos)
+        start = self.pos
+        while self.pos < len(self.text) and self.text[self.pos] not in _DELIMITERS:
+            self.pos += 1
+        if self.pos == start:
+            raise FilterSyntaxError("a condition needs a value", start)
+        return self.text[start:self.pos]
+
+
+def quote(value: Any) -> str:
+    """A value as the language writes it: always quoted, quotes and backslashes escaped."""
+    if isinstance(value, bool):
+        value = "true" if value else "false"
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{text}"'
+
+
+class Expr:
+    """A built filter expression; `str(expr)` is the text the service takes."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __and__(self, other: Expr) -> Expr:
+        return Expr(f"({self.text}) AND ({other.text})")
+
+    def __or__(self, other: Expr) -> Expr:
+        return Expr(f"({self.text}) OR ({other.text})")
+
+    def __invert__(self) -> Expr:
+        return Expr(f"NOT ({self.text})")
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return f"F<{self.text}>"
+
+
+class F:
+    """A property of a notification, to build a filter: `F("type") == "alert"`."""
+
+    def __init__(self, prop: str) -> None:
+        if not prop.strip() or any(c in prop for c in ':!>()[]"'):
+            raise ValueError(f"{prop!r} cannot be written as a filter property")
+        self.prop = prop.strip()
+
+    def _scalar(self, op: str, value: Any) -> Expr:
+        return Expr(f"{self.prop}{op}{quote(value)}")
+
+    def __eq__(self, value: Any) -> Expr:  # type: ignore[override]
+        return self._scalar(":", value)
+
+    def __ne__(self, value: Any) -> Expr:  # type: ignore[override]
+        return self._scalar("!:", value)
+
+    def __gt__(self, value: Any) -> Expr:
+        return self._scalar(">", value)
+
+    def __ge__(self, value: Any) -> Expr:
+        return self._scalar(">:", value)
+
+    eq, ne = __eq__, __ne__
+
+    def isin(self, values: Iterable[Any]) -> Expr:
+        return Expr(f"{self.prop}:[{', '.join(quote(v) for v in values)}]")
+
+    def notin(self, values: Iterable[Any]) -> Expr:
+        return Expr(f"{self.prop}!:[{', '.join(quote(v) for v in values)}]")
+
+    __hash__ = None  # type: ignore[assignment]

@@ -1,0 +1,292 @@
+"""The HTTP layer: one requests Session per client, auth per scheme, retries, a rate budget, redaction.
+
+Retries cover 408, 429, 5xx and connection errors, with exponential backoff and full jitter bounded by
+`max_backoff`, honouring `Retry-After` in seconds or as an HTTP date. A POST is retried only on 429
+(the service refused it before doing anything) or when its action is declared safe to repeat.
+Secrets are held in `Secret` and scrubbed by the client's `Redactor` from every log line and error.
+"""
+from __future__ import annotations
+
+import base64
+import email.utils
+import logging
+import random
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import requests
+from requests.adapters import HTTPAdapter
+
+from toolkit.errors import AuthError, TransportError
+
+log = logging.getLogger("toolkit.http")
+
+RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+
+
+class Secret:
+    """A secret string: shown as *** everywhere; `reveal()` gives it to the one place that sends it."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = str(value)
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "***"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __reduce__(self):  # pickling would write the secret out
+        raise TypeError("a Secret cannot be pickled")
+
+
+class Redactor:
+    """Replaces every known secret in a text with ***; learns tokens as they are issued."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        self._secrets: set[str] = set()
+        for secret in secrets:
+            self.add(secret)
+
+    def add(self, secret: str | Secret | None) -> None:
+        value = secret.reveal() if isinstance(secret, Secret) else secret
+        if value and len(value) >= 4:
+            self._secrets.add(value)
+            # the same secret inside a Basic header
+            self._secrets.add(base64.b64encode(value.encode()).decode().rstrip("="))
+
+    def scrub(self, text: Any) -> str:
+        text = str(text)
+        for secret in sorted(self._secrets, key=len, reverse=True):
+            if secret in text:
+                text = text.replace(secret, "***")
+        return text
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    attempts: int = 5                 # tries in all, the first included
+    backoff: float = 0.5              # seconds before the second try; doubles each time
+    max_backoff: float = 30.0         # no single wait is longer
+    max_retry_after: float = 120.0    # a longer Retry-After is not waited for
+
+    def wait(self, attempt: int, response: requests.Response | None) -> float:
+        """Seconds to wait before try `attempt + 1`: Retry-After when given, else jittered backoff."""
+        after = retry_after(response.headers.get("Retry-After")) if response is not None else None
+        if after is not None:
+            return min(after, self.max_retry_after)
+        ceiling = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
+        return random.uniform(ceiling / 2, ceiling)
+
+
+def retry_after(value: str | None, now: float | None = None) -> float | None:
+    """Seconds from a Retry-After header: a number of seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.replace(".", "", 1).isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+class RateBudget:
+    """At most `per_second` request starts in any one-second window and `concurrent` at once."""
+
+    def __init__(self, per_second: float | None, concurrent: int | None) -> None:
+        self.per_second = per_second
+        self._starts: deque[float] = deque()
+        self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(concurrent) if concurrent else None
+
+    def __enter__(self) -> RateBudget:
+        if self._slots:
+            self._slots.acquire()
+        if self.per_second:
+            self._wait_for_window()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._slots:
+            self._slots.release()
+
+    def _wait_for_window(self) -> None:
+        limit = int(self.per_second)
+        while True:
+            with self._lock:
+                now = time.monotonic()
+                # a small margin so that the service's own one-second window agrees with ours
+                while self._starts and now - self._starts[0] >= 1.02:
+                    self._starts.popleft()
+                if len(self._starts) < limit:
+                    self._starts.append(now)
+                    return
+                wait = 1.02 - (now - self._starts[0])
+            time.sleep(max(wait, 0.001))
+
+
+class BearerAuth(requests.auth.AuthBase):
+    def __init__(self, token: Secret) -> None:
+        self.token = token
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        request.headers["Authorization"] = f"Bearer {self.token.reveal()}"
+        return request
+
+
+class ApiKeyAuth(requests.auth.AuthBase):
+    def __init__(self, api_key: Secret, workspace_id: str) -> None:
+        self.api_key, self.workspace_id = api_key, workspace_id
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        request.headers["x-api-key"] = self.api_key.reveal()
+        request.headers["x-air-workspace-id"] = self.workspace_id
+        return request
+
+
+class BasicAuth(requests.auth.AuthBase):
+    def __init__(self, username: str, password: Secret) -> None:
+        self.username, self.password = username, password
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        pair = f"{self.username}:{self.password.reveal()}".encode()
+        request.headers["Authorization"] = "Basic " + base64.b64encode(pair).decode()
+        return request
+
+
+class OAuthPasswordAuth(requests.auth.AuthBase):
+    """The OAuth password grant with Basic client credentials; the token is refreshed before it expires
+    and once more when the service answers 401 (see `Transport.send`)."""
+
+    def __init__(self, token_url: str, client_id: str, client_secret: Secret, username: str,
+                 password: Secret, redactor: Redactor, timeout: tuple[float, float]) -> None:
+        self.token_url, self.client_id, self.client_secret = token_url, client_id, client_secret
+        self.username, self.password, self.redactor, self.timeout = username, password, redactor, timeout
+        self._access: Secret | None = None
+        self._refresh: Secret | None = None
+        self._expires = 0.0
+        self._lock = threading.Lock()
+        self.session: requests.Session | None = None
+        self.fetches = 0
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self._expires = 0.0
+
+    def token(self) -> Secret:
+        with self._lock:
+            if self._access is None or time.monotonic() >= self._expires - 30:
+                self._fetch()
+            assert self._access is not None
+            return self._access
+
+    def _fetch(self) -> None:
+        form = {"grant_type": "password", "username": self.username, "password": self.password.reveal()}
+        if self._refresh is not None:
+            form = {"grant_type": "refresh_token", "refresh_token": self._refresh.reveal()}
+        session = self.session or requests.Session()
+        answer = session.post(self.token_url, data=form, timeout=self.timeout,
+                              auth=(self.client_id, self.client_secret.reveal()))
+        if answer.status_code in (400, 401) and self._refresh is not None:
+            self._refresh = None             # the refresh token expired too: start again from the password
+            return self._fetch()
+        if answer.status_code != 200:
+            raise AuthError("translation", "translation.create_token", answer.status_code,
+                            self.redactor.scrub(answer.text[:300]) or "token request refused")
+        body = answer.json()
+        self._access = Secret(body["access_token"])
+        self.redactor.add(self._access)
+        if body.get("refresh_token"):
+            self._refresh = Secret(body["refresh_token"])
+            self.redactor.add(self._refresh)
+        self._expires = time.monotonic() + float(body.get("expires_in") or 3600)
+        self.fetches += 1
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        request.headers["Authorization"] = f"Bearer {self.token().reveal()}"
+        return request
+
+
+class Transport:
+    """Sends one request with auth, retries, the rate budget and a timeout; nothing about storage."""
+
+    def __init__(self, *, auth: requests.auth.AuthBase | None, redactor: Redactor,
+                 budget: RateBudget | None = None, retry: RetryPolicy | None = None,
+                 timeout: tuple[float, float] = (10.0, 60.0), pool: int = 10, trust_env: bool = True,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        self.session = requests.Session()
+        # a proxy lookup on every request costs more than a loopback answer; skip it where it can't matter
+        self.session.trust_env = trust_env
+        adapter = HTTPAdapter(pool_connections=pool, pool_maxsize=pool, max_retries=0)
+        self.session.mount("http://", adapter)
+        self.session.mount("https://", adapter)
+        self.session.headers["User-Agent"] = "toolkit/0.1 (+python-requests)"
+        self.auth, self.redactor = auth, redactor
+        self.budget = budget or RateBudget(None, None)
+        self.retry = retry or RetryPolicy()
+        self.timeout, self.sleep = timeout, sleep
+        self.requests = 0
+        if isinstance(auth, OAuthPasswordAuth):
+            auth.session = self.session
+
+    def send(self, method: str, url: str, *, retry_post: bool = False, **kwargs: Any) -> requests.Response:
+        """The answer to one request, after the retries; raises TransportError when none came."""
+        reauthed = False
+        attempt = 0
+        while True:
+            attempt += 1
+            response, failure = None, None
+            started = time.perf_counter()
+            try:
+                with self.budget:
+                    self.requests += 1
+                    response = self.session.request(method, url, auth=self.auth, timeout=self.timeout, **kwargs)
+            except (requests.ConnectionError, requests.Timeout) as error:
+                failure = error
+            took = (time.perf_counter() - started) * 1000
+            status = response.status_code if response is not None else type(failure).__name__
+            log.debug("%s %s -> %s in %.1f ms (try %d)", method, self.redactor.scrub(url), status, took, attempt)
+            if (response is not None and response.status_code == 401 and not reauthed
+                    and isinstance(self.auth, OAuthPasswordAuth)):
+                reauthed = True           # an expired or revoked token: fetch a new one, once
+                self.auth.invalidate()
+                attempt -= 1
+                continue
+            retryable = failure is not None or response.status_code in RETRY_STATUSES
+            if retryable and method == "POST" and not retry_post:
+                retryable = response is not None and response.status_code == 429
+            if not retryable or attempt >= self.retry.attempts:
+                if response is None:
+                    raise TransportError(self.redactor.scrub(
+                        f"{method} {url}: no answer after {attempt} tries ({type(failure).__name__})")) from None
+                return response
+            wait = self.retry.wait(attempt, response)
+            log.info("%s %s -> %s; retry %d in %.2f s", method, self.redactor.scrub(url), status, attempt, wait)
+            self.sleep(wait)
+
+
+def request_id(headers: Mapping[str, str]) -> str | None:
+    for name in ("x-request-id", "request-id", "x-amzn-requestid", "x-correlation-id"):
+        if headers.get(name):
+            return headers[name]
+    return None

@@ -1,0 +1,148 @@
+"""Paging styles: where the page request goes, where the rows come back, and what comes next.
+
+Each style is a small immutable object. `start(params)` gives the first page's params, `rows(body)`
+the rows of an answer, and `next(params, body, headers, rows, seen)` the next page's params or None.
+One loop in the client runs them all; a cursor or page that does not advance raises `PagingError`
+instead of looping. This module imports nothing of the engine: the catalog declares its styles here.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from toolkit.errors import PagingError
+
+
+def dig(body: Any, path: str) -> Any:
+    """The value at a dotted path of a JSON body (`pagination.cursor`), None when absent."""
+    for part in path.split(".") if path else ():
+        if not isinstance(body, Mapping):
+            return None
+        body = body.get(part)
+    return body
+
+
+def _header_int(headers: Mapping[str, str], name: str | None) -> int | None:
+    value = headers.get(name) if name else None
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """`{data: [...], pagination: {hasMore, cursor}}`; the next page repeats the filters plus the cursor."""
+    limit: str = "limit"
+    cursor: str = "cursor"
+    items: str = "data"
+    has_more: str = "pagination.hasMore"
+    next_cursor: str = "pagination.cursor"
+    max_size: int = 500
+
+    def start(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {self.limit: self.max_size, **params}
+
+    def rows(self, body: Any) -> list:
+        return _rows(body, self.items)
+
+    def next(self, params: dict, body: Any, headers: Mapping, rows: list, seen: int) -> dict | None:
+        cursor = dig(body, self.next_cursor)
+        if not rows or not dig(body, self.has_more) or cursor in (None, ""):
+            return None
+        if cursor == params.get(self.cursor):
+            raise PagingError(f"the service gave cursor {cursor!r} twice")
+        return {**params, self.cursor: cursor}
+
+
+@dataclass(frozen=True)
+class PageNumber:
+    """Page numbers and sizes; the rows are a bare array, the totals come in headers."""
+    page: str = "pageNumber"
+    size: str = "pageSize"
+    first: int = 0
+    max_size: int = 200
+    total_header: str | None = "total-size"        # total number of rows
+    pages_header: str | None = None                # total number of pages
+
+    def start(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {self.page: self.first, self.size: self.max_size, **params}
+
+    def rows(self, body: Any) -> list:
+        return _rows(body, "")
+
+    def next(self, params: dict, body: Any, headers: Mapping, rows: list, seen: int) -> dict | None:
+        page, size = int(params[self.page]), int(params[self.size])
+        total = _header_int(headers, self.total_header)
+        pages = _header_int(headers, self.pages_header)
+        if not rows or len(rows) < size:
+            return None
+        if total is not None and seen >= total:
+            return None
+        if pages is not None and page - self.first + 1 >= pages:
+            return None
+        return {**params, self.page: page + 1}
+
+
+@dataclass(frozen=True)
+class Offset:
+    """Unomi-style offset/size with `{list, offset, pageSize, totalSize}`; a bare array is accepted too."""
+    offset: str = "offset"
+    size: str = "size"
+    items: str = "list"
+    total: str = "totalSize"
+    page_size: int = 1000         # what the client asks for: -1 (everything) only works at offset 0
+    max_size: int = -1            # the largest size the service takes (-1: unbounded)
+    cap: int | None = None        # rows the service returns at most per request, whatever the size
+
+    def start(self, params: dict[str, Any]) -> dict[str, Any]:
+        size = self.page_size if self.cap is None else min(self.page_size, self.cap)
+        return {self.offset: 0, self.size: size, **params}
+
+    def rows(self, body: Any) -> list:
+        return _rows(body, self.items)
+
+    def next(self, params: dict, body: Any, headers: Mapping, rows: list, seen: int) -> dict | None:
+        if not rows:
+            return None
+        offset, size = int(params.get(self.offset, 0)), int(params[self.size])
+        total = dig(body, self.total) if isinstance(body, Mapping) else None
+        if total is not None and offset + len(rows) >= int(total):
+            return None
+        if total is None and size != -1 and len(rows) < size:
+            return None
+        if size == -1:
+            if self.cap is None or len(rows) < self.cap:
+                return None
+            size = self.cap        # -1 only works at offset 0: walk on in pages of the cap
+        return {**params, self.offset: offset + len(rows), self.size: size}
+
+
+@dataclass(frozen=True)
+class Unpaged:
+    """One request holds every row; `items` is where they are (empty: the body is the array)."""
+    items: str = ""
+
+    def start(self, params: dict[str, Any]) -> dict[str, Any]:
+        return dict(params)
+
+    def rows(self, body: Any) -> list:
+        return _rows(body, self.items)
+
+    def next(self, params: dict, body: Any, headers: Mapping, rows: list, seen: int) -> dict | None:
+        return None
+
+
+Paging = Cursor | PageNumber | Offset | Unpaged
+
+
+def _rows(body: Any, items: str) -> list:
+    if isinstance(body, list):
+        return body
+    found = dig(body, items) if items else body
+    if found is None:
+        return []
+    if isinstance(found, list):
+        return found
+    raise PagingError(f"expected a list at {items or 'the top'} of the answer, got {type(found).__name__}")

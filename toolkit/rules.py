@@ -1,0 +1,292 @@
+"""Client-side checks: every condition the documents say fails, found before anything is sent.
+
+Param rules are named in the catalog (`Param(rules=("not_blank",))`) and checked per value; action
+checks (`Action(checks=("offset_with_size",))`) look at several params at once. Kinds, choices,
+required params, modes and system versions are checked for every action from its entry alone.
+
+    check(action, {"limit": 900})   # ValidationError: limit=900: at most 500 (asset_library.list_assets)
+"""
+from __future__ import annotations
+
+import datetime as dt
+import io
+import os
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from toolkit import filters
+from toolkit.errors import ModeError, ValidationError, VersionError
+from toolkit.spec import Action, Param
+
+Problem = str | None
+
+# --- param rules: value → problem text or None ----------------------------------------------------
+
+
+def not_blank(value: Any) -> Problem:
+    return "must not be blank" if value is None or not str(value).strip() else None
+
+
+def positive(value: Any) -> Problem:
+    return None if _int(value) and value > 0 else "must be a positive integer"
+
+
+def non_negative(value: Any) -> Problem:
+    return None if _int(value) and value >= 0 else "must be 0 or a positive integer"
+
+
+def size(value: Any) -> Problem:
+    return None if _int(value) and (value > 0 or value == -1) else "must be a positive integer or -1"
+
+
+def limit_500(value: Any) -> Problem:
+    return None if _int(value) and 1 <= value <= 500 else "must be between 1 and 500"
+
+
+def page_size_200(value: Any) -> Problem:
+    return None if _int(value) and 1 <= value <= 200 else "must be between 1 and 200"
+
+
+_DURATION = re.compile(
+    r"^P(?!$)(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?(?:T(?=\d)(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$")
+
+
+def parse_duration(text: str) -> dt.timedelta:
+    """An ISO-8601 duration (`PT1H`, `P30D`, `P1DT12H`); a month counts 30 days, a year 365."""
+    match = _DURATION.match(str(text).strip())
+    if not match:
+        raise ValueError(f"{text!r} is not an ISO-8601 duration")
+    years, months, weeks, days, hours, minutes, seconds = (float(g) if g else 0.0 for g in match.groups())
+    return dt.timedelta(days=365 * years + 30 * months + 7 * weeks + days, hours=hours,
+                        minutes=minutes, seconds=seconds)
+
+
+def duration_pt1h_p30d(value: Any) -> Problem:
+    if isinstance(value, dt.timedelta):
+        span = value
+    else:
+        try:
+            span = parse_duration(value)
+        except ValueError:
+            return "must be an ISO-8601 duration such as PT1H or P7D"
+    ok = dt.timedelta(hours=1) <= span <= dt.timedelta(days=30)
+    return None if ok else "must be between PT1H and P30D inclusive"
+
+
+def url(value: Any) -> Problem:
+    parts = urlsplit(str(value)) if isinstance(value, str) else None
+    ok = parts is not None and parts.scheme in ("http", "https") and bool(parts.hostname)
+    return None if ok else "must be a valid http(s) URL"
+
+
+def email(value: Any) -> Problem:
+    ok = isinstance(value, str) and re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", value)
+    return None if ok else "must be an email address"
+
+
+def alphanumeric(value: Any) -> Problem:
+    ok = isinstance(value, str) and re.fullmatch(r"[A-Za-z0-9]+", value)
+    return None if ok else "must be one or more alphanumeric characters"
+
+
+def no_spaces(value: Any) -> Problem:
+    return "must not contain spaces (phase names with spaces are not supported)" if " " in str(value) else None
+
+
+def audience_filter(value: Any) -> Problem:
+    items = value if isinstance(value, list | tuple) else str(value).split(",") if str(value) else []
+    for item in items:
+        text = str(item).strip()
+        if not text or text == "!":
+            return "must be a comma separated list of values, each optionally prefixed with '!'"
+    return None
+
+
+def sort(value: Any) -> Problem:
+    items = value if isinstance(value, list | tuple) else str(value).split(",") if str(value) else []
+    for item in items:
+        if not re.fullmatch(r"\s*[A-Za-z0-9_.]+(:(asc|desc))?\s*", str(item)):
+            return "must be a comma separated list of name, name:asc or name:desc"
+    return None
+
+
+def notification_filter(value: Any) -> Problem:
+    try:
+        filters.parse(str(value))
+    except filters.FilterSyntaxError as error:
+        return f"is not a valid filter expression: {error}"
+    return None
+
+
+def immutable(value: Any) -> Problem:
+    return "cannot be changed after creation"
+
+
+def language(value: Any) -> Problem:
+    ok = isinstance(value, str) and re.fullmatch(r"[a-z]{2,3}([-_][A-Za-z0-9]{2,8})*", value)
+    return None if ok else "must be a language code such as en-US or fr"
+
+
+PARAM_RULES: Mapping[str, Callable[[Any], Problem]] = {
+    f.__name__: f for f in (
+        not_blank, positive, non_negative, size, limit_500, page_size_200, duration_pt1h_p30d, url,
+        email, alphanumeric, no_spaces, audience_filter, sort, notification_filter, immutable, language)
+}
+
+# --- kinds: every value is checked against its param's kind -----------------------------------------
+
+
+def _int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _kind_problem(param: Param, value: Any) -> Problem:
+    kind = param.kind
+    if kind == "integer" and not _int(value):
+        return "must be an integer"
+    if kind == "number" and not (_int(value) or isinstance(value, float)):
+        return "must be a number"
+    if kind == "boolean" and not isinstance(value, bool) and str(value).lower() not in ("true", "false"):
+        return "must be true or false"
+    if kind == "int_list" and not (isinstance(value, list | tuple) and all(_int(v) for v in value)):
+        return "must be an array of numbers"
+    if kind == "list" and not isinstance(value, list | tuple | set | str):
+        return "must be a list"
+    if kind == "object" and not isinstance(value, dict | list):
+        return "must be a JSON object or array"
+    if kind == "datetime" and not isinstance(value, dt.datetime | dt.date):
+        try:
+            dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        except ValueError:
+            return "must be an ISO-8601 date-time"
+    if kind == "epoch_ms" and not (_int(value) or isinstance(value, dt.datetime | dt.date)):
+        return "must be epoch milliseconds or a datetime"
+    if kind == "file" and not isinstance(value, bytes | bytearray | io.IOBase | os.PathLike | tuple | str):
+        return "must be bytes, a path or an open file"
+    if kind == "file" and isinstance(value, str | os.PathLike) and not os.path.isfile(value):
+        return "is not a file"
+    if kind in ("url", "email") and value not in (None, ""):
+        return PARAM_RULES[kind](value)
+    return None
+
+
+# --- action checks: several params at once --------------------------------------------------------
+
+Found = tuple[str, Any, str] | None
+
+
+def offset_with_size(params: Mapping[str, Any]) -> Found:
+    if params.get("size") == -1 and params.get("offset") not in (None, 0):
+        return "offset", params["offset"], "must be 0 when size is -1"
+    return None
+
+
+WORD_COUNT_FIELDS = ("target_language", "document_id", "target_id", "batch_name")
+
+
+def word_count_body(params: Mapping[str, Any]) -> Found:
+    given = [name for name in WORD_COUNT_FIELDS if params.get(name) not in (None, "")]
+    if len(given) > 1:
+        return given[1], params[given[1]], f"give at most one of {', '.join(WORD_COUNT_FIELDS)} (also got {given[0]})"
+    return None
+
+
+def non_parsable_file_format(params: Mapping[str, Any]) -> Found:
+    if params.get("target_format") == "NON_PARSABLE" and params.get("file_format_name"):
+        return "file_format_name", params["file_format_name"], "must be blank when the target format is NON_PARSABLE"
+    return None
+
+
+def custom_field_value(params: Mapping[str, Any]) -> Found:
+    if "value" in params and "values" in params:
+        return "values", params["values"], "give value (plain-text, date) or values (select types), not both"
+    if "value" not in params and "values" not in params:
+        return "value", None, "give value (plain-text, date) or values (select types); None unsets"
+    values = params.get("values")
+    if values is not None and not (isinstance(values, list) and all(isinstance(v, dict) and v.get("id") for v in values)):
+        return "values", values, "must be a list of objects each with the id of a value"
+    return None
+
+
+SELECT_TYPES = ("single-select", "multi-select")
+
+
+def select_values(params: Mapping[str, Any]) -> Found:
+    if params.get("values") and params.get("type") not in SELECT_TYPES:
+        return "values", params["values"], "only single-select and multi-select fields take values"
+    return None
+
+
+def grant_type_fields(params: Mapping[str, Any]) -> Found:
+    if params.get("grant_type") == "password" and not params.get("username"):
+        return "username", params.get("username"), "the password grant needs a username"
+    return None
+
+
+ACTION_CHECKS: Mapping[str, Callable[[Mapping[str, Any]], Found]] = {
+    f.__name__: f for f in (offset_with_size, word_count_body, non_parsable_file_format, custom_field_value,
+                            select_values, grant_type_fields)
+}
+
+# --- the one entry point ---------------------------------------------------------------------------
+
+
+def version_tuple(version: str | None) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", version or "")) or (0,)
+
+
+def problems(action: Action, params: Mapping[str, Any]) -> list[ValidationError]:
+    """Every rule the params break, in param order; empty when they may be sent."""
+    found: list[ValidationError] = []
+    known = {p.name: p for p in action.params}
+    for name in params:
+        if name not in known:
+            found.append(ValidationError(name, params[name], f"unknown param; {action.id} takes "
+                                         f"{', '.join(known) or 'none'}", action.id))
+    for param in action.params:
+        value = params.get(param.name)
+        if value is None:
+            if param.required and param.name not in params:
+                found.append(ValidationError(param.name, None, "is required", action.id))
+            elif param.required and "not_blank" in param.rules:
+                found.append(ValidationError(param.name, None, "must not be blank", action.id))
+            continue
+        problem = _kind_problem(param, value)
+        if problem is None and param.choices:
+            values = value if isinstance(value, list | tuple | set) else [value]
+            bad = [v for v in values if v not in param.choices]
+            if bad:
+                problem = f"must be one of {', '.join(map(str, param.choices))}"
+        for rule in param.rules:
+            if problem is None:
+                problem = PARAM_RULES[rule](value)
+        if problem:
+            found.append(ValidationError(param.name, value, problem, action.id))
+    if not found:
+        for name in action.checks:
+            hit = ACTION_CHECKS[name](params)
+            if hit:
+                found.append(ValidationError(*hit, action.id))
+    return found
+
+
+def check(action: Action, params: Mapping[str, Any], *, mode: str | None = None,
+          system_version: str | None = None) -> None:
+    """Raise the first broken rule (the error's `problems` lists them all), a ModeError or a VersionError."""
+    if mode and mode not in action.modes:
+        other = " and ".join(action.modes)
+        raise ModeError(f"{action.id} is offered only in {other} mode; this client is in {mode} mode")
+    if system_version:
+        if action.min_version and version_tuple(system_version) < version_tuple(action.min_version):
+            raise VersionError(action.id, action.min_version, system_version)
+        for param in action.params:
+            if (param.min_version and params.get(param.name) is not None
+                    and version_tuple(system_version) < version_tuple(param.min_version)):
+                raise VersionError(f"{action.id} param {param.name}", param.min_version, system_version)
+    found = problems(action, params)
+    if found:
+        first = found[0]
+        first.problems = found
+        raise first
