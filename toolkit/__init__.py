@@ -8,11 +8,23 @@
 from toolkit import sandbox
 from toolkit.client import Client, connect
 from toolkit.errors import (
-    ApiError, AuthError, ModeError, NotFoundError, PagingError, RateLimitError, ServerError, ToolkitError,
-    TransportError, ValidationError, VersionError,
+    ApiError,
+    AuthError,
+    ModeError,
+    NotFoundError,
+    PagingError,
+    RateLimitError,
+    ServerError,
+    ToolkitError,
+    TransportError,
+    ValidationError,
+    VersionError,
+    WorkspaceError,
+    WorkspaceInUseError,
 )
 from toolkit.filters import F
 from toolkit.http import Secret
+from toolkit.snapshots import Snapshot, open_snapshot
 from toolkit.tables import actions, resources
 from toolkit.workspace import Workspace
 
@@ -29,13 +41,17 @@ __all__ = [
     "RateLimitError",
     "Secret",
     "ServerError",
+    "Snapshot",
     "ToolkitError",
     "TransportError",
     "ValidationError",
     "VersionError",
     "Workspace",
+    "WorkspaceError",
+    "WorkspaceInUseError",
     "actions",
     "connect",
+    "open_snapshot",
     "resources",
     "sandbox",
 ]

@@ -21,10 +21,18 @@ import orjson
 import requests
 
 from toolkit import catalog, rules
-from toolkit.errors import ToolkitError, VersionError, error_for
+from toolkit.errors import PagingError, ToolkitError, VersionError, error_for
 from toolkit.http import (
-    ApiKeyAuth, BasicAuth, BearerAuth, OAuthPasswordAuth, RateBudget, Redactor, RetryPolicy, Secret,
-    Transport, request_id,
+    ApiKeyAuth,
+    BasicAuth,
+    BearerAuth,
+    OAuthPasswordAuth,
+    RateBudget,
+    Redactor,
+    RetryPolicy,
+    Secret,
+    Transport,
+    request_id,
 )
 from toolkit.spec import CONTENT_TYPES, Action, Param, Service
 
@@ -117,7 +125,7 @@ def _file_part(value: Any) -> tuple[str, Any]:
     if isinstance(value, bytes | bytearray):
         return ("upload.bin", bytes(value))
     if isinstance(value, str | os.PathLike):
-        return (os.path.basename(value), open(value, "rb"))  # noqa: SIM115 - requests reads and closes it
+        return (os.path.basename(value), open(value, "rb"))  # streamed by requests as the part's body
     if isinstance(value, io.IOBase):
         return (os.path.basename(getattr(value, "name", "upload.bin")), value)
     raise ToolkitError(f"cannot upload a {type(value).__name__}")
@@ -208,8 +216,10 @@ class Client:
             if param.name not in params or param.where == "local":
                 continue
             value = params[param.name]
+            if param.secret and value is not None:
+                self.redactor.add(value)        # a service may echo it back in an error
             if param.where == "path":
-                path = path.replace("{%s}" % param.name, requests.utils.quote(str(value), safe=""))
+                path = path.replace(f"{{{param.name}}}", requests.utils.quote(str(value), safe=""))
             elif param.where == "query":
                 if value is None:
                     continue
@@ -291,23 +301,53 @@ class Client:
               headers: Mapping[str, str] | None = None, **params: Any) -> Iterator[Page]:
         """Walk every page of a list action with the service's paging style."""
         entry = self.action(action)
-        style = entry.paging or self.service.paging
+        style = entry.paging or (self.service.paging if entry.response == "page" else None)
         if style is None:
             raise ToolkitError(f"{entry.id} is not a list action")
-        request = style.start({k: v for k, v in params.items() if v is not None})
-        seen = 0
+        # the styles speak wire names (`pageNumber`), the params Python names (`page_number`)
+        to_wire = {p.name: p.wire for p in entry.params if p.where == "query"}
+        to_name = {wire: name for name, wire in to_wire.items()}
+        request = style.start({to_wire.get(k, k): v for k, v in params.items() if v is not None})
+        seen, previous = 0, None
         while request is not None:
-            prepared = self.prepare(entry, version=version, headers=headers, **request)
+            named = {to_name.get(k, k): v for k, v in request.items()}
+            prepared = self.prepare(entry, version=version, headers=headers, **named)
             response = self.send(prepared)
             body = self.parse(entry, response)
             rows = style.rows(body)
-            seen += len(rows)
-            yield Page(rows, body, response, request)
+            if rows and rows == previous:
+                raise PagingError(f"{entry.id}: the service gave the same page twice ({named})")
+            seen, previous = seen + len(rows), rows
+            yield Page(rows, body, response, named)
             request = style.next(request, body, response.headers, rows, seen)
 
     def rows(self, action: str | Action, **params: Any) -> list:
         """Every row of a list action, all pages walked."""
         return [row for page in self.pages(action, **params) for row in page.rows]
+
+    # --- datasets: toolkit.fetch does the work; an in-memory workspace when none was given -------------
+
+    def _workspace(self) -> Any:
+        if self.workspace is None:
+            from toolkit.workspace import Workspace
+            self.workspace = Workspace()
+        return self.workspace
+
+    def fetch(self, resource: str, *, max_age: float | None = None, refresh: bool = False,
+              **filters: Any) -> Any:
+        """A resource as a typed DataFrame, cached in the workspace; reused when younger than max_age seconds.
+
+            tm.fetch("targets", status=["IN_PROCESS", "READY"], max_age=3600)
+        """
+        from toolkit import fetch
+        self._workspace()
+        return fetch.fetch(self, resource, max_age=max_age, refresh=refresh, **filters)
+
+    def pull(self, resource: str, **options: Any) -> Any:
+        """Load a resource into the workspace without building a DataFrame; returns the LoadResult."""
+        from toolkit import fetch
+        self._workspace()
+        return fetch.pull(self, resource, **options)
 
     @property
     def requests_sent(self) -> int:
@@ -318,7 +358,17 @@ def _scrubbed(error: ToolkitError, redactor: Redactor) -> ToolkitError:
     error.args = tuple(redactor.scrub(a) for a in error.args)
     if hasattr(error, "message"):
         error.message = redactor.scrub(error.message)
+    if getattr(error, "body", None) is not None:
+        error.body = _scrub_json(error.body, redactor)
     return error
+
+
+def _scrub_json(value: Any, redactor: Redactor) -> Any:
+    if isinstance(value, dict):
+        return {k: _scrub_json(v, redactor) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub_json(v, redactor) for v in value]
+    return redactor.scrub(value) if isinstance(value, str) else value
 
 
 def _loopback(host: str) -> bool:

@@ -6,6 +6,8 @@
     ├── VersionError           the action needs a newer system version; nothing was sent
     ├── TransportError         the service could not be reached (connection, timeout)
     ├── PagingError            a cursor or page that does not advance
+    ├── WorkspaceError         no such load or resource in the workspace; a load written wrongly
+    │   └── WorkspaceInUseError  the DuckDB file is open for writing in another process
     └── ApiError               the service answered with an error status
         ├── AuthError          401, 403
         ├── NotFoundError      404
@@ -51,6 +53,26 @@ class TransportError(ToolkitError):
 
 class PagingError(ToolkitError):
     """The service gave the same cursor or page twice; walking on would loop forever."""
+
+
+class WorkspaceError(ToolkitError):
+    """The workspace has no such load or resource, or was asked for something its state does not allow."""
+
+
+class WorkspaceInUseError(WorkspaceError):
+    """The DuckDB file is locked by another process (DuckDB allows one writer, or many readers)."""
+
+    def __init__(self, path: Any, pid: int | None = None, read_only: bool = False) -> None:
+        self.path, self.pid = path, pid
+        holder = f"process {pid}" if pid else "another process"
+        if read_only:
+            text = (f"{path} is open for writing in {holder}: close it there (ws.close(), or restart that "
+                    "kernel), or read an exported snapshot of it instead")
+        else:
+            text = (f"{path} is in use by {holder} (DuckDB lets one process write a file, or several only "
+                    "read it): close it there (ws.close(), or restart that kernel), or open it here with "
+                    "toolkit.Workspace(path, read_only=True) while nobody writes to it")
+        super().__init__(text)
 
 
 class ApiError(ToolkitError):
@@ -106,7 +128,7 @@ def service_message(shape: str, body: Any, fallback: str) -> str:
             parts.append(str(error))
     if not parts and body.get("error"):
         parts.append(str(body.get("error_description") or body["error"]))
-    text = "; ".join(p for p in parts if p)
+    text = "; ".join(dict.fromkeys(p for p in parts if p))    # a message repeated in `errors` once
     return text or fallback
 
 

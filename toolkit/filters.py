@@ -189,7 +189,8 @@ class F:
     """A property of a notification, to build a filter: `F("type") == "alert"`."""
 
     def __init__(self, prop: str) -> None:
-        if not prop.strip() or any(c in prop for c in ':!>()[]"'):
+        # a name starting with the word NOT would read back as a negation
+        if not prop.strip() or any(c in prop for c in ':!>()[]"') or re.match(r"\s*NOT\s", prop):
             raise ValueError(f"{prop!r} cannot be written as a filter property")
         self.prop = prop.strip()
 
@@ -211,9 +212,15 @@ class F:
     eq, ne = __eq__, __ne__
 
     def isin(self, values: Iterable[Any]) -> Expr:
-        return Expr(f"{self.prop}:[{', '.join(quote(v) for v in values)}]")
+        return self._set(":", values)
 
     def notin(self, values: Iterable[Any]) -> Expr:
-        return Expr(f"{self.prop}!:[{', '.join(quote(v) for v in values)}]")
+        return self._set("!:", values)
+
+    def _set(self, op: str, values: Iterable[Any]) -> Expr:
+        items = [quote(v) for v in values]
+        if not items:       # the language has no empty set
+            raise ValueError(f"a set for {self.prop!r} needs at least one value")
+        return Expr(f"{self.prop}{op}[{', '.join(items)}]")
 
     __hash__ = None  # type: ignore[assignment]

@@ -131,7 +131,7 @@ class RateBudget:
             self._slots.release()
 
     def _wait_for_window(self) -> None:
-        limit = int(self.per_second)
+        limit = max(1, int(self.per_second))        # below one a second: still one start per window
         while True:
             with self._lock:
                 now = time.monotonic()
@@ -261,7 +261,8 @@ class Transport:
                 with self.budget:
                     self.requests += 1
                     response = self.session.request(method, url, auth=self.auth, timeout=self.timeout, **kwargs)
-            except (requests.ConnectionError, requests.Timeout) as error:
+            # a connection dropped while the body was read surfaces as ChunkedEncodingError
+            except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as error:
                 failure = error
             took = (time.perf_counter() - started) * 1000
             status = response.status_code if response is not None else type(failure).__name__

@@ -199,6 +199,17 @@ def non_parsable_file_format(params: Mapping[str, Any]) -> Found:
     return None
 
 
+TARGET_FORMATS = ("TXML", "TXLF", "NON_PARSABLE")
+
+
+def batch_target_formats(params: Mapping[str, Any]) -> Found:
+    batches = params.get("batch_infos") or []
+    for batch in batches if isinstance(batches, list) else [batches]:
+        if isinstance(batch, dict) and batch.get("targetFormat", "TXML") not in TARGET_FORMATS:
+            return "batch_infos", batches, f"targetFormat {batch['targetFormat']!r} must be TXML, TXLF or NON_PARSABLE"
+    return None
+
+
 def custom_field_value(params: Mapping[str, Any]) -> Found:
     if "value" in params and "values" in params:
         return "values", params["values"], "give value (plain-text, date) or values (select types), not both"
@@ -226,8 +237,8 @@ def grant_type_fields(params: Mapping[str, Any]) -> Found:
 
 
 ACTION_CHECKS: Mapping[str, Callable[[Mapping[str, Any]], Found]] = {
-    f.__name__: f for f in (offset_with_size, word_count_body, non_parsable_file_format, custom_field_value,
-                            select_values, grant_type_fields)
+    f.__name__: f for f in (offset_with_size, word_count_body, non_parsable_file_format, batch_target_formats,
+                            custom_field_value, select_values, grant_type_fields)
 }
 
 # --- the one entry point ---------------------------------------------------------------------------
@@ -250,12 +261,15 @@ def problems(action: Action, params: Mapping[str, Any]) -> list[ValidationError]
         if value is None:
             if param.required and param.name not in params:
                 found.append(ValidationError(param.name, None, "is required", action.id))
-            elif param.required and "not_blank" in param.rules:
-                found.append(ValidationError(param.name, None, "must not be blank", action.id))
+            elif param.required:        # given as None: nothing would be sent for a param the service needs
+                rule = "must not be blank" if "not_blank" in param.rules else "is required"
+                found.append(ValidationError(param.name, None, rule, action.id))
             continue
         problem = _kind_problem(param, value)
         if problem is None and param.choices:
             values = value if isinstance(value, list | tuple | set) else [value]
+            if param.kind == "list" and isinstance(value, str):      # a list may come as "A,B"
+                values = [v.strip() for v in value.split(",")]
             bad = [v for v in values if v not in param.choices]
             if bad:
                 problem = f"must be one of {', '.join(map(str, param.choices))}"

@@ -1,28 +1,301 @@
-"""The workspace: where clients are connected, and (with the fetch issue) the DuckDB file of loads."""
+"""The workspace: one DuckDB file holding every load, the current view of each resource, and its history.
+
+Inside the file (`toolkit.loads` writes it):
+
+    _loads                        one row per load: service, base URL, resource, params, times, status
+    _categories                   the categories of categorical columns, per resource
+    <service>.<resource>__loads   the rows of every load, with `_load_id`
+    <service>.<resource>          a view of the latest complete load ("stale" still counts: it is data)
+
+The workspace's own connection is shared under a lock and each load writes on a cursor of its own, so a
+fetcher thread can load while the notebook reads; `ws.sql()` runs on a third cursor.
+"""
 from __future__ import annotations
 
+import re
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from toolkit.client import Client, connect
+from toolkit.errors import WorkspaceError, WorkspaceInUseError
+from toolkit.loads import Load, _now, params_json, scrub_url, session, table_of
+
+if TYPE_CHECKING:
+    from toolkit.diffs import Diff
+
+_LOADS_DDL = """CREATE TABLE IF NOT EXISTS _loads (
+    load_id VARCHAR, service VARCHAR, base_url VARCHAR, resource VARCHAR, params VARCHAR,
+    started TIMESTAMPTZ, finished TIMESTAMPTZ, "rows" BIGINT, requests BIGINT, status VARCHAR,
+    error VARCHAR, failed_ids VARCHAR[], "key" VARCHAR[]);
+CREATE TABLE IF NOT EXISTS _categories (
+    service VARCHAR, resource VARCHAR, column_name VARCHAR, categories VARCHAR[])"""
+_OPEN: dict[str, int] = {}  # workspaces open read-write in this process, by file
+_OPEN_LOCK = threading.Lock()
+
+def open_duckdb(path: Path | None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """A connection; a file locked by another process becomes `WorkspaceInUseError`."""
+    try:
+        return session(duckdb.connect(str(path) if path else ":memory:", read_only=read_only))
+    except duckdb.IOException as error:
+        if "lock" not in str(error).lower():
+            raise
+        pid = re.search(r"PID (\d+)", str(error))
+        raise WorkspaceInUseError(path, int(pid.group(1)) if pid else None, read_only) from None
+
+
+def _pandas_type(arrow_type: pa.DataType) -> Any:
+    if pa.types.is_nested(arrow_type):  # lists and structs stay Arrow: zero copy, cells come out as lists
+        return pd.ArrowDtype(arrow_type)
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) \
+            or pa.types.is_string_view(arrow_type):
+        return pd.StringDtype("pyarrow")
+    if pa.types.is_integer(arrow_type):  # nullable, so an id column with a gap keeps its type
+        return pd.api.types.pandas_dtype(str(arrow_type).replace("u", "U").replace("int", "Int"))
+    if pa.types.is_boolean(arrow_type):
+        return pd.BooleanDtype()
+    return None
+
+
+def to_frame(table: pa.Table, categories: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
+    """An Arrow table read back from DuckDB as the analyst's DataFrame.
+
+    Strings are pandas strings, integers and booleans nullable, lists and structs `pd.ArrowDtype`
+    (cells read as Python lists and dicts), timestamps tz-aware UTC, `categories` columns categoricals.
+    """
+    for name, known in (categories or {}).items():
+        if name in table.column_names:
+            column = table.column(name)
+            if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+                table = table.set_column(table.column_names.index(name), name, _categorical(column, known))
+    return table.to_pandas(types_mapper=_pandas_type, split_blocks=True)
+
+
+def _categorical(column: pa.ChunkedArray, known: Sequence[str]) -> pa.ChunkedArray:
+    """Dictionary-encode against the known categories, appending any value they lack (nothing is lost)."""
+    column = column.combine_chunks().cast(pa.string())
+    dictionary = pa.array(list(known), pa.string())
+    indices = pc.index_in(column, value_set=dictionary)
+    missing = pc.and_(pc.is_null(indices), pc.is_valid(column))
+    if pc.any(missing).as_py():
+        dictionary = pa.concat_arrays([dictionary, pc.unique(pc.filter(column, missing))])
+        indices = pc.index_in(column, value_set=dictionary)
+    return pa.chunked_array([pa.DictionaryArray.from_arrays(indices.cast(pa.int32()), dictionary)])
 
 
 class Workspace:
-    """One DuckDB file (in memory without a path) that the clients connected through it share.
+    """One DuckDB file (in memory without a path): every load, the current view of each resource, history.
 
         ws = toolkit.Workspace("reporting.duckdb")
         tm = ws.connect("translation", **sandbox.credentials("translation"))
+        ws.sql("select target_language, count(*) from translation.targets group by 1").df()
+
+    `read_only=True` opens a file another process may also read (but not while one writes).
     """
 
-    def __init__(self, path: str | Path | None = None) -> None:
-        self.path = Path(path) if path else None
+    def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None:
+        self.path = Path(path) if path and str(path) != ":memory:" else None
+        if read_only and self.path is None:
+            raise ValueError("read_only needs a file: an in-memory workspace starts empty")
+        self.read_only = read_only
         self.clients: dict[str, Client] = {}
+        self._lock = threading.RLock()
+        self._resource_locks: dict[tuple[str, str], threading.Lock] = {}
+        self._con = open_duckdb(self.path, read_only)
+        self._user = session(self._con.cursor())  # ws.sql() relations run here, never on the shared one
+        self._open_key = str(self.path.resolve()) if self.path and not read_only else None
+        if not read_only:
+            self._con.execute(_LOADS_DDL)
+            self._register()
+
+    def _register(self) -> None:
+        with _OPEN_LOCK:
+            first = _OPEN.get(self._open_key, 0) == 0 if self._open_key else True
+            if self._open_key:
+                _OPEN[self._open_key] = _OPEN.get(self._open_key, 0) + 1
+        if first:  # the file lock says no other process writes: a "running" load is from one that died
+            self._con.execute("UPDATE _loads SET status = 'failed', finished = coalesce(finished, started), "
+                              "error = 'interrupted: the process ended during the load' "
+                              "WHERE status = 'running'")
 
     def connect(self, service: str, **credentials: Any) -> Client:
         client = connect(service, **credentials)
         client.workspace = self
         self.clients[service] = client
         return client
+
+    # -- loads -------------------------------------------------------------------------------------
+
+    def load(self, service: str, base_url: str, resource: str, params: Mapping[str, Any] | None = None,
+             key: Sequence[str] = ()) -> Load:
+        """A load to write batches into inside `with`; it commits on a clean exit, rolls back otherwise.
+
+            with ws.load("translation", url, "targets", {"status": ["READY"]}, ("id",)) as load:
+                load.write(table)
+        """
+        if self.read_only:
+            raise WorkspaceError(f"{self.path} is open read-only: no loads")
+        return Load(self, service, base_url, resource, params or {}, tuple(key))
+
+    def fresh_load(self, service: str, base_url: str, resource: str, params: Mapping[str, Any] | None,
+                   max_age: float | timedelta | None) -> str | None:
+        """The latest complete load with the same base URL, resource and params, younger than `max_age`
+        (seconds or a timedelta; None: of any age), or None."""
+        query = ("SELECT load_id FROM _loads WHERE status = 'complete' AND service = ? AND base_url = ? "
+                 "AND resource = ? AND params = ?")
+        args: list[Any] = [service, scrub_url(base_url), resource, params_json(params)]
+        if max_age is not None:
+            seconds = max_age.total_seconds() if isinstance(max_age, timedelta) else float(max_age)
+            query += " AND finished >= ?"
+            args.append(_now() - timedelta(seconds=seconds))
+        rows = self._fetch(query + " ORDER BY finished DESC LIMIT 1", args)
+        return rows[0][0] if rows else None
+
+    def mark_stale(self, service: str, resources: str | Iterable[str]) -> None:
+        """After a write: the cached loads of these resources are not reused any more (they stay readable)."""
+        names = [resources] if isinstance(resources, str) else list(resources)
+        if names and not self.read_only:
+            self._fetch("UPDATE _loads SET status = 'stale' WHERE status = 'complete' AND service = ? "
+                        "AND list_contains(?, resource)", [service, names])
+
+    # -- reading -----------------------------------------------------------------------------------
+
+    def read(self, service: str, resource: str, load_id: str | None = None) -> pd.DataFrame:
+        """One load's rows (the latest complete one by default) as a DataFrame, without `_load_id`."""
+        load_id = load_id or self.latest(service, resource)
+        if load_id is None:
+            raise WorkspaceError(f"no complete load of {service}.{resource} in {self.path or 'memory'}")
+        if not self._has_table(service, resource):  # a load that never wrote a batch
+            return pd.DataFrame()
+        with self._lock:
+            table = self._con.sql(f"SELECT * EXCLUDE (_load_id) FROM {table_of(service, resource)} "
+                                  "WHERE _load_id = ?", params=[load_id]).to_arrow_table()
+        return to_frame(table, self.categories(service, resource))
+
+    def latest(self, service: str, resource: str) -> str | None:
+        """The id of the latest complete (or stale) load of a resource."""
+        rows = self._fetch("SELECT load_id FROM _loads WHERE service = ? AND resource = ? AND status IN "
+                           "('complete', 'stale') ORDER BY finished DESC, started DESC LIMIT 1",
+                           [service, resource])
+        return rows[0][0] if rows else None
+
+    def categories(self, service: str, resource: str) -> dict[str, list[str]]:
+        if self.read_only and not self._has_categories():
+            return {}
+        rows = self._fetch("SELECT column_name, categories FROM _categories WHERE service = ? AND resource = ?",
+                           [service, resource])
+        return {name: list(values) for name, values in rows}
+
+    def sql(self, query: str, params: Any = None) -> duckdb.DuckDBPyRelation | None:
+        """A DuckDB relation (`.df()`, `.to_arrow_table()`, `.show()`); None for a statement without rows."""
+        return self._user.sql(query, params=params)
+
+    def loads(self) -> pd.DataFrame:
+        """Every load: when, what, params (JSON), rows, requests, status, error, failed ids, key."""
+        return self._frame("SELECT * FROM _loads ORDER BY started")
+
+    def history(self, resource: str) -> pd.DataFrame:
+        """The loads of one resource ("service.resource", or "resource" when only one service has it)."""
+        service, name = self.resolve(resource)
+        return self._frame("SELECT load_id, started, finished, status, \"rows\", requests, params, error, "
+                           "failed_ids FROM _loads WHERE service = ? AND resource = ? ORDER BY started",
+                           [service, name])
+
+    def diff(self, resource: str, before: str | None = None, after: str | None = None) -> Diff:
+        """Rows added, removed and changed between two loads of a resource, matched by its key.
+
+            ws.diff("translation.targets").changed     # the last two complete loads
+        """
+        service, name = self.resolve(resource)
+        finished = [row[0] for row in self._fetch(
+            "SELECT load_id FROM _loads WHERE service = ? AND resource = ? AND status IN ('complete', 'stale') "
+            "ORDER BY finished, started", [service, name])]
+        for given in (before, after):
+            if given is not None and given not in finished:
+                raise WorkspaceError(f"{given!r} is not a complete load of {service}.{name}")
+        after = after or (finished[-1] if finished else None)
+        if before is None and after in finished and finished.index(after) > 0:
+            before = finished[finished.index(after) - 1]
+        if before is None or after is None:
+            raise WorkspaceError(f"{service}.{name} needs two complete loads to compare; it has {len(finished)}")
+        key = self._fetch("SELECT \"key\" FROM _loads WHERE load_id = ?", [after])[0][0] or []
+        from toolkit.diffs import diff_loads
+
+        with self._lock:
+            return diff_loads(self._con, f"{service}.{name}", table_of(service, name), before, after, list(key),
+                              self.categories(service, name))
+
+    def resolve(self, resource: str) -> tuple[str, str]:
+        """("service", "resource") from "service.resource", or from "resource" if only one service has it."""
+        if "." in resource:
+            service, name = resource.split(".", 1)
+            return service, name
+        services = [row[0] for row in self._fetch(
+            "SELECT DISTINCT service FROM _loads WHERE resource = ? ORDER BY 1", [resource])]
+        if len(services) != 1:
+            found = f"services {', '.join(services)} all have" if services else "no load of"
+            raise WorkspaceError(f"{found} {resource!r}: say which, as 'service.{resource}'")
+        return services[0], resource
+
+    # -- snapshots ---------------------------------------------------------------------------------
+
+    def export(self, path: str | Path, format: str = "duckdb", history: bool = False,
+               overwrite: bool = False) -> Path:
+        """A standalone, self-describing file (or Parquet folder) of the latest loads, or of every load.
+
+            ws.export("snapshot-2026-11-22.duckdb"); toolkit.open_snapshot("snapshot-2026-11-22.duckdb")
+        """
+        from toolkit.snapshots import export
+
+        with self._lock:
+            return export(self._con, Path(path), format, history, overwrite)
+
+    # -- plumbing ----------------------------------------------------------------------------------
+
+    def _fetch(self, query: str, params: Any = None) -> list[tuple]:
+        with self._lock:
+            return self._con.execute(query, params).fetchall()
+
+    def _frame(self, query: str, params: Any = None) -> pd.DataFrame:
+        with self._lock:
+            table = self._con.sql(query, params=params).to_arrow_table()
+        return to_frame(table)
+
+    def _has_table(self, service: str, resource: str) -> bool:
+        return bool(self._fetch("SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() "
+                                "AND schema_name = ? AND table_name = ?", [service, resource + "__loads"]))
+
+    def _has_categories(self) -> bool:
+        return bool(self._fetch("SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() "
+                                "AND schema_name = 'main' AND table_name = '_categories'"))
+
+    def _resource_lock(self, service: str, resource: str) -> threading.Lock:
+        with self._lock:
+            return self._resource_locks.setdefault((service, resource), threading.Lock())
+
+    def close(self) -> None:
+        """Close the file (other processes can open it from then on)."""
+        if self._con is None:
+            return
+        self._user.close()
+        self._con.close()
+        self._con = None  # type: ignore[assignment]
+        if self._open_key:
+            with _OPEN_LOCK:
+                _OPEN[self._open_key] -= 1
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def __repr__(self) -> str:
         return f"<toolkit.Workspace {self.path or ':memory:'} ({', '.join(self.clients) or 'no clients'})>"

@@ -3,23 +3,10 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-import importlib
-
+from toolkit.catalog import asset_library, audience_platform, media_review, translation
 from toolkit.spec import Action, Resource, Service
 
-NAMES = ("media_review", "asset_library", "audience_platform", "translation")
-
-
-def _load(name: str):
-    try:
-        return importlib.import_module(f"toolkit.catalog.{name}")
-    except ModuleNotFoundError as error:  # TEMPORARY while the catalog modules are written
-        if error.name != f"toolkit.catalog.{name}":
-            raise
-        return None
-
-
-MODULES = tuple(m for m in map(_load, NAMES) if m is not None)
+MODULES = (media_review, asset_library, audience_platform, translation)
 
 SERVICES: MappingProxyType[str, Service] = MappingProxyType({m.SERVICE.key: m.SERVICE for m in MODULES})
 ACTIONS: MappingProxyType[str, Action] = MappingProxyType({a.id: a for m in MODULES for a in m.ACTIONS})

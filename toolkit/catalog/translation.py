@@ -131,7 +131,7 @@ ACTIONS = (
                      doc="custom attributes [{name, value}]; the project's mandatory ones are required",
                      example=[{"name": "CostCenter", "value": "MKT-01"}]),
            ),
-           body="json"),
+           body="json", checks=("batch_target_formats",)),
     Action("translation.upload_source", G_SUB, "POST", "/rest/v0/submissions/{submission_id}/upload/source",
            "Upload a source file (or archive) into a batch of the submission.",
            params=(
@@ -222,7 +222,7 @@ ACTIONS = (
            params=(
                Param("submission_ids", "query", "int_list", doc="submission ids", example=[1234, 1235]),
                Param("name", "query", doc="submission name", example="Website update Q3"),
-               Param("statuses", "query", "list", example=["IN_PROCESS"],
+               Param("statuses", "query", "list", example=["IN_PROCESS"], choices=SUBMISSION_STATUSES,
                      doc="submission statuses: CREATING, PREFLIGHT, WAITING, READY, IN_PROCESS, PROCESSING, "
                          "PROCESSED, DELIVERED, CANCELLED"),
                Param("due_date_from", "query", "epoch_ms", doc="due on or after (Unix ms)",
@@ -375,6 +375,7 @@ ACTIONS = (
            params=(
                Param("submission_ids", "query", "int_list", doc="submission ids", example=[1234, 1235]),
                Param("status", "query", "list", wire="targetStatus", example=["COMPLETED"],
+                     choices=TARGET_STATUSES,
                      doc="target statuses: COMPLETED, DELIVERED, READY, IN_PROCESS, WAITING, PROCESSED, "
                          "CANCELLED"),
            ) + PAGE,

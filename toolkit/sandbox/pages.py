@@ -151,13 +151,13 @@ def _page_number(request: Request, action: Action, style: PageNumber, records: l
 
 def _links(request: Request, style: PageNumber, page: int, size: int, pages: int) -> str:
     """RFC 8288 links to the first, previous, next and last pages, keeping the other query params."""
-    others = [(k, v) for k, values in request.query.items() if k not in (style.page, style.size)
-              for v in values]
+    others = urlencode([(k, v) for k, values in request.query.items() if k not in (style.page, style.size)
+                        for v in values])
+    head = f"{request.url}?{others}&" if others else f"{request.url}?"
     last = pages - 1 + style.first
 
     def link(number: int, rel: str) -> str:
-        query = urlencode([*others, (style.page, number), (style.size, size)])
-        return f'<{request.url}?{query}>; rel="{rel}"'
+        return f'<{head}{style.page}={number}&{style.size}={size}>; rel="{rel}"'
 
     links = [link(style.first, "first")]
     if page > style.first:

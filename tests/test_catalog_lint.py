@@ -1,0 +1,172 @@
+"""One lint parametrised over every action of the catalog, plus the counts the documents give."""
+from __future__ import annotations
+
+import re
+import string
+
+import pytest
+
+import toolkit
+from toolkit import catalog, rules
+from toolkit.client import RESERVED
+from toolkit.spec import CONTENT_TYPES, Action
+
+ACTIONS = list(catalog.ACTIONS.values())
+ID = re.compile(r"^(media_review|asset_library|audience_platform|translation)\.[a-z]+(_[a-z0-9]+)+$")
+BODY_WHERE = {"body", "raw", "form", "file"}
+
+
+def placeholders(path: str) -> list[str]:
+    return [name for _, name, _, _ in string.Formatter().parse(path) if name is not None]
+
+
+@pytest.fixture(params=ACTIONS, ids=[a.id for a in ACTIONS])
+def action(request) -> Action:
+    return request.param
+
+
+def test_path_placeholders_match_path_params(action):
+    path_params = sorted(p.name for p in action.params if p.where == "path")
+    for version in action.versions:
+        path = action.path_for(version)
+        assert path.startswith("/"), path
+        found = placeholders(path)
+        assert len(found) == len(set(found)), f"{path} repeats a placeholder"
+        assert sorted(found) == path_params, f"{action.id} {version}: {path} vs {path_params}"
+    for param in action.params:
+        if param.where == "path":
+            assert param.required and "not_blank" in param.rules, param.name
+
+
+def test_get_has_no_body(action):
+    if action.method == "GET":
+        assert action.body is None
+        assert not [p.name for p in action.params if p.where in BODY_WHERE]
+
+
+def test_body_params_have_a_body_kind_and_back(action):
+    in_body = [p for p in action.params if p.where in BODY_WHERE]
+    if in_body:
+        assert action.body in CONTENT_TYPES
+        assert set(action.content_types) <= set(CONTENT_TYPES)
+        assert action.body in action.content_types
+    if any(p.where == "raw" for p in action.params):
+        assert [p.where for p in in_body] == ["raw"], "a raw param is the whole body"
+    if any(p.where in ("form", "file") for p in action.params):
+        assert action.body in ("form", "multipart")
+    if any(p.where == "file" for p in action.params):
+        assert action.body == "multipart"
+
+
+def test_method_and_flags(action):
+    assert action.method in ("GET", "POST", "PUT", "PATCH", "DELETE")
+    assert isinstance(action.writes, bool) and isinstance(action.destructive, bool)
+    if action.method == "DELETE":
+        assert action.destructive and action.writes
+    if action.destructive:
+        assert action.writes
+    if action.retry_safe:
+        assert action.method == "POST" and not action.writes
+    assert action.doc.strip() and action.group.strip()
+
+
+def test_id_form(action):
+    assert ID.match(action.id), action.id
+    assert action.id.split(".")[0] in catalog.SERVICES
+
+
+def test_ids_unique():
+    ids = [a.id for m in catalog.MODULES for a in m.ACTIONS]
+    assert len(ids) == len(set(ids))
+    assert len(ids) == len(catalog.ACTIONS)
+
+
+def test_every_required_param_has_an_example(action):
+    missing = [p.name for p in action.params if p.required and p.example is None]
+    assert not missing
+
+
+def test_example_params_pass_the_rules(action):
+    example = action.example
+    if all(p.name in example for p in action.params if p.required):
+        assert rules.problems(action, example) == []
+
+
+def test_rule_and_check_names_exist(action):
+    for param in action.params:
+        assert set(param.rules) <= set(rules.PARAM_RULES), (param.name, param.rules)
+    assert set(action.checks) <= set(rules.ACTION_CHECKS)
+
+
+def test_params_unique_and_not_reserved(action):
+    names = [p.name for p in action.params]
+    assert len(names) == len(set(names))
+    assert not set(names) & set(RESERVED)
+    assert all(name.isidentifier() and name == name.lower() for name in names)
+    sent = [(p.where, p.wire) for p in action.params if p.where != "local"]
+    assert len(sent) == len(set(sent)), "two params with the same wire name"
+
+
+def test_choices_hold_the_example(action):
+    for param in action.params:
+        if param.choices and param.example is not None:
+            values = param.example if isinstance(param.example, list) else [param.example]
+            assert set(values) <= set(param.choices)
+
+
+def test_paging_matches_the_response(action):
+    if action.response == "page":
+        assert action.paging is not None
+    for version in action.versions:
+        assert version in ("", "v1", "v2")
+    if action.service == "audience_platform":
+        assert set(action.versions) <= {"v1", "v2"} and action.versions
+    else:
+        assert action.versions == ("",)
+
+
+def test_modes_and_versions_are_translation_only(action):
+    assert set(action.modes) <= {"client", "hosted"} and action.modes
+    if action.service != "translation":
+        assert action.modes == ("client", "hosted") and action.min_version is None
+
+
+RESOURCES = list(catalog.RESOURCES.values())
+
+
+@pytest.mark.parametrize("resource", RESOURCES, ids=[f"{r.service}.{r.name}" for r in RESOURCES])
+def test_resources_name_real_actions_and_params(resource):
+    action = catalog.ACTIONS[resource.action]
+    assert action.service == resource.service
+    names = {p.name for p in action.params}
+    if resource.fan_out:
+        assert resource.fan_out in names
+    assert set(resource.filters) <= names
+    columns = [c.name for c in resource.columns]
+    assert len(columns) == len(set(columns))
+    assert set(resource.key) <= set(columns)
+
+
+# --- the counts -------------------------------------------------------------------------------------------
+
+def test_counts():
+    table = toolkit.actions()
+    rows = table.groupby("service").size().to_dict()
+    assert rows["media_review"] == 1
+    assert rows["asset_library"] == 41
+    assert rows["audience_platform"] == 106
+    assert rows["translation"] >= 82
+
+
+def test_asset_library_groups():
+    groups = toolkit.actions("asset_library").groupby("group").size().to_dict()
+    assert groups == {"Assets": 11, "Boards": 12, "Custom Fields": 8, "Imports": 2, "Roles": 1, "Tags": 4,
+                      "Uploads": 3}
+
+
+def test_audience_platform_groups():
+    groups = toolkit.actions("audience_platform").groupby("group").size().to_dict()
+    assert groups == {"Actions": 5, "Audiences": 11, "Experience insights": 4, "Document generation": 6,
+                      "Analytics": 10, "Warehouse": 24, "Metrics": 1, "Notifications": 3, "Privacy": 4,
+                      "Profiles": 8, "Schemas": 12, "System administration": 6, "System information": 4,
+                      "User administration": 8}

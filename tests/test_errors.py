@@ -1,0 +1,156 @@
+"""Status → error class for each service's error body, through Client.call against stubs."""
+from __future__ import annotations
+
+import pytest
+import responses
+
+from toolkit import errors
+from toolkit.errors import (
+    ApiError,
+    AuthError,
+    ModeError,
+    NotFoundError,
+    PagingError,
+    RateLimitError,
+    ServerError,
+    ToolkitError,
+    TransportError,
+    ValidationError,
+    VersionError,
+    error_for,
+    service_message,
+)
+
+STATUS_CLASSES = [(400, ApiError), (401, AuthError), (402, ApiError), (403, AuthError), (404, NotFoundError),
+                  (409, ApiError), (422, ApiError), (429, RateLimitError), (500, ServerError),
+                  (502, ServerError), (503, ServerError), (504, ServerError)]
+
+
+def test_the_tree():
+    for cls in (ValidationError, ModeError, VersionError, TransportError, PagingError, ApiError):
+        assert issubclass(cls, ToolkitError)
+    for cls in (AuthError, NotFoundError, RateLimitError, ServerError):
+        assert issubclass(cls, ApiError)
+    assert not issubclass(ValidationError, ApiError) and not issubclass(TransportError, ApiError)
+    for name in ("ToolkitError", "ValidationError", "ApiError", "AuthError", "NotFoundError", "RateLimitError",
+                 "ServerError", "ModeError", "VersionError", "TransportError", "PagingError"):
+        assert name in errors.__doc__
+
+
+@pytest.mark.parametrize(("status", "cls"), STATUS_CLASSES)
+def test_error_for_maps_status_to_class(status, cls):
+    error = error_for("asset_library", "asset_library.get_asset", status, "message", {"message": "nope"})
+    assert type(error) is cls
+    assert (error.service, error.action, error.status, error.message) == (
+        "asset_library", "asset_library.get_asset", status, "nope")
+
+
+# --- each service's error body ---------------------------------------------------------------------------
+
+def stub_error(stub, method, url, status, body, request_id="req-7f3a"):
+    stub.add(method, url, json=body, status=status, headers={"x-request-id": request_id} if request_id else {})
+
+
+@pytest.mark.parametrize(("status", "cls"), STATUS_CLASSES)
+def test_media_review_errors(stub, media, status, cls):
+    body = {"code": status, "message": "Request failed",
+            "errors": [{"code": status, "detail": "page_size must be at most 100", "status": status,
+                        "title": "Invalid"}]}
+    stub_error(stub, responses.GET, media.base_url + "/teams", status, body)
+    with pytest.raises(cls) as info:
+        media.call("media_review.list_teams")
+    error = info.value
+    assert type(error) is cls
+    assert (error.service, error.action, error.status) == ("media_review", "media_review.list_teams", status)
+    assert error.message == "Request failed; page_size must be at most 100"
+    assert error.request_id == "req-7f3a"
+    assert error.body == body
+    assert str(error) == f"media_review.list_teams: {status} Request failed; page_size must be at most 100 " \
+                         "[request req-7f3a]"
+
+
+@pytest.mark.parametrize(("status", "cls"), STATUS_CLASSES)
+def test_asset_library_errors(stub, assets, status, cls):
+    stub_error(stub, responses.GET, assets.base_url + "/assets/a1", status, {"message": "Asset not available"})
+    with pytest.raises(cls) as info:
+        assets.call("asset_library.get_asset", asset_id="a1")
+    error = info.value
+    assert (error.service, error.action, error.status) == ("asset_library", "asset_library.get_asset", status)
+    assert error.message == "Asset not available" and error.request_id == "req-7f3a"
+
+
+@pytest.mark.parametrize(("status", "cls"), STATUS_CLASSES)
+def test_audience_platform_errors(stub, audience, status, cls):
+    body = {"message": "Validation failed", "errors": ["itemId must not be blank", "properties.email: not an email"]}
+    stub_error(stub, responses.POST, audience.base_url + "/api/v2/profiles", status, body)
+    with pytest.raises(cls) as info:
+        audience.call("audience_platform.create_profile", item_id="p1")
+    error = info.value
+    assert (error.service, error.action, error.status) == (
+        "audience_platform", "audience_platform.create_profile", status)
+    assert error.message == "Validation failed; itemId must not be blank; properties.email: not an email"
+
+
+@pytest.mark.parametrize(("status", "cls"), STATUS_CLASSES)
+def test_translation_errors(stub, tms, status, cls):
+    body = {"messages": ["Submission 1234 not found", "Check the submission id"]}
+    stub_error(stub, responses.GET, tms.base_url + "/rest/v0/submissions/1234", status, body)
+    if status == 401:       # a 401 first fetches a new token once; the second 401 is the error
+        stub_error(stub, responses.GET, tms.base_url + "/rest/v0/submissions/1234", status, body)
+        stub.add(responses.POST, tms.base_url + "/oauth/token", json={"access_token": "t2", "expires_in": 3600})
+    with pytest.raises(cls) as info:
+        tms.call("translation.get_submission", submission_id=1234)
+    error = info.value
+    assert (error.service, error.action, error.status) == ("translation", "translation.get_submission", status)
+    assert error.message == "Submission 1234 not found; Check the submission id"
+    assert error.request_id == "req-7f3a"
+
+
+def test_request_id_is_none_without_the_header(stub, assets):
+    stub_error(stub, responses.GET, assets.base_url + "/assets/a1", 404, {"message": "gone"}, request_id=None)
+    with pytest.raises(NotFoundError) as info:
+        assets.call("asset_library.get_asset", asset_id="a1")
+    assert info.value.request_id is None and "[request" not in str(info.value)
+
+
+def test_a_body_that_is_not_json_becomes_the_message(stub, assets):
+    stub.add(responses.GET, assets.base_url + "/assets/a1", body="upstream timed out", status=504,
+             content_type="text/plain")
+    assets.transport.retry = type(assets.transport.retry)(attempts=1)
+    with pytest.raises(ServerError) as info:
+        assets.call("asset_library.get_asset", asset_id="a1")
+    assert info.value.message == "upstream timed out"
+
+
+def test_an_empty_body_falls_back_to_the_reason(stub, assets):
+    stub.add(responses.DELETE, assets.base_url + "/tags/t1", body="", status=409)
+    with pytest.raises(ApiError) as info:
+        assets.call("asset_library.delete_tag", tag_id="t1")
+    assert info.value.status == 409 and info.value.message == "Conflict"
+
+
+@pytest.mark.parametrize(("shape", "body", "message"), [
+    ("code_message_errors", {"code": 422, "message": "Invalid", "errors": [{"title": "Bad page"}]}, "Invalid; Bad page"),
+    ("code_message_errors", {"errors": [{"detail": "a"}, {"detail": "b"}]}, "a; b"),
+    ("message", {"message": "Too Many Requests"}, "Too Many Requests"),
+    ("unomi", {"message": "Bad", "errors": [{"message": "size"}]}, "Bad; size"),
+    ("messages", {"messages": ["one", "two"]}, "one; two"),
+    ("messages", {"messages": []}, "fallback"),
+    ("messages", {"error": "invalid_grant", "error_description": "Bad credentials"}, "Bad credentials"),
+    ("message", {}, "fallback"),
+    ("message", ["just", "a", "list"], "['just', 'a', 'list']"),
+    ("message", "  plain text  ", "plain text"),
+    ("message", None, "fallback"),
+])
+def test_service_message(shape, body, message):
+    assert service_message(shape, body, "fallback") == message
+
+
+def test_validation_and_version_errors_carry_their_parts():
+    error = ValidationError("limit", 900, "must be between 1 and 500", "asset_library.list_assets")
+    assert (error.param, error.value, error.rule, error.action) == (
+        "limit", 900, "must be between 1 and 500", "asset_library.list_assets")
+    long = ValidationError("name", "x" * 200, "too long")
+    assert len(str(long)) < 120 and str(long).endswith(": too long")
+    version = VersionError("translation.list_targets", "5.20", "5.19")
+    assert (version.action, version.needed, version.configured) == ("translation.list_targets", "5.20", "5.19")

@@ -1,0 +1,190 @@
+"""The notification filter language: the parser, its errors, and the F builder round-tripping through it."""
+from __future__ import annotations
+
+import pytest
+
+from toolkit.filters import BoolOp, Condition, F, FilterSyntaxError, Not, parse, quote
+
+
+def C(prop, op, value):
+    return Condition(prop, op, value)
+
+
+# --- conditions and operators ------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "tree"), [
+    ("read:true", C("read", ":", "true")),
+    ("read!:true", C("read", "!:", "true")),
+    ("count>5", C("count", ">", "5")),
+    ("count>:5", C("count", ">:", "5")),
+    ("severity:[low, info]", C("severity", ":", ("low", "info"))),
+    ("severity!:[low,info ,debug]", C("severity", "!:", ("low", "info", "debug"))),
+    ("severity:[ERROR]", C("severity", ":", ("ERROR",))),
+    ('created>:"2026-11-01"', C("created", ">:", "2026-11-01")),
+    ('message:""', C("message", ":", "")),
+])
+def test_conditions_and_operators(text, tree):
+    assert parse(text) == tree
+
+
+@pytest.mark.parametrize("text", ["  read:true  ", "read : true", "\tread:\ttrue\n", " read  :  true"])
+def test_whitespace_around_property_operator_and_value(text):
+    assert parse(text) == C("read", ":", "true")
+
+
+def test_property_names_are_any_text_trimmed():
+    assert parse("first name:Ada") == C("first name", ":", "Ada")
+    assert parse("  properties.loyaltyTier :gold") == C("properties.loyaltyTier", ":", "gold")
+    assert parse("NOTE:x") == C("NOTE", ":", "x")                 # a keyword prefix is still a name
+    assert parse("ANDROID:x OR ORDER:y") == BoolOp("OR", (C("ANDROID", ":", "x"), C("ORDER", ":", "y")))
+
+
+# --- AND, OR, NOT and parentheses ----------------------------------------------------------------------
+
+def test_and_binds_tighter_than_or():
+    assert parse("a:1 OR b:2 AND c:3") == BoolOp("OR", (C("a", ":", "1"), BoolOp("AND", (C("b", ":", "2"),
+                                                                                       C("c", ":", "3")))))
+
+
+def test_parentheses_group():
+    assert parse("(a:1 OR b:2) AND c:3") == BoolOp("AND", (BoolOp("OR", (C("a", ":", "1"), C("b", ":", "2"))),
+                                                        C("c", ":", "3")))
+    assert parse("((a:1))") == C("a", ":", "1")
+    assert parse("a:1 AND(b:2)") == BoolOp("AND", (C("a", ":", "1"), C("b", ":", "2")))
+
+
+def test_chains_are_flat():
+    assert parse("a:1 AND b:2 AND c:3") == BoolOp("AND", (C("a", ":", "1"), C("b", ":", "2"), C("c", ":", "3")))
+    assert parse("a:1 OR b:2 OR c:3").operands == (C("a", ":", "1"), C("b", ":", "2"), C("c", ":", "3"))
+
+
+def test_not():
+    assert parse("NOT read:true") == Not(C("read", ":", "true"))
+    assert parse("NOT NOT read:true") == Not(Not(C("read", ":", "true")))
+    assert parse("NOT(a:1 OR b:2)") == Not(BoolOp("OR", (C("a", ":", "1"), C("b", ":", "2"))))
+    assert parse("a:1 AND NOT b:2") == BoolOp("AND", (C("a", ":", "1"), Not(C("b", ":", "2"))))
+
+
+def test_the_documents_example():
+    text = 'type:alert AND NOT (severity:[low, info] OR read:true) AND created>:"2026-11-01"'
+    assert parse(text) == BoolOp("AND", (
+        C("type", ":", "alert"),
+        Not(BoolOp("OR", (C("severity", ":", ("low", "info")), C("read", ":", "true")))),
+        C("created", ">:", "2026-11-01"),
+    ))
+
+
+# --- quoting and escaping --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "value"), [
+    (r'm:"say \"hi\""', 'say "hi"'),
+    (r'm:"C:\\temp"', "C:\\temp"),
+    (r'm:"ends with \\"', "ends with \\"),
+    (r'm:"\\\""', '\\"'),
+    ('m:"a, b) c] AND d"', "a, b) c] AND d"),
+    ('m:"  spaced  "', "  spaced  "),
+    (r'm:"\n stays"', "\\n stays"),                     # only \" and \\ are escapes
+])
+def test_quoted_values(text, value):
+    assert parse(text) == C("m", ":", value)
+
+
+def test_quoted_values_in_sets():
+    assert parse(r'tag:["a,b", "c\"d", e]') == C("tag", ":", ("a,b", 'c"d', "e"))
+
+
+@pytest.mark.parametrize(("text", "value"), [("a:x,", "x"), ("a:x)", "x"), ("a:x]", "x")])
+def test_unquoted_values_end_at_delimiters(text, value):
+    with pytest.raises(FilterSyntaxError):      # the delimiter is then left over
+        parse(text)
+    assert parse(f"({text[:-1]})") == C("a", ":", value)
+
+
+# --- errors name where reading stopped ---------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "message", "position"), [
+    ("read", "needs an operator", 0),
+    ("a:1 AND", "needs an operator", 7),
+    ("a:", "needs a value", 2),
+    (":b", "needs a property name", 0),
+    ("(a:1", "missing ')'", 4),
+    ("a:1)", "unexpected ')'", 3),
+    ("a:1 b:2", "unexpected 'b:2'", 4),
+    ('a:"open', "unterminated quoted value", 2),
+    ("a:[x,", "needs a value", 5),
+    ("a:[x y]", "a set needs ',' or ']'", 5),
+    ("a:[]", "needs a value", 3),
+    ("a>[x]", "a set takes : or !:, not >", 1),
+    ("a>:[x]", "a set takes : or !:, not >:", 1),
+    ("(a:1) OR", "needs an operator", 8),
+    ("", "needs an operator", 0),
+])
+def test_errors_with_positions(text, message, position):
+    with pytest.raises(FilterSyntaxError) as info:
+        parse(text)
+    assert message in str(info.value)
+    assert info.value.position == position
+    assert str(info.value).endswith(f"at position {position}")
+    assert isinstance(info.value, ValueError)
+
+
+# --- the builder ------------------------------------------------------------------------------------------
+
+def test_builder_text():
+    assert str(F("type") == "alert") == 'type:"alert"'
+    assert str(F("type") != "alert") == 'type!:"alert"'
+    assert str(F("n") > 5) == 'n>"5"'
+    assert str(F("n") >= 5) == 'n>:"5"'
+    assert str(F("read").eq(True)) == 'read:"true"'
+    assert str(F("read").ne(False)) == 'read!:"false"'
+    assert str(F("s").isin(["low", "info"])) == 's:["low", "info"]'
+    assert str(F("s").notin(["low"])) == 's!:["low"]'
+    assert repr(F("a") == 1) == 'F<a:"1">'
+
+
+def test_builder_combines():
+    expr = (F("severity").isin(["low", "info"]) | ~F("read").eq(True)) & (F("created") >= "2026-11-01")
+    assert parse(str(expr)) == BoolOp("AND", (
+        BoolOp("OR", (C("severity", ":", ("low", "info")), Not(C("read", ":", "true")))),
+        C("created", ">:", "2026-11-01"),
+    ))
+
+
+TRICKY = ['say "hi"', "C:\\temp\\", "\\", '"', "a, b) c] d", "x AND y", "NOT z", "(", "", "  padded  ",
+          "tab\tand\nnewline", "ünïcödé ✓", 'a:b OR c:"d"', "\\\"", "]", "!:", ">:"]
+
+
+@pytest.mark.parametrize("value", TRICKY)
+@pytest.mark.parametrize(("build", "op"), [(lambda f, v: f == v, ":"), (lambda f, v: f != v, "!:"),
+                                           (lambda f, v: f > v, ">"), (lambda f, v: f >= v, ">:")])
+def test_builder_round_trips_tricky_scalars(value, build, op):
+    assert parse(str(build(F("message"), value))) == C("message", op, value)
+
+
+def test_builder_round_trips_tricky_sets():
+    assert parse(str(F("tag").isin(TRICKY))) == C("tag", ":", tuple(TRICKY))
+    assert parse(str(F("tag").notin(TRICKY[:3]))) == C("tag", "!:", tuple(TRICKY[:3]))
+
+
+@pytest.mark.parametrize("prop", ["first name", "properties.tier", "OR", "AND", "NOT", "x AND y", "ORDER"])
+def test_builder_round_trips_tricky_properties(prop):
+    assert parse(str(F(prop) == "v")) == C(prop, ":", "v")
+    assert parse(str((F(prop) == "v") & (F("b") == "w"))) == BoolOp("AND", (C(prop, ":", "v"), C("b", ":", "w")))
+
+
+@pytest.mark.parametrize("prop", ["", "  ", "a:b", "a!b", "a>b", "(a", "a]", 'a"b', "NOT x", "NOT\tx"])
+def test_builder_refuses_properties_it_cannot_write(prop):
+    with pytest.raises(ValueError):
+        F(prop)
+
+
+def test_builder_refuses_empty_sets():
+    with pytest.raises(ValueError, match="at least one value"):
+        F("tag").isin([])
+    with pytest.raises(ValueError, match="at least one value"):
+        F("tag").notin(())
+
+
+def test_quote():
+    assert quote('a"b\\c') == '"a\\"b\\\\c"'
+    assert quote(True) == '"true"' and quote(False) == '"false"' and quote(3) == '"3"'

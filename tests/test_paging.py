@@ -1,0 +1,337 @@
+"""Paging: each style's stop conditions, alone and through Client.pages against stubs."""
+from __future__ import annotations
+
+import json
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+import responses
+
+from toolkit.errors import PagingError, ToolkitError
+from toolkit.paging import Cursor, Offset, PageNumber, Unpaged, dig
+
+
+class Pages:
+    """A stub that answers successive requests from a script and records each request's query."""
+
+    def __init__(self, stub, method: str, url: str, answers: list) -> None:
+        self.answers, self.queries = list(answers), []
+        stub.add_callback(method, url, callback=self)
+
+    def __call__(self, request):
+        self.queries.append({k: v if len(v) > 1 else v[0] for k, v in parse_qs(urlsplit(request.url).query).items()})
+        if len(self.queries) > len(self.answers):
+            raise AssertionError(f"request {len(self.queries)} was not expected: the walk should have stopped")
+        body, headers = self.answers[len(self.queries) - 1]
+        return 200, headers, json.dumps(body)
+
+
+def rows(n: int, start: int = 0) -> list[dict]:
+    return [{"id": f"r{i}"} for i in range(start, start + n)]
+
+
+# --- the style objects alone ---------------------------------------------------------------------------
+
+def test_dig():
+    assert dig({"pagination": {"cursor": "c"}}, "pagination.cursor") == "c"
+    assert dig({"pagination": None}, "pagination.cursor") is None
+    assert dig([1], "a") is None
+    assert dig({"a": 1}, "") == {"a": 1}
+
+
+class TestCursor:
+    style = Cursor()
+
+    def test_start_asks_for_the_largest_page_unless_told(self):
+        assert self.style.start({"tag": ["a"]}) == {"limit": 500, "tag": ["a"]}
+        assert self.style.start({"limit": 20}) == {"limit": 20}
+
+    def next(self, body, params=None):
+        params = params or {"limit": 2, "tag": ["hero"]}
+        return self.style.next(params, body, {}, self.style.rows(body), 0)
+
+    def test_next_repeats_the_filters_with_the_cursor(self):
+        body = {"data": rows(2), "pagination": {"hasMore": True, "cursor": "c2"}}
+        assert self.next(body) == {"limit": 2, "tag": ["hero"], "cursor": "c2"}
+
+    @pytest.mark.parametrize("pagination", [
+        {"hasMore": False, "cursor": "c2"},     # last page
+        {"hasMore": True, "cursor": None},      # cursor null
+        {"hasMore": True, "cursor": ""},
+        {"hasMore": True},
+        {},
+    ])
+    def test_stops(self, pagination):
+        assert self.next({"data": rows(2), "pagination": pagination}) is None
+
+    def test_stops_on_an_empty_page(self):
+        assert self.next({"data": [], "pagination": {"hasMore": True, "cursor": "c9"}}) is None
+
+    def test_a_cursor_that_does_not_advance_raises(self):
+        with pytest.raises(PagingError, match="'c1' twice"):
+            self.next({"data": rows(2), "pagination": {"hasMore": True, "cursor": "c1"}},
+                      {"limit": 2, "cursor": "c1"})
+
+    def test_rows(self):
+        assert self.style.rows({"data": rows(3)}) == rows(3)
+        assert self.style.rows({"data": None}) == []
+        with pytest.raises(PagingError, match="expected a list at data"):
+            self.style.rows({"data": {"id": 1}})
+
+
+class TestPageNumber:
+    style = PageNumber(page="pageNumber", size="pageSize", first=0, max_size=200, total_header="total-size")
+
+    def next(self, page, size, got, seen, headers=None):
+        return self.style.next({"pageNumber": page, "pageSize": size, "statuses": "READY"}, rows(got),
+                               headers or {}, rows(got), seen)
+
+    def test_start(self):
+        assert self.style.start({}) == {"pageNumber": 0, "pageSize": 200}
+        assert self.style.start({"pageSize": 50, "statuses": "READY"}) == {"pageNumber": 0, "pageSize": 50,
+                                                                           "statuses": "READY"}
+
+    def test_next_page_repeats_the_filters(self):
+        assert self.next(0, 2, 2, 2) == {"pageNumber": 1, "pageSize": 2, "statuses": "READY"}
+
+    def test_last_page_is_short(self):
+        assert self.next(3, 2, 1, 7) is None
+
+    def test_empty_page(self):
+        assert self.next(3, 2, 0, 6) is None
+
+    def test_total_reached(self):
+        assert self.next(1, 2, 2, 4, {"total-size": "4"}) is None
+        assert self.next(1, 2, 2, 4, {"total-size": "5"}) == {"pageNumber": 2, "pageSize": 2, "statuses": "READY"}
+
+    def test_a_header_that_is_not_a_number_is_ignored(self):
+        assert self.next(0, 2, 2, 2, {"total-size": "many"}) is not None
+
+    def test_total_pages_header(self):
+        style = PageNumber(page="page", size="page_size", first=1, max_size=100, total_header="total",
+                           pages_header="total-pages")
+        assert style.start({}) == {"page": 1, "page_size": 100}
+        full = rows(2)
+        assert style.next({"page": 1, "page_size": 2}, full, {"total-pages": "2"}, full, 2) == {"page": 2,
+                                                                                                 "page_size": 2}
+        assert style.next({"page": 2, "page_size": 2}, full, {"total-pages": "2"}, full, 4) is None
+
+
+class TestOffset:
+    style = Offset()
+
+    def next(self, body, offset=0, size=2, style=None):
+        style = style or self.style
+        got = style.rows(body)
+        return style.next({"offset": offset, "size": size, "tags": "vip"}, body, {}, got, offset + len(got))
+
+    def test_start(self):
+        assert self.style.start({}) == {"offset": 0, "size": 1000}
+        assert Offset(cap=1000, page_size=5000).start({}) == {"offset": 0, "size": 1000}
+
+    def test_total_size_in_the_body(self):
+        page = {"list": rows(2), "offset": 0, "pageSize": 2, "totalSize": 5}
+        assert self.next(page) == {"offset": 2, "size": 2, "tags": "vip"}
+        assert self.next({**page, "list": rows(1), "offset": 4}, offset=4) is None
+        assert self.next({**page, "totalSize": 4, "offset": 2}, offset=2) is None     # total reached on a full page
+
+    def test_a_bare_array(self):
+        assert self.next(rows(2)) == {"offset": 2, "size": 2, "tags": "vip"}
+        assert self.next(rows(1), offset=2) is None
+
+    def test_empty_page(self):
+        assert self.next({"list": [], "totalSize": 10}) is None
+        assert self.next([]) is None
+
+    def test_size_minus_one_is_everything(self):
+        assert self.next(rows(7), size=-1) is None
+        assert self.next({"list": rows(7), "totalSize": 7}, size=-1) is None
+
+    def test_notification_cap_walks_on_in_pages_of_the_cap(self):
+        capped = Offset(cap=3)
+        assert self.next(rows(3), size=-1, style=capped) == {"offset": 3, "size": 3, "tags": "vip"}
+        assert self.next(rows(3), offset=3, size=3, style=capped) == {"offset": 6, "size": 3, "tags": "vip"}
+        assert self.next(rows(2), offset=6, size=3, style=capped) is None
+        assert self.next({"list": rows(3), "totalSize": 3}, size=-1, style=capped) is None
+
+
+def test_unpaged():
+    style = Unpaged(items="data")
+    assert style.start({"email": "a@b.c"}) == {"email": "a@b.c"}
+    assert style.rows({"data": rows(2)}) == rows(2)
+    assert style.next({}, {"data": rows(2)}, {}, rows(2), 2) is None
+    assert Unpaged().rows(rows(1)) == rows(1)
+
+
+# --- through Client.pages -----------------------------------------------------------------------------------
+
+def walk(client, action, **params):
+    return [page.rows for page in client.pages(action, **params)]
+
+
+def test_cursor_walk_repeats_the_filters_on_every_page(stub, assets):
+    script = Pages(stub, responses.GET, assets.base_url + "/assets", [
+        ({"data": rows(2), "pagination": {"hasMore": True, "cursor": "c1"}}, {}),
+        ({"data": rows(2, 2), "pagination": {"hasMore": True, "cursor": "c2"}}, {}),
+        ({"data": rows(1, 4), "pagination": {"hasMore": False, "cursor": None}}, {}),
+    ])
+    got = walk(assets, "asset_library.list_assets", limit=2, tag=["hero", "q2"], parent_board_id="b1")
+    assert got == [rows(2), rows(2, 2), rows(1, 4)]
+    assert [q.get("cursor") for q in script.queries] == [None, "c1", "c2"]
+    for query in script.queries:
+        assert query["tag"] == ["hero", "q2"] and query["parentBoardId"] == "b1" and query["limit"] == "2"
+
+
+def test_cursor_walk_asks_for_500_by_default(stub, assets):
+    script = Pages(stub, responses.GET, assets.base_url + "/tags",
+                   [({"data": rows(1), "pagination": {"hasMore": False, "cursor": None}}, {})])
+    assert assets.rows("asset_library.list_tags") == rows(1)
+    assert script.queries == [{"limit": "500"}]
+
+
+def test_cursor_null_stops_even_when_has_more(stub, assets):
+    Pages(stub, responses.GET, assets.base_url + "/boards",
+          [({"data": rows(2), "pagination": {"hasMore": True, "cursor": None}}, {})])
+    assert walk(assets, "asset_library.list_boards") == [rows(2)]
+
+
+def test_cursor_that_does_not_advance_raises_instead_of_looping(stub, assets):
+    script = Pages(stub, responses.GET, assets.base_url + "/assets", [
+        ({"data": rows(2), "pagination": {"hasMore": True, "cursor": "c1"}}, {}),
+        ({"data": rows(2, 2), "pagination": {"hasMore": True, "cursor": "c1"}}, {}),
+    ])
+    pages = assets.pages("asset_library.list_assets")
+    assert next(pages).rows == rows(2)
+    assert next(pages).rows == rows(2, 2)
+    with pytest.raises(PagingError):
+        next(pages)
+    assert len(script.queries) == 2
+
+
+def test_page_numbers_stop_at_the_total_pages_header(stub, media):
+    script = Pages(stub, responses.GET, media.base_url + "/teams", [
+        (rows(2), {"total-pages": "2", "total": "4"}),
+        (rows(2, 2), {"total-pages": "2", "total": "4"}),
+    ])
+    assert walk(media, "media_review.list_teams", page_size=2) == [rows(2), rows(2, 2)]
+    assert [(q["page"], q["page_size"]) for q in script.queries] == [("1", "2"), ("2", "2")]
+
+
+def test_page_numbers_stop_at_the_total_size_header(stub, tms):
+    script = Pages(stub, responses.GET, tms.base_url + "/rest/v0/submissions", [
+        (rows(2), {"total-size": "4"}),
+        (rows(2, 2), {"total-size": "4"}),
+    ])
+    got = walk(tms, "translation.list_submissions", page_size=2, statuses=["READY", "IN_PROCESS"])
+    assert got == [rows(2), rows(2, 2)]
+    assert [q["pageNumber"] for q in script.queries] == ["0", "1"]
+    assert all(q["statuses"] == "READY,IN_PROCESS" and q["pageSize"] == "2" for q in script.queries)
+
+
+def test_page_numbers_stop_on_a_short_page(stub, tms):
+    script = Pages(stub, responses.GET, tms.base_url + "/rest/v0/submissions/claimable",
+                   [(rows(2), {}), (rows(1, 2), {})])
+    assert walk(tms, "translation.list_claimable_submissions", page_size=2, phase_name="Translation") == \
+        [rows(2), rows(1, 2)]
+    assert all(q["phaseName"] == "Translation" for q in script.queries)
+
+
+def test_page_numbers_stop_on_an_empty_page(stub, tms):
+    script = Pages(stub, responses.GET, tms.base_url + "/rest/v0/submissions",
+                   [(rows(2), {}), (rows(2, 2), {}), ([], {})])
+    assert sum(walk(tms, "translation.list_submissions", page_size=2), []) == rows(4)
+    assert [q["pageNumber"] for q in script.queries] == ["0", "1", "2"]
+
+
+def test_a_page_that_does_not_advance_raises_instead_of_looping(stub, tms):
+    # a service that ignores pageNumber and sends no total: the same full page would come forever
+    script = Pages(stub, responses.GET, tms.base_url + "/rest/v0/submissions", [(rows(2), {})] * 3)
+    with pytest.raises(PagingError, match="same page"):
+        walk(tms, "translation.list_submissions", page_size=2)
+    assert len(script.queries) == 2
+
+
+def test_offset_walk_stops_at_total_size_in_the_body(stub, audience):
+    url = audience.base_url + "/api/v2/audiences"
+    script = Pages(stub, responses.GET, url, [
+        ({"list": rows(2), "offset": 0, "pageSize": 2, "totalSize": 5}, {}),
+        ({"list": rows(2, 2), "offset": 2, "pageSize": 2, "totalSize": 5}, {}),
+        ({"list": rows(1, 4), "offset": 4, "pageSize": 2, "totalSize": 5}, {}),
+    ])
+    got = walk(audience, "audience_platform.list_audiences", size=2, tags="vip,!test", sort="name:asc")
+    assert sum(got, []) == rows(5)
+    assert [q["offset"] for q in script.queries] == ["0", "2", "4"]
+    assert all(q["tags"] == "vip,!test" and q["sort"] == "name:asc" and q["size"] == "2" for q in script.queries)
+
+
+def test_offset_walk_stops_when_the_total_is_reached_on_a_full_page(stub, audience):
+    script = Pages(stub, responses.GET, audience.base_url + "/api/v2/schemas/profile/properties", [
+        ({"list": rows(2), "totalSize": 4}, {}), ({"list": rows(2, 2), "totalSize": 4}, {}),
+    ])
+    assert len(audience.rows("audience_platform.list_profile_properties", size=2)) == 4
+    assert len(script.queries) == 2
+
+
+def test_offset_walk_accepts_a_bare_array(stub, audience):
+    script = Pages(stub, responses.GET, audience.base_url + "/api/v1/audiences",
+                   [(rows(2), {}), (rows(1, 2), {})])
+    got = walk(audience, "audience_platform.list_audience_metadata", version="v1", size=2, names="Newsletter")
+    assert got == [rows(2), rows(1, 2)]
+    assert [q["offset"] for q in script.queries] == ["0", "2"]
+    assert all(q["names"] == "Newsletter" for q in script.queries)
+
+
+def test_offset_walk_with_size_minus_one_is_one_request(stub, audience):
+    script = Pages(stub, responses.GET, audience.base_url + "/api/v2/ext/warehouse/query/audience",
+                   [({"list": rows(7), "totalSize": 7}, {})])
+    assert len(audience.rows("audience_platform.list_warehouse_audience_queries", size=-1)) == 7
+    assert script.queries == [{"offset": "0", "size": "-1"}]
+
+
+def test_offset_walk_stops_on_an_empty_page(stub, audience):
+    script = Pages(stub, responses.GET, audience.base_url + "/api/v2/metrics",
+                   [(rows(2), {}), ([], {})])
+    assert len(audience.rows("audience_platform.get_metric", metric_id="profiles.created", size=2)) == 2
+    assert len(script.queries) == 2 and all(q["metricId"] == "profiles.created" for q in script.queries)
+
+
+def test_notification_cap_pages_through_everything_with_size_minus_one(stub, audience):
+    url = audience.base_url + "/api/v2/notifications"
+    script = Pages(stub, responses.GET, url, [(rows(1000), {}), (rows(1000, 1000), {}), (rows(500, 2000), {})])
+    got = audience.rows("audience_platform.list_notifications", size=-1, filter="read:false")
+    assert got == rows(2500)
+    assert [(q["offset"], q["size"]) for q in script.queries] == [("0", "-1"), ("1000", "1000"), ("2000", "1000")]
+    assert all(q["filter"] == "read:false" for q in script.queries)
+
+
+def test_notification_pages_are_never_larger_than_the_cap(stub, audience):
+    script = Pages(stub, responses.GET, audience.base_url + "/api/v2/notifications",
+                   [({"list": rows(3), "totalSize": 3}, {})])
+    audience.rows("audience_platform.list_notifications")
+    assert script.queries[0]["size"] == "1000"
+
+
+def test_unpaged_list_is_one_request(stub, assets):
+    script = Pages(stub, responses.GET, assets.base_url + "/assets/a1/versions",
+                   [({"data": rows(3), "total": 3}, {})])
+    assert walk(assets, "asset_library.list_asset_versions", asset_id="a1") == [rows(3)]
+    assert len(script.queries) == 1
+
+
+def test_page_objects_carry_the_answer(stub, tms):
+    Pages(stub, responses.GET, tms.base_url + "/rest/v0/submissions", [(rows(1), {"total-size": "1"})])
+    page = next(tms.pages("translation.list_submissions"))
+    assert page.rows == rows(1) and page.body == rows(1)
+    assert page.response.headers["total-size"] == "1"
+    assert page.params == {"page_number": 0, "page_size": 200}
+
+
+def test_pages_of_an_action_that_is_not_a_list(assets):
+    with pytest.raises(ToolkitError, match="not a list action"):
+        next(assets.pages("asset_library.get_asset", asset_id="a1"))
+
+
+def test_every_page_request_is_checked(stub, assets):
+    with pytest.raises(ToolkitError, match="limit=900"):
+        next(assets.pages("asset_library.list_assets", limit=900))
+    assert len(stub.calls) == 0

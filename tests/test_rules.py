@@ -1,0 +1,628 @@
+"""Client-side rules: each rule alone, then through the real catalog actions via rules.check."""
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from toolkit import rules
+from toolkit.catalog import ACTIONS
+from toolkit.errors import ModeError, ValidationError, VersionError
+
+
+def ok(action: str, *, mode: str | None = None, system_version: str | None = None, **params) -> None:
+    rules.check(ACTIONS[action], params, mode=mode, system_version=system_version)
+
+
+def refused(action: str, **params) -> ValidationError:
+    with pytest.raises(ValidationError) as info:
+        rules.check(ACTIONS[action], params)
+    return info.value
+
+
+def assert_names(error: ValidationError, param: str, value, fragment: str, action: str) -> None:
+    """The error names the param, the value and the rule, in its attributes and in its text."""
+    assert error.param == param
+    assert error.value == value
+    assert fragment in error.rule
+    assert error.action == action
+    text = str(error)
+    assert text.startswith(f"{param}=")
+    assert repr(value)[:60] in text
+    assert fragment in text
+    assert action in text
+
+
+# --- every param rule alone ------------------------------------------------------------------------
+
+RULE_CASES = {
+    "not_blank": (["x", 0, 12, " a "], [None, "", "   ", "\t\n"]),
+    "positive": ([1, 500, 10**9], [0, -1, 1.5, "3", True, None]),
+    "non_negative": ([0, 1, 60000], [-1, -100, 0.5, "0", False]),
+    "size": ([1, 50, -1], [0, -2, 1.0, "10", True]),
+    "limit_500": ([1, 100, 500], [0, 501, -1, 100.0, "100"]),
+    "page_size_200": ([1, 200], [0, 201, -1, "50"]),
+    "duration_pt1h_p30d": (["PT1H", "P30D", "PT60M", "PT3600S", "P1DT12H", "P4W", "P1M",
+                            dt.timedelta(hours=1), dt.timedelta(days=30)],
+                           ["PT59M", "P31D", "P30DT1S", "PT0S", "P1Y", "PT", "P", "1H", "pt1h", "",
+                            "one hour", dt.timedelta(minutes=59), dt.timedelta(days=31)]),
+    "url": (["https://docgen.example.com/api", "http://localhost:8080", "http://127.0.0.1/x?y=1"],
+            ["ftp://example.com", "example.com", "https://", "http:///path", "", "not a url", 42, None]),
+    "email": (["ana.lopez@example.com", "a@b.co"], ["ana", "a@b", "a b@example.com", "", None]),
+    "alphanumeric": (["loyaltyTier", "a", "X9", "123"],
+                     ["loyalty_tier", "loyalty-tier", "", " a", "tier 2", "é", None, 5]),
+    "no_spaces": (["Translation", "Review_2", "QA-final"], ["Final Review", " Translation", "a b"]),
+    "audience_filter": (["vip", "vip,!test", "!hidden", ["vip", "!test"], ""],
+                        ["vip,,x", ",vip", "vip,", "!", "vip,!", ["vip", ""], ["!"]]),
+    "sort": (["name", "name:asc", "name:desc", "name,createdAt:desc", "name, created:asc", "", ["a", "b:asc"]],
+             ["name:ascending", "name:ASC", ":asc", "name:", "-name", "name desc", "name;asc", ["a:up"]]),
+    "notification_filter": (["read:true", 'type:alert AND NOT (severity:[low, info] OR read:true)'],
+                            ["read", "a:b AND", "(a:b", "a:[x,", 'a:"open']),
+    "immutable": ([], ["date", "plain-text", "single-select"]),
+    "language": (["en-US", "fr", "de-DE", "zh-Hant-TW", "fr_FR"], ["EN", "english", "e", "", "en US", 7]),
+}
+
+
+def test_every_param_rule_has_cases():
+    assert set(RULE_CASES) == set(rules.PARAM_RULES)
+
+
+@pytest.mark.parametrize(("rule", "value"), [(r, v) for r, (good, _) in RULE_CASES.items() for v in good])
+def test_param_rule_passes(rule, value):
+    assert rules.PARAM_RULES[rule](value) is None
+
+
+@pytest.mark.parametrize(("rule", "value"), [(r, v) for r, (_, bad) in RULE_CASES.items() for v in bad])
+def test_param_rule_fails(rule, value):
+    problem = rules.PARAM_RULES[rule](value)
+    assert isinstance(problem, str) and problem
+
+
+def test_parse_duration_reads_every_unit():
+    assert rules.parse_duration("P1DT2H3M4S") == dt.timedelta(days=1, hours=2, minutes=3, seconds=4)
+    assert rules.parse_duration("P2W") == dt.timedelta(days=14)
+    assert rules.parse_duration("PT1.5S") == dt.timedelta(seconds=1.5)
+    with pytest.raises(ValueError, match="ISO-8601"):
+        rules.parse_duration("PT")
+
+
+# --- the ValidationError names the param, the value and the rule; .problems lists all ------------------
+
+def test_error_names_param_value_rule_and_action():
+    error = refused("asset_library.list_assets", limit=900)
+    assert_names(error, "limit", 900, "at most 500" if "at most" in error.rule else "between 1 and 500",
+                 "asset_library.list_assets")
+    assert str(error) == "limit=900: must be between 1 and 500 (asset_library.list_assets)"
+    assert isinstance(error, ValueError)
+
+
+def test_problems_lists_every_broken_rule_in_param_order():
+    error = refused("audience_platform.list_audiences", offset=-3, size=0, sort="name:up", tags="vip,,x",
+                    colour="red")
+    found = [(p.param, p.value) for p in error.problems]
+    assert found == [("colour", "red"), ("offset", -3), ("size", 0), ("sort", "name:up"), ("tags", "vip,,x")]
+    assert error is error.problems[0]
+    assert all(isinstance(p, ValidationError) for p in error.problems)
+    assert "unknown param" in error.rule and "offset" in error.rule
+
+
+def test_problems_is_empty_for_good_params():
+    assert rules.problems(ACTIONS["audience_platform.list_audiences"], {"offset": 0, "size": 10}) == []
+
+
+# --- blank ids where "must not be blank" applies ----------------------------------------------------
+
+BLANK_ID_ACTIONS = [
+    ("asset_library.get_asset", "asset_id", {}),
+    ("asset_library.get_board", "board_id", {}),
+    ("audience_platform.get_audience", "audience_id", {}),
+    ("audience_platform.get_profile", "profile_id", {}),
+    ("audience_platform.delete_notification", "notification_id", {}),
+    ("audience_platform.update_user", "username", {}),
+    ("audience_platform.get_warehouse_audience_query", "definition_id", {}),
+    ("audience_platform.create_profile", "item_id", {}),
+    ("audience_platform.start_communication", "communication_id", {"profile_id": "p1"}),
+    ("audience_platform.start_communication", "profile_id", {"communication_id": "c1"}),
+    ("audience_platform.create_user", "username", {}),
+    ("translation.get_submission", "submission_id", {}),
+    ("translation.get_project", "project_id", {}),
+]
+
+
+@pytest.mark.parametrize(("action", "param", "others"), BLANK_ID_ACTIONS)
+@pytest.mark.parametrize("blank", ["", "   ", None])
+def test_blank_ids_refused(action, param, others, blank):
+    error = refused(action, **{param: blank}, **others)
+    assert error.param == param and error.value == blank
+    assert error.rule == "must not be blank"
+
+
+@pytest.mark.parametrize(("action", "param", "others"), BLANK_ID_ACTIONS)
+def test_missing_required_id_refused(action, param, others):
+    error = refused(action, **others)
+    assert (error.param, error.value, error.rule) == (param, None, "is required")
+
+
+def test_ids_that_are_set_pass():
+    ok("asset_library.get_asset", asset_id="4b7c2f1e-8a3d-4c56-9e21-0f6d3b8a7c15")
+    ok("translation.get_submission", submission_id=1234)
+    ok("audience_platform.start_communication", communication_id="COMM-1", profile_id="p1")
+
+
+def test_required_param_given_as_none_is_refused():
+    error = refused("translation.claim_submission", submission_id=1, phase_name=None, languages=["fr-FR"])
+    assert (error.param, error.rule) == ("phase_name", "is required")
+
+
+# --- Offset / Size ----------------------------------------------------------------------------------
+
+OFFSET_ACTIONS = ["audience_platform.list_audiences", "audience_platform.list_audience_metadata",
+                  "audience_platform.list_profile_properties", "audience_platform.list_notifications",
+                  "audience_platform.list_warehouse_audience_queries"]
+
+
+@pytest.mark.parametrize("action", OFFSET_ACTIONS)
+@pytest.mark.parametrize(("offset", "size"), [(0, 1), (0, 50), (100, 50), (0, -1), (None, -1), (7, None)])
+def test_offset_size_pass(action, offset, size):
+    params = {k: v for k, v in {"offset": offset, "size": size}.items() if v is not None}
+    ok(action, **params)
+
+
+@pytest.mark.parametrize("action", OFFSET_ACTIONS)
+@pytest.mark.parametrize(("offset", "size", "param", "fragment"), [
+    (0, 0, "size", "positive integer or -1"),
+    (0, -2, "size", "positive integer or -1"),
+    (0, 2.5, "size", "integer"),
+    (-1, 10, "offset", "0 or a positive integer"),
+    (5, -1, "offset", "must be 0 when size is -1"),
+    (1, -1, "offset", "must be 0 when size is -1"),
+])
+def test_offset_size_fail(action, offset, size, param, fragment):
+    error = refused(action, offset=offset, size=size)
+    assert_names(error, param, {"offset": offset, "size": size}[param], fragment, action)
+
+
+def test_metric_needs_its_id_and_the_paging_rule():
+    ok("audience_platform.get_metric", metric_id="profiles.created", offset=0, size=-1)
+    assert refused("audience_platform.get_metric", metric_id=" ").param == "metric_id"
+    assert refused("audience_platform.get_metric", metric_id="m", offset=3, size=-1).param == "offset"
+
+
+# --- booleans ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("action", "param", "others"), [
+    ("audience_platform.create_profile", "validate", {"item_id": "p1"}),
+    ("audience_platform.update_profile", "validate", {"profile_id": "p1", "patch": {}}),
+    ("audience_platform.update_analytics_audience", "refresh_definition",
+     {"account_id": "1", "property_id": "UA-1", "audience_id": "2"}),
+    ("audience_platform.update_profile_merge_configuration", "enabled", {}),
+    ("asset_library.list_assets", "include_nested_assets", {}),
+    ("translation.save_submission", "auto_start", {"submission_id": 1}),
+    ("translation.upload_source", "extract_archive", {"submission_id": 1, "file": b"x", "batch_name": "B"}),
+])
+def test_booleans(action, param, others):
+    for good in (True, False, "true", "false", "TRUE"):
+        ok(action, **{param: good}, **others)
+    for bad in ("yes", "1", 1, 0, "on", [True]):
+        error = refused(action, **{param: bad}, **others)
+        assert (error.param, error.value, error.rule) == (param, bad, "must be true or false")
+
+
+# --- Profiledatapolicy ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("action", "others"), [
+    ("audience_platform.create_profile_property", {"definition": {"id": "tier"}}),
+    ("audience_platform.update_profile_property", {"property_id": "tier", "patch": {}}),
+    ("audience_platform.delete_profile_property", {"property_id": "tier"}),
+])
+def test_profile_data_policy(action, others):
+    ok(action, profile_data_policy="allow", **others)
+    ok(action, profile_data_policy="disallow", **others)
+    for bad in ("ALLOW", "deny", "", "allow,disallow"):
+        error = refused(action, profile_data_policy=bad, **others)
+        assert_names(error, "profile_data_policy", bad, "must be one of allow, disallow", action)
+
+
+# --- the analytics refresh intervals -------------------------------------------------------------------
+
+ANALYTICS = "audience_platform.update_analytics_configuration"
+
+
+@pytest.mark.parametrize("param", ["audience_definition_refresh_interval", "audience_membership_refresh_interval"])
+@pytest.mark.parametrize("value", ["PT1H", "P30D", "PT12H", "P1D", "P7DT6H"])
+def test_refresh_interval_within_bounds(param, value):
+    ok(ANALYTICS, **{param: value})
+
+
+@pytest.mark.parametrize("param", ["audience_definition_refresh_interval", "audience_membership_refresh_interval"])
+@pytest.mark.parametrize(("value", "fragment"), [
+    ("PT59M", "between PT1H and P30D"), ("P31D", "between PT1H and P30D"), ("PT0S", "between PT1H and P30D"),
+    ("P30DT1S", "between PT1H and P30D"), ("1 hour", "ISO-8601"), ("PT", "ISO-8601"), ("3600", "ISO-8601"),
+])
+def test_refresh_interval_out_of_bounds(param, value, fragment):
+    assert_names(refused(ANALYTICS, **{param: value}), param, value, fragment, ANALYTICS)
+
+
+def test_bulk_size_positive():
+    ok(ANALYTICS, audience_member_index_persistence_bulk_size=500)
+    assert refused(ANALYTICS, audience_member_index_persistence_bulk_size=0).rule == "must be a positive integer"
+
+
+# --- document generation: URLs and the grant type ------------------------------------------------------
+
+DOCGEN = "audience_platform.update_document_generation_configuration"
+
+
+@pytest.mark.parametrize("param", ["base_rest_url", "token_url"])
+def test_docgen_urls(param):
+    ok(DOCGEN, **{param: "https://docgen.example.com/api/v1"})
+    for bad in ("docgen.example.com", "ftp://docgen.example.com", "https://", "not a url"):
+        assert_names(refused(DOCGEN, **{param: bad}), param, bad, "valid http(s) URL", DOCGEN)
+
+
+def test_other_url_params():
+    ok("asset_library.create_import", source_url="https://example.com/media/beach.jpg")
+    assert refused("asset_library.create_import", source_url="beach.jpg").param == "source_url"
+    assert refused("audience_platform.update_warehouse_configuration", root_url="bigquery").param == "root_url"
+
+
+def test_grant_type():
+    ok(DOCGEN, grant_type="client_credentials", client_id="cdp")
+    ok(DOCGEN, grant_type="password", username="svc", password="pw-123456")
+    bad = refused(DOCGEN, grant_type="implicit")
+    assert_names(bad, "grant_type", "implicit", "must be one of client_credentials, password", DOCGEN)
+    missing = refused(DOCGEN, grant_type="password")
+    assert (missing.param, missing.rule) == ("username", "the password grant needs a username")
+
+
+def test_token_grant_type():
+    ok("translation.create_token", grant_type="password", username="u", password="p")
+    ok("translation.create_token", grant_type="refresh_token", refresh_token="r")
+    assert refused("translation.create_token", grant_type="client_credentials").param == "grant_type"
+    assert refused("translation.create_token").rule == "is required"
+
+
+# --- read timeout ----------------------------------------------------------------------------------------
+
+WAREHOUSE = "audience_platform.update_warehouse_configuration"
+
+
+def test_read_timeout():
+    ok(WAREHOUSE, read_timeout=0)
+    ok(WAREHOUSE, read_timeout=60000)
+    for bad in (-1, -60000, 1.5, "0"):
+        error = refused(WAREHOUSE, read_timeout=bad)
+        assert error.param == "read_timeout" and error.value == bad
+    assert "0 or a positive integer" in refused(WAREHOUSE, read_timeout=-1).rule
+
+
+# --- translation: targetFormat and fileFormatName ---------------------------------------------------------
+
+UPLOAD = "translation.upload_source"
+UPLOAD_BASE = {"submission_id": 1234, "file": ("a.html", b"<p/>"), "batch_name": "Batch1"}
+
+
+@pytest.mark.parametrize("fmt", ["TXML", "TXLF", "NON_PARSABLE"])
+def test_target_formats(fmt):
+    ok(UPLOAD, target_format=fmt, **UPLOAD_BASE)
+
+
+@pytest.mark.parametrize("fmt", ["XLIFF", "txml", "", "NON PARSABLE"])
+def test_unknown_target_format(fmt):
+    error = refused(UPLOAD, target_format=fmt, **UPLOAD_BASE)
+    assert_names(error, "target_format", fmt, "must be one of TXML, TXLF, NON_PARSABLE", UPLOAD)
+
+
+def test_file_format_name_blank_for_non_parsable():
+    ok(UPLOAD, target_format="NON_PARSABLE", **UPLOAD_BASE)
+    ok(UPLOAD, target_format="NON_PARSABLE", file_format_name="", **UPLOAD_BASE)
+    ok(UPLOAD, target_format="TXLF", file_format_name="HTML", **UPLOAD_BASE)
+    error = refused(UPLOAD, target_format="NON_PARSABLE", file_format_name="HTML", **UPLOAD_BASE)
+    assert_names(error, "file_format_name", "HTML", "must be blank when the target format is NON_PARSABLE", UPLOAD)
+
+
+def test_batch_target_formats_at_creation():
+    base = {"name": "Site", "project_id": 10, "source_language": "en-US"}
+    batch = {"workflowId": 22, "name": "B1", "targetLanguageInfos": [{"targetLanguage": "fr-FR"}]}
+    for fmt in ("TXML", "TXLF", "NON_PARSABLE"):
+        ok("translation.create_submission", batch_infos=[{**batch, "targetFormat": fmt}], **base)
+    error = refused("translation.create_submission", batch_infos=[{**batch, "targetFormat": "DOCX"}], **base)
+    assert error.param == "batch_infos" and "TXML, TXLF or NON_PARSABLE" in error.rule
+
+
+# --- target statuses (the seed's five plus PROCESSED and CANCELLED) ---------------------------------------
+
+TARGET_STATUSES = ["COMPLETED", "DELIVERED", "READY", "IN_PROCESS", "WAITING", "PROCESSED", "CANCELLED"]
+
+
+@pytest.mark.parametrize("status", TARGET_STATUSES)
+def test_target_status_values(status):
+    ok("translation.list_submission_targets", submission_id=1, status=status)
+    ok("translation.list_targets", status=[status])
+
+
+@pytest.mark.parametrize("status", ["DONE", "completed", "IN PROCESS", ""])
+def test_unknown_target_status(status):
+    error = refused("translation.list_submission_targets", submission_id=1, status=status)
+    assert error.param == "status" and "must be one of COMPLETED" in error.rule
+    assert refused("translation.list_targets", status=["READY", status]).param == "status"
+
+
+def test_target_status_list_as_comma_text():
+    ok("translation.list_targets", status="READY,COMPLETED")
+    assert refused("translation.list_targets", status="READY,DONE").param == "status"
+
+
+def test_submission_statuses():
+    ok("translation.list_submissions", statuses=["IN_PROCESS", "PREFLIGHT"])
+    assert refused("translation.list_submissions", statuses=["RUNNING"]).param == "statuses"
+
+
+# --- phase names ---------------------------------------------------------------------------------------------
+
+PHASE = "translation.complete_phase"
+PHASE_BASE = {"submission_id": 1, "target_ids": [98765], "transition": "Review"}
+
+
+def test_phase_names():
+    ok(PHASE, phase_name="Translation", **PHASE_BASE)
+    for bad in ("Final Review", " Translation", "Translation "):
+        error = refused(PHASE, phase_name=bad, **PHASE_BASE)
+        assert_names(error, "phase_name", bad, "must not contain spaces", PHASE)
+    assert refused(PHASE, phase_name="", **PHASE_BASE).rule == "must not be blank"
+
+
+# --- the word-count body ----------------------------------------------------------------------------------------
+
+WORDS = "translation.get_word_count"
+
+
+@pytest.mark.parametrize("one", [{}, {"target_language": "fr-FR"}, {"document_id": 5678}, {"target_id": 98765},
+                                 {"batch_name": "Batch1"}, {"target_language": None, "batch_name": "B"}])
+def test_word_count_body_empty_or_one_field(one):
+    ok(WORDS, submission_id=1, **one)
+
+
+@pytest.mark.parametrize(("two", "named"), [
+    ({"target_language": "fr-FR", "document_id": 5}, "document_id"),
+    ({"target_id": 1, "batch_name": "B"}, "batch_name"),
+    ({"document_id": 5, "target_id": 1, "batch_name": "B"}, "target_id"),
+])
+def test_word_count_body_more_than_one_field(two, named):
+    error = refused(WORDS, submission_id=1, **two)
+    assert error.param == named and error.value == two[named]
+    assert "give at most one of target_language, document_id, target_id, batch_name" in error.rule
+
+
+# --- cancel ids as arrays of numbers ----------------------------------------------------------------------------
+
+CANCEL = "translation.cancel_submission"
+
+
+def test_cancel_ids():
+    ok(CANCEL, submission_id=1)
+    ok(CANCEL, submission_id=1, target_ids=[98765, 98766], document_ids=[])
+    ok(CANCEL, submission_id=1, document_ids=(5678,))
+    for param in ("target_ids", "document_ids"):
+        for bad in (98765, "98765", ["98765"], [1.5], [True], [1, None]):
+            error = refused(CANCEL, submission_id=1, **{param: bad})
+            assert (error.param, error.value, error.rule) == (param, bad, "must be an array of numbers")
+
+
+# --- custom fields: type, immutability, select values ----------------------------------------------------------
+
+CREATE_FIELD = "asset_library.create_custom_field"
+
+
+@pytest.mark.parametrize("kind", ["single-select", "multi-select", "plain-text", "date"])
+def test_custom_field_types(kind):
+    ok(CREATE_FIELD, name="Campaign", type=kind)
+
+
+@pytest.mark.parametrize("kind", ["number", "text", "Date", "select", ""])
+def test_unknown_custom_field_type(kind):
+    error = refused(CREATE_FIELD, name="Campaign", type=kind)
+    assert_names(error, "type", kind, "must be one of single-select, multi-select, plain-text, date", CREATE_FIELD)
+
+
+def test_custom_field_type_required():
+    assert refused(CREATE_FIELD, name="Campaign").param == "type"
+
+
+@pytest.mark.parametrize("kind", ["single-select", "multi-select", "plain-text", "date"])
+def test_custom_field_type_immutable_on_update(kind):
+    action = "asset_library.update_custom_field"
+    ok(action, custom_field_id="cf", name="Renamed")
+    assert_names(refused(action, custom_field_id="cf", type=kind), "type", kind,
+                 "cannot be changed after creation", action)
+
+
+def test_select_values_only_for_select_types():
+    values = [{"name": "Spring"}, {"name": "Summer"}]
+    ok(CREATE_FIELD, name="Campaign", type="single-select", values=values)
+    ok(CREATE_FIELD, name="Campaign", type="multi-select", values=values)
+    ok(CREATE_FIELD, name="Due", type="date")
+    for kind in ("plain-text", "date"):
+        error = refused(CREATE_FIELD, name="Campaign", type=kind, values=values)
+        assert_names(error, "values", values, "only single-select and multi-select fields take values", CREATE_FIELD)
+
+
+@pytest.mark.parametrize("action", ["asset_library.set_asset_custom_field", "asset_library.set_board_custom_field"])
+def test_setting_a_custom_field_value(action):
+    ids = {"custom_field_id": "cf", ("asset_id" if "set_asset" in action else "board_id"): "x"}
+    ok(action, value="Spring launch", **ids)
+    ok(action, value=None, **ids)                               # unsets
+    ok(action, values=[{"id": "v1"}, {"id": "v2"}], **ids)
+    ok(action, values=None, **ids)
+    assert "give value" in refused(action, **ids).rule
+    assert "not both" in refused(action, value="a", values=[{"id": "v"}], **ids).rule
+    assert refused(action, values=[{"name": "v"}], **ids).rule == "must be a list of objects each with the id of a value"
+    assert refused(action, values=["v1"], **ids).param == "values"
+
+
+# --- limits -----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("action", ["asset_library.list_assets", "asset_library.list_boards", "asset_library.list_tags",
+                                    "asset_library.list_custom_fields"])
+def test_asset_library_limit(action):
+    ok(action, limit=1)
+    ok(action, limit=500)
+    for bad in (501, 1000, 0, -1):
+        assert_names(refused(action, limit=bad), "limit", bad, "between 1 and 500", action)
+
+
+@pytest.mark.parametrize("action", ["translation.list_submissions", "translation.list_claimable_submissions",
+                                    "translation.list_claimed_submissions"])
+def test_translation_page_size(action):
+    ok(action, page_size=200, page_number=0)
+    for bad in (201, 0, 1000):
+        assert_names(refused(action, page_size=bad), "page_size", bad, "between 1 and 200", action)
+    assert refused(action, page_number=-1).param == "page_number"
+
+
+def test_media_review_paging():
+    ok("media_review.list_teams", page=1, page_size=50)
+    assert refused("media_review.list_teams", page=0).param == "page"
+    assert refused("media_review.list_teams", page_size=-5).param == "page_size"
+
+
+# --- Roles' required type -----------------------------------------------------------------------------------------
+
+def test_roles_type():
+    ok("asset_library.list_roles", type="guest")
+    ok("asset_library.list_roles", type="member")
+    assert (refused("asset_library.list_roles").param, refused("asset_library.list_roles").rule) == ("type", "is required")
+    assert refused("asset_library.list_roles", type=None).rule == "must not be blank"
+    assert refused("asset_library.list_roles", type="admin").rule == "must be one of guest, member"
+
+
+# --- modes ---------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("action", "only", "params"), [
+    ("translation.list_project_glossaries", "client", {"project_id": 10}),
+    ("translation.list_project_tms", "client", {"project_id": 10}),
+    ("translation.get_root", "client", {}),
+    ("translation.list_pa_client_glossaries", "hosted", {"paclient_id": 7}),
+    ("translation.list_pa_client_tms", "hosted", {"paclient_id": 7}),
+])
+def test_mode_only_actions(action, only, params):
+    other = "hosted" if only == "client" else "client"
+    ok(action, mode=only, **params)
+    with pytest.raises(ModeError) as info:
+        ok(action, mode=other, **params)
+    assert action in str(info.value)
+    assert f"only in {only} mode" in str(info.value) and f"in {other} mode" in str(info.value)
+
+
+def test_actions_of_both_modes_pass_in_either():
+    ok("translation.get_submission", mode="client", submission_id=1)
+    ok("translation.get_submission", mode="hosted", submission_id=1)
+
+
+# --- system versions -------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("action", "params", "needed", "too_old"), [
+    ("translation.list_project_glossaries", {"project_id": 10}, "5.13", "5.12"),
+    ("translation.get_word_count", {"submission_id": 1}, "5.14", "5.13.9"),
+    ("translation.list_failed_webhooks", {}, "5.14", "5.9"),
+    ("translation.upload_collateral", {"submission_id": 1, "file": b"x"}, "5.19", "5.18"),
+    ("translation.list_targets", {}, "5.20", "5.19"),
+    ("translation.get_target_phase", {"submission_id": 1, "target_id": 2}, "5.20", "5.2"),
+    ("translation.list_document_targets", {"submission_id": 1, "document_id": 2}, "6.2", "5.20"),
+])
+def test_actions_newer_than_the_system_version(action, params, needed, too_old):
+    ok(action, system_version=needed, **params)
+    ok(action, system_version="7.0", **params)
+    ok(action, **params)                                   # no version configured: nothing to refuse
+    with pytest.raises(VersionError) as info:
+        ok(action, system_version=too_old, **params)
+    error = info.value
+    assert (error.action, error.needed, error.configured) == (action, needed, too_old)
+    assert f"needs system version {needed}" in str(error) and too_old in str(error)
+
+
+def test_versions_compare_as_numbers_not_text():
+    ok("translation.list_document_targets", system_version="6.10", submission_id=1, document_id=2)
+    with pytest.raises(VersionError):
+        ok("translation.list_targets", system_version="5.3")
+
+
+@pytest.mark.parametrize(("param", "value", "needed", "too_old"), [
+    ("status", "COMPLETED", "5.15", "5.14"),
+    ("target_language", "fr-FR", "5.20", "5.19"),
+])
+def test_params_newer_than_the_system_version(param, value, needed, too_old):
+    action = "translation.list_submission_targets"
+    ok(action, system_version=too_old, submission_id=1)    # without the param the action is fine
+    ok(action, system_version=needed, submission_id=1, **{param: value})
+    with pytest.raises(VersionError) as info:
+        ok(action, system_version=too_old, submission_id=1, **{param: value})
+    assert info.value.needed == needed and param in str(info.value)
+
+
+def test_version_tuple():
+    assert rules.version_tuple("5.20") > rules.version_tuple("5.3")
+    assert rules.version_tuple("6.2.1") > rules.version_tuple("6.2")
+    assert rules.version_tuple(None) == (0,)
+
+
+# --- audience platform: profile property ids, filters and sort ---------------------------------------------------------
+
+@pytest.mark.parametrize("action", ["audience_platform.get_profile_property", "audience_platform.delete_profile_property"])
+def test_profile_property_ids(action):
+    ok(action, property_id="loyaltyTier")
+    ok(action, property_id="a1")
+    for bad in ("loyalty_tier", "loyalty-tier", "tier 2", "ünicode"):
+        assert_names(refused(action, property_id=bad), "property_id", bad,
+                     "one or more alphanumeric characters", action)
+    assert refused(action, property_id="").rule == "must not be blank"
+
+
+@pytest.mark.parametrize("action", ["audience_platform.list_audiences", "audience_platform.list_audience_metadata"])
+@pytest.mark.parametrize("param", ["system_tags", "tags", "providers", "names"])
+def test_audience_filters(action, param):
+    for good in ("vip", "vip,!test", "!hidden", ["vip", "!test"], ""):
+        ok(action, **{param: good})
+    for bad in ("vip,,test", "!", "vip,!", ",vip"):
+        assert_names(refused(action, **{param: bad}), param, bad, "comma separated list of values", action)
+
+
+@pytest.mark.parametrize("action", ["audience_platform.list_audiences", "audience_platform.list_audience_metadata",
+                                    "audience_platform.list_notifications"])
+def test_sort(action):
+    for good in ("name", "name:asc", "name:desc", "name:asc,created:desc", ""):
+        ok(action, sort=good)
+    for bad in ("name:up", "name:ASC", "name desc", ":asc", "-name"):
+        assert_names(refused(action, sort=bad), "sort", bad, "name, name:asc or name:desc", action)
+
+
+# --- notification filters through the actions (the language itself: test_filters.py) ------------------------------------
+
+@pytest.mark.parametrize("action", ["audience_platform.list_notifications", "audience_platform.delete_notifications"])
+def test_notification_filter(action):
+    ok(action, filter='severity:ERROR AND read:false')
+    ok(action, filter='type:[import, refresh] OR NOT message:"a \\"quoted\\" word"')
+    error = refused(action, filter="severity:ERROR AND (read:false")
+    assert error.param == "filter" and "missing ')'" in error.rule and "position" in error.rule
+
+
+# --- kinds checked for every action ----------------------------------------------------------------------------------------
+
+def test_kinds():
+    assert refused("asset_library.create_upload", file_name="a", ext="jpg", size="12", mime="image/jpeg",
+                   recorded_at="2024-05-14T09:30:00Z").rule == "must be an integer"
+    assert refused("asset_library.list_assets", created_at_gte="last week").rule == "must be an ISO-8601 date-time"
+    ok("asset_library.list_assets", created_at_gte=dt.datetime(2024, 1, 1, tzinfo=dt.UTC))
+    ok("translation.list_submissions", due_date_from=1764547200000)
+    ok("translation.list_submissions", due_date_from=dt.datetime(2025, 1, 1))
+    assert refused("translation.list_submissions", due_date_from="2025-01-01").rule == \
+        "must be epoch milliseconds or a datetime"
+    assert refused("asset_library.add_board_guest", board_id="b", email="nobody", role_id="r").param == "email"
+    assert refused("translation.upload_source", submission_id=1, file=12, batch_name="B").rule == \
+        "must be bytes, a path or an open file"
+    assert refused("translation.upload_source", submission_id=1, file="/no/such/file.html",
+                   batch_name="B").rule == "is not a file"
+    assert refused("audience_platform.update_audience", audience_id="a", patch="tags=vip").rule == \
+        "must be a JSON object or array"
+    assert refused("translation.create_submission", name="S", project_id=1, source_language="english").param == \
+        "source_language"

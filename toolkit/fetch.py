@@ -1,0 +1,337 @@
+"""Resources into the workspace: walk the pages or fan out over ids, type the rows, load them atomically.
+
+A plain resource walks its list action's pages; a fan-out resource calls its action once per id,
+the ids given by the analyst (`profile_ids=...`) or read from the parent resource's latest load, with
+bounded concurrency over the client's Session (the HTTP layer keeps the service's rate budget).
+Rows are typed per page (`toolkit.frames`) and written to the workspace in batches inside one load,
+so a failure leaves nothing visible. Python's garbage collector is paused while pages are parsed: with
+millions of fresh dicts alive it would otherwise spend most of the pull scanning them.
+"""
+from __future__ import annotations
+
+import gc
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from toolkit import catalog, frames
+from toolkit.errors import ApiError, ToolkitError, TransportError, ValidationError
+from toolkit.rules import version_tuple
+from toolkit.spec import Action, Resource
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from toolkit.client import Client
+
+BATCH_ROWS = 50_000
+TARGET_CHUNK = 100            # submission ids per /targets request
+SECRET_WORDS = ("secret", "password", "credentials", "token", "apikey")
+
+
+@dataclass
+class LoadResult:
+    """What one pull did: its load id, rows, requests, the ids that failed, whether it came from cache."""
+    load_id: str
+    resource: str
+    rows: int = 0
+    requests: int = 0
+    failed_ids: list = field(default_factory=list)
+    cached: bool = False
+
+
+def progress_bar(total: int | None, description: str, unit: str):
+    """tqdm.auto: a widget in Jupyter, a line on a terminal, nothing when output is a log or CI."""
+    from tqdm.auto import tqdm
+    in_notebook = "ipykernel" in sys.modules
+    quiet = os.environ.get("TOOLKIT_PROGRESS", "").lower() in ("0", "false", "off") or os.environ.get("CI")
+    disable = True if quiet else (False if in_notebook else None)
+    return tqdm(total=total, desc=description, unit=unit, disable=disable, leave=False, dynamic_ncols=True)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+class _Batcher:
+    """Collects typed pages and writes them to the load in batches of about BATCH_ROWS rows."""
+
+    def __init__(self, load: Any) -> None:
+        self.load, self.tables, self.pending, self.rows = load, [], 0, 0
+
+    def add(self, table: pa.Table) -> None:
+        self.tables.append(table)
+        self.pending += table.num_rows
+        self.rows += table.num_rows
+        if self.pending >= BATCH_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.tables:
+            self.load.write(pa.concat_tables(self.tables, promote_options="permissive"))
+            self.tables, self.pending = [], 0
+
+
+def _rows_of(resource: Resource, action: Action, body: Any) -> list:
+    if resource.items:
+        found = body.get(resource.items) if isinstance(body, dict) else None
+        return found or []
+    if action.response == "record":
+        return [body] if isinstance(body, dict) else []
+    style = action.paging
+    return style.rows(body) if style else (body if isinstance(body, list) else [])
+
+
+def _split_filters(client: Client, resource: Resource, action: Action, filters: dict) -> tuple[list | None, dict]:
+    """The fan-out ids (or None) and the action params from what the analyst passed."""
+    ids = None
+    params = {}
+    names = {p.name for p in action.params}
+    plural = f"{resource.fan_out}s" if resource.fan_out else None
+    for name, value in filters.items():
+        if value is None:
+            continue
+        if name in (resource.parent, plural) and resource.fan_out:
+            ids = list(value.tolist() if hasattr(value, "tolist") else value)
+        elif name in names and name != resource.fan_out:
+            params[name] = value
+        elif name not in resource.filters:
+            takes = sorted({*resource.filters, *(n for n in names if n != resource.fan_out)}
+                           | ({plural} if plural else set()))
+            raise ValidationError(name, value, f"unknown filter; {resource.name} takes {', '.join(takes)}")
+        else:
+            params[name] = value
+    for param in action.params:
+        if param.required and param.name not in params and param.name != resource.fan_out \
+                and param.default is not None:
+            params[param.name] = param.default
+    return ids, params
+
+
+def _parent_ids(client: Client, service: str, parent_name: str, column: str | None = None) -> list:
+    """The ids of the parent resource, from its latest load (pulled now when there is none)."""
+    parent = catalog.resource(service, parent_name)
+    if client.workspace.fresh_load(service, client.base_url, parent.name, {}, None) is None:
+        pull(client, parent.name)
+    frame = client.workspace.read(service, parent.name)
+    return frame[column or parent.key[0]].dropna().tolist()
+
+
+def pull(client: Client, name: str, *, refresh: bool = False, max_age: float | timedelta | None = None,
+         on_error: str = "raise", workers: int | None = None, progress: bool | None = None,
+         **filters: Any) -> LoadResult:
+    """Pull one resource into the client's workspace; the load is reused when younger than max_age."""
+    if on_error not in ("raise", "skip"):
+        raise ValidationError("on_error", on_error, "must be raise or skip")
+    resource = catalog.resource(client.service.key, name)
+    ws = client.workspace
+    key = _params_key(filters)
+    if not refresh and max_age is not None:
+        cached = ws.fresh_load(resource.service, client.base_url, name, key, max_age)
+        if cached:
+            return LoadResult(cached, name, cached=True)
+    plan = _plan(client, resource, filters, workers or client.service.max_concurrency, on_error)
+    with ws.load(resource.service, client.base_url, name, key, resource.key) as load, _gc_paused():
+        batcher = _Batcher(load)
+        before = client.requests_sent
+        with progress_bar(plan.total, f"{resource.service}.{name}", plan.unit) as bar:
+            for table, step in plan.tables():
+                batcher.add(table)
+                bar.update(step)
+                bar.set_postfix(rows=batcher.rows, requests=client.requests_sent - before, refresh=False)
+        batcher.flush()
+        if batcher.rows == 0:
+            load.write(frames.empty(resource))
+        load.requests = client.requests_sent - before
+        load.failed_ids.extend(plan.failed)
+        result = LoadResult(load.load_id, name, batcher.rows, load.requests, list(plan.failed))
+    return result
+
+
+def fetch(client: Client, name: str, **options: Any) -> pd.DataFrame:
+    """Pull (or reuse) one resource and return it as a typed DataFrame."""
+    result = pull(client, name, **options)
+    frame = client.workspace.read(client.service.key, name, result.load_id)
+    return frames.conform(frame, catalog.resource(client.service.key, name))
+
+
+def _params_key(filters: dict) -> dict:
+    out = {}
+    for name, value in sorted(filters.items()):
+        if value is None:
+            continue
+        if any(word in name.replace("_", "").lower() for word in SECRET_WORDS):
+            value = "***"
+        elif hasattr(value, "tolist"):
+            value = value.tolist()
+        elif isinstance(value, set | tuple):
+            value = sorted(value)
+        out[name] = value if isinstance(value, int | float | bool | list | dict) else str(value)
+    return out
+
+
+@dataclass
+class _Plan:
+    tables: Callable[[], Iterator[tuple[pa.Table, int]]]
+    total: int | None
+    unit: str
+    failed: list = field(default_factory=list)
+
+
+def _plan(client: Client, resource: Resource, filters: dict, workers: int, on_error: str) -> _Plan:
+    special = SPECIAL.get((resource.service, resource.name))
+    if special:
+        return special(client, resource, filters, workers, on_error)
+    action = catalog.ACTIONS[resource.action]
+    ids, params = _split_filters(client, resource, action, filters)
+    if resource.fan_out:
+        if ids is None:
+            if (resource.service, resource.parent) in catalog.RESOURCES:
+                ids = _parent_ids(client, resource.service, resource.parent, resource.parent_key)
+            else:
+                raise ValidationError(resource.parent, None, f"{resource.name} needs the ids to fetch: "
+                                      f"pass {resource.parent}=[...]")
+        return _fan_out(client, resource, action, ids, params, workers, on_error)
+    if action.response == "page" or action.paging:
+        return _Plan(lambda: _walk(client, resource, action, params), None, "pages")
+    return _Plan(lambda: _single(client, resource, action, params), 1, "requests")
+
+
+def _walk(client: Client, resource: Resource, action: Action, params: dict,
+          parent: dict | None = None) -> Iterator[tuple[pa.Table, int]]:
+    for page in client.pages(action, **params):
+        yield frames.to_arrow(_rows_of(resource, action, page.body), resource, parent=parent), 1
+
+
+def _single(client: Client, resource: Resource, action: Action, params: dict) -> Iterator[tuple[pa.Table, int]]:
+    body = client.call(action, **params)
+    yield frames.to_arrow(_rows_of(resource, action, body), resource), 1
+
+
+def _member_rows(client: Client, resource: Resource, action: Action, params: dict, member: Any) -> list:
+    """Every row for one fan-out id (all its pages)."""
+    call = {**params, resource.fan_out: member}
+    if action.response == "page":
+        return [row for page in client.pages(action, **call) for row in _rows_of(resource, action, page.body)]
+    return _rows_of(resource, action, client.call(action, **call))
+
+
+def _fan_out(client: Client, resource: Resource, action: Action, ids: Sequence, params: dict, workers: int,
+             on_error: str, member_rows: Callable | None = None, tag_rows: bool = True) -> _Plan:
+    plan = _Plan(lambda: iter(()), len(ids), "ids")
+    fetch_member = member_rows or (lambda member: _member_rows(client, resource, action, params, member))
+    column = resource.fan_out if tag_rows else None
+
+    def tables() -> Iterator[tuple[pa.Table, int]]:
+        # a bounded window of futures: memory stays flat however many ids there are
+        with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="toolkit-fetch") as pool:
+            queue = iter(ids)
+            running = {}
+            for member in _take(queue, workers * 2):
+                running[pool.submit(fetch_member, member)] = member
+            while running:
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    member = running.pop(future)
+                    try:
+                        rows = future.result()
+                    except (ApiError, TransportError) as error:
+                        if on_error == "raise":
+                            for other in running:
+                                other.cancel()
+                            raise ToolkitError(f"{resource.name}: {resource.fan_out or 'chunk'}={member} failed: "
+                                               f"{error}") from error
+                        plan.failed.append(member)
+                        rows = []
+                    yield frames.to_arrow(rows, resource, parent={column: member} if column else None), 1
+                    for nxt in _take(queue, 1):
+                        running[pool.submit(fetch_member, nxt)] = nxt
+
+    plan.tables = tables
+    return plan
+
+
+def _take(iterator: Iterator, n: int) -> Iterable:
+    for _ in range(n):
+        try:
+            yield next(iterator)
+        except StopIteration:
+            return
+
+
+# --- resources that one list action cannot describe -------------------------------------------------
+
+def _targets(client: Client, resource: Resource, filters: dict, workers: int, on_error: str) -> _Plan:
+    """Targets of the given submissions (all when none): /targets in chunks of ids from 5.20, else per submission."""
+    filters = dict(filters)
+    ids = filters.pop("submission_ids", None)
+    status = filters.pop("status", None)
+    if filters:
+        name = next(iter(filters))
+        raise ValidationError(name, filters[name], "unknown filter; targets takes submission_ids, status")
+    if ids is None:
+        ids = _parent_ids(client, resource.service, "submissions")
+    ids = list(ids.tolist() if hasattr(ids, "tolist") else ids)
+    statuses = [status] if isinstance(status, str) else list(status or [])
+    modern = version_tuple(client.system_version or "99") >= (5, 20)
+    if modern:
+        action = catalog.ACTIONS["translation.list_targets"]
+        chunks = [ids[i:i + TARGET_CHUNK] for i in range(0, len(ids), TARGET_CHUNK)]
+        params = {"target_status": statuses} if statuses else {}
+
+        def chunk_rows(chunk: list) -> list:
+            return [row for page in client.pages(action, submission_ids=chunk, **params)
+                    for row in _rows_of(resource, action, page.body)]
+
+        return _fan_out(client, resource, action, chunks, {}, workers, on_error, member_rows=chunk_rows,
+                        tag_rows=False)
+    action = catalog.ACTIONS["translation.list_submission_targets"]
+    params = {"status": statuses[0]} if len(statuses) == 1 else {}
+    return _fan_out(client, resource, action, ids, params, workers, on_error, tag_rows=False,
+                    member_rows=lambda sid: [r for page in client.pages(action, submission_id=sid, **params)
+                                             for r in page.body if not statuses or r.get("status") in statuses])
+
+
+def _configurations(client: Client, resource: Resource, filters: dict, workers: int, on_error: str) -> _Plan:
+    """One row per configuration (merge, cxi, docgen, analytics, warehouse, JWKS), secrets masked."""
+    actions = [a for a in catalog.actions_of(client.service.key)
+               if a.method == "GET" and (a.name.endswith("_configuration") or a.name.endswith("_jwks_endpoints"))]
+
+    def tables() -> Iterator[tuple[pa.Table, int]]:
+        rows = []
+        for action in actions:
+            body = client.call(action)
+            settings = _mask(body)
+            name = action.name.removeprefix("get_").removesuffix("_configuration")
+            enabled = settings.get("enabled") if isinstance(settings, dict) else None
+            rows.append({"configuration": name, "enabled": enabled, "settings": settings})
+        yield frames.to_arrow(rows, resource), len(actions)
+    return _Plan(tables, len(actions), "requests")
+
+
+def _mask(body: Any) -> Any:
+    if isinstance(body, dict):
+        return {k: ("***" if v and any(w in k.lower() for w in SECRET_WORDS) else _mask(v)) for k, v in body.items()}
+    if isinstance(body, list):
+        return [_mask(v) for v in body]
+    return body
+
+
+SPECIAL: dict[tuple[str, str], Callable[..., _Plan]] = {
+    ("translation", "targets"): _targets,
+    ("audience_platform", "configurations"): _configurations,
+}

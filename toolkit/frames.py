@@ -1,0 +1,153 @@
+"""Records → typed Arrow tables and DataFrames, one Resource's columns at a time.
+
+Columns are snake_case; timestamps tz-aware UTC whether the wire sent ISO strings or epoch ms; ids
+keep their wire type; statuses are categoricals; lists stay lists; a field the Resource does not
+declare is kept in the `extra` JSON column, so nothing is dropped. An empty result keeps the declared
+columns and dtypes. Tables are built column by column from the parsed pages, never row by row.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from toolkit.spec import Column, Resource, camel
+
+TIMESTAMP = pa.timestamp("ms", tz="UTC")
+ARROW_TYPES = {"string": pa.string(), "integer": pa.int64(), "number": pa.float64(),
+               "boolean": pa.bool_(), "timestamp": TIMESTAMP, "category": pa.string(), "json": pa.string()}
+
+
+def source_of(column: Column) -> tuple[str, ...]:
+    return tuple((column.source or camel(column.name)).split("."))
+
+
+def _pick(rows: Sequence[dict], path: tuple[str, ...]) -> list:
+    if len(path) == 1:
+        key = path[0]
+        return [row.get(key) for row in rows]
+    head, rest = path[0], path[1:]
+    out = []
+    for row in rows:
+        value = row.get(head)
+        for part in rest:
+            value = value.get(part) if isinstance(value, dict) else None
+        out.append(value)
+    return out
+
+
+def _timestamps(values: list) -> pa.Array:
+    sample = next((v for v in values if v is not None), None)
+    if sample is None:
+        return pa.nulls(len(values), TIMESTAMP)
+    if isinstance(sample, int | float):
+        return pa.array([None if v is None else int(v) for v in values], pa.int64()).cast(TIMESTAMP)
+    text = pa.array([None if v is None else str(v) for v in values], pa.string())
+    # `2026-11-02T09:00:00.000Z`, with or without fractions or a Z: normalise to one format first
+    text = pc.replace_substring_regex(text, r"Z$", "+00:00")
+    try:
+        parsed = pc.strptime(pc.utf8_slice_codeunits(text, 0, 19), "%Y-%m-%dT%H:%M:%S", "ms")
+        fraction = pc.extract_regex(text, r"^.{19}\.(?P<f>\d{1,3})")
+        millis = pc.cast(pc.utf8_rpad(pc.struct_field(fraction, [0]), 3, "0"), pa.int64())
+        offset = pc.extract_regex(text, r"(?P<s>[+-])(?P<h>\d\d):(?P<m>\d\d)$")
+        sign = pc.if_else(pc.equal(pc.struct_field(offset, [0]), "-"), -1, 1)
+        minutes = pc.add(pc.multiply(pc.cast(pc.struct_field(offset, [1]), pa.int64()), 60),
+                         pc.cast(pc.struct_field(offset, [2]), pa.int64()))
+        shift = pc.multiply(pc.multiply(pc.fill_null(pc.multiply(sign, minutes), 0), 60_000), -1)
+        epoch = pc.add(pc.add(parsed.cast(pa.int64()), pc.fill_null(millis, 0)), shift)
+        return epoch.cast(TIMESTAMP)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.array(pd.to_datetime(pd.Series(values), utc=True, errors="coerce", format="mixed"), TIMESTAMP)
+
+
+def _json_text(values: list) -> pa.Array:
+    return pa.array([None if v is None else orjson.dumps(v).decode() for v in values], pa.string())
+
+
+# ids keep their wire type: integers for the translation service, UUID strings elsewhere
+ID_TYPES = {"translation": pa.int64()}
+PANDAS_TYPES = {pa.string(): pd.StringDtype("pyarrow"), pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
+
+
+def _column(column: Column, values: list, service: str) -> pa.Array:
+    dtype = column.dtype
+    if dtype == "id":
+        wanted = ID_TYPES.get(service, pa.string())
+        try:
+            return pa.array(values, wanted)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            return pa.array([None if v is None else str(v) for v in values], pa.string())
+    if dtype == "timestamp":
+        return _timestamps(values)
+    if dtype == "json":
+        return _json_text(values)
+    if dtype == "list":
+        try:
+            return pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            return _json_text(values)
+    if dtype in ("string", "category"):
+        return pa.array([v if v is None or isinstance(v, str) else
+                         orjson.dumps(v).decode() if isinstance(v, dict | list) else str(v) for v in values],
+                        pa.string())
+    try:
+        return pa.array(values, ARROW_TYPES[dtype])
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.array(values).cast(ARROW_TYPES[dtype], safe=False)
+
+
+def declared_keys(resource: Resource) -> set[str]:
+    """The wire keys at the top of a record that the Resource's columns read."""
+    return {source_of(c)[0] for c in resource.columns}
+
+
+def to_arrow(rows: Sequence[dict], resource: Resource, *, parent: dict[str, Any] | None = None) -> pa.Table:
+    """One page (or batch) of records as a typed Arrow table with the Resource's columns and `extra`.
+
+    `parent` adds constant columns, such as the profile id a fan-out request was made for.
+    """
+    parent = parent or {}
+    arrays, names = [], []
+    for column in resource.columns:
+        if column.name in parent:
+            continue
+        arrays.append(_column(column, _pick(rows, source_of(column)), resource.service))
+        names.append(column.name)
+    types = {c.name: c for c in resource.columns}
+    for name, value in parent.items():
+        column = types.get(name, Column(name, "id"))
+        arrays.append(_column(column, [value] * len(rows), resource.service))
+        names.append(name)
+    known = declared_keys(resource)
+    extra = [{k: v for k, v in row.items() if k not in known} for row in rows]
+    arrays.append(pa.array([orjson.dumps(e).decode() if e else None for e in extra], pa.string()))
+    names.append("extra")
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+def empty(resource: Resource) -> pa.Table:
+    """No rows, every declared column with its type."""
+    return to_arrow([], resource)
+
+
+def to_pandas(table: pa.Table, resource: Resource) -> pd.DataFrame:
+    """An Arrow table as the analyst's DataFrame: categoricals for statuses, tz-aware timestamps."""
+    frame = table.to_pandas(types_mapper=PANDAS_TYPES.get, split_blocks=True)
+    return conform(frame, resource)
+
+
+def conform(frame: pd.DataFrame, resource: Resource) -> pd.DataFrame:
+    """Give a frame read back from DuckDB the same dtypes as a fresh one."""
+    for column in resource.columns:
+        if column.name not in frame.columns:
+            continue
+        series = frame[column.name]
+        if column.dtype == "category" and not isinstance(series.dtype, pd.CategoricalDtype):
+            frame[column.name] = series.astype("category")
+        elif column.dtype == "timestamp" and not isinstance(series.dtype, pd.DatetimeTZDtype):
+            frame[column.name] = pd.to_datetime(series, utc=True)
+    return frame

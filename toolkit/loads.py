@@ -1,0 +1,287 @@
+"""How a load is stored: the layout of the file, the params' stable text, and `Load`, one pull written
+as one transaction.
+
+A load writes on its own cursor: batches stream in through Arrow (`INSERT ... BY NAME SELECT * FROM`
+the registered batch, never row by row), and only the commit at the end of the `with` block makes them
+visible, so a failed or interrupted pull leaves no rows behind and memory stays bounded. A batch with
+new columns adds them to the table; missing ones are NULL; a column whose values no longer fit its type
+is widened. No secret is stored: params named like one are written as "***".
+"""
+from __future__ import annotations
+
+import contextlib
+import re
+import secrets
+import threading
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import duckdb
+import orjson
+import pandas as pd
+import pyarrow as pa
+
+from toolkit.errors import WorkspaceError
+
+if TYPE_CHECKING:
+    from toolkit.workspace import Workspace
+
+FINISHED = ("complete", "stale")  # loads whose rows are data; only "complete" ones are reused as a cache
+SECRET_NAME = re.compile(r"token|passw|secret|api_?key|credential|authorization|private_?key|cookie", re.I)
+
+
+def quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def table_of(service: str, resource: str) -> str:
+    """The table with every load's rows."""
+    return f"{quote(service)}.{quote(resource + '__loads')}"
+
+
+def view_sql(service: str, resource: str) -> str:
+    """The view of the latest finished load; names stay unqualified so a copied file keeps working."""
+    latest = (f"SELECT load_id FROM _loads WHERE service = {literal(service)} AND resource = {literal(resource)} "
+              f"AND status IN {FINISHED} ORDER BY finished DESC, started DESC LIMIT 1")
+    return (f"CREATE OR REPLACE VIEW {quote(service)}.{quote(resource)} AS SELECT * EXCLUDE (_load_id) "
+            f"FROM {table_of(service, resource)} WHERE _load_id = ({latest})")
+
+
+def session(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """Settings every connection needs: no progress bar of DuckDB's own, timestamps handed out in UTC."""
+    con.execute("SET enable_progress_bar = false")
+    con.execute("SET TimeZone = 'UTC'")
+    return con
+
+
+def scrub(value: Any) -> Any:
+    """Params as JSON-ready data with every secret-looking name's value (and any `Secret`) as "***"."""
+    if isinstance(value, Mapping):
+        return {str(k): "***" if SECRET_NAME.search(str(k)) else scrub(v) for k, v in value.items()}
+    if type(value).__name__ == "Secret":
+        return "***"
+    if isinstance(value, set | frozenset):
+        return sorted((scrub(v) for v in value), key=repr)
+    if hasattr(value, "tolist") and not isinstance(value, str | bytes):  # Series, Index, ndarray, numpy scalar
+        return scrub(value.tolist())
+    if isinstance(value, list | tuple):
+        return [scrub(v) for v in value]
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def params_json(params: Mapping[str, Any] | None) -> str:
+    """The params' stable text: keys sorted at every level, secrets masked."""
+    return orjson.dumps(scrub(params or {}), option=orjson.OPT_SORT_KEYS).decode()
+
+
+def scrub_url(url: str) -> str:
+    """A base URL without a password or a secret-looking query value."""
+    parts = urlsplit(url or "")
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rsplit("@", 1)[1]
+    query = urlencode([(k, "***" if SECRET_NAME.search(k) else v) for k, v in parse_qsl(parts.query)])
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Load:
+    """One pull being written: batches go into a transaction that commits when the `with` block ends.
+
+    `requests` and `failed_ids` are counters the fetcher updates; they are saved with the load.
+    """
+
+    def __init__(self, workspace: Workspace, service: str, base_url: str, resource: str,
+                 params: Mapping[str, Any], key: tuple[str, ...]) -> None:
+        self.workspace, self.service, self.resource, self.key = workspace, service, resource, key
+        self.base_url, self.params = scrub_url(base_url), params_json(params)
+        self.load_id: str | None = None
+        self.status, self.rows, self.requests, self.batches = "new", 0, 0, 0
+        self.failed_ids: list = []
+        self._table = table_of(service, resource)
+        self._columns: dict[str, str] | None = None  # the table's columns as this transaction sees them
+        self._categories: dict[str, list[str]] = {}
+        self._ddl = False
+        self._cursor: duckdb.DuckDBPyConnection | None = None
+        self._write_lock = threading.Lock()  # fan-out threads may share one load
+
+    def __enter__(self) -> Load:
+        ws = self.workspace
+        self._held = ws._resource_lock(self.service, self.resource)
+        self._held.acquire()  # loads of one resource follow each other: their DDL would conflict
+        try:
+            started = _now()
+            self.load_id = f"{started:%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+            with ws._lock:
+                ws._con.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(self.service)}")
+                ws._con.execute("INSERT INTO _loads (load_id, service, base_url, resource, params, started, "
+                                "\"rows\", requests, status, failed_ids, \"key\") "
+                                "VALUES (?, ?, ?, ?, ?, ?, 0, 0, 'running', [], ?)",
+                                [self.load_id, self.service, self.base_url, self.resource, self.params,
+                                 started, list(self.key)])
+                self._cursor = session(ws._con.cursor())
+            self._cursor.execute("BEGIN TRANSACTION")
+            described = self._cursor.execute(
+                "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = current_database() "
+                "AND schema_name = ? AND table_name = ?", [self.service, self.resource + "__loads"]).fetchall()
+            self._columns = dict(described) if described else None
+            self.status = "running"
+        except BaseException:
+            self._held.release()
+            raise
+        return self
+
+    def write(self, batch: pa.Table | pa.RecordBatch | pd.DataFrame) -> None:
+        """Append a batch: new columns are added to the table, missing ones are NULL."""
+        if self.status != "running":
+            raise WorkspaceError(f"load {self.load_id} is {self.status}: write inside its `with` block")
+        table = _arrow(batch)
+        if "_load_id" in table.column_names:
+            raise ValueError("a batch may not have a `_load_id` column: the workspace sets it")
+        table = self._decode_dictionaries(table)
+        with self._write_lock:
+            cursor = self._cursor
+            cursor.register("_toolkit_batch", table)
+            try:
+                incoming = {name: kind.strip('"') for name, kind in cursor.execute(
+                    "SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM _toolkit_batch)").fetchall()}
+                if self._columns is None:
+                    self._create(incoming)
+                else:
+                    self._evolve(incoming)
+                cursor.execute(f"INSERT INTO {self._table} BY NAME SELECT *, ? AS _load_id FROM _toolkit_batch",
+                               [self.load_id])
+            finally:
+                cursor.unregister("_toolkit_batch")
+            self.rows += table.num_rows
+            self.batches += 1
+
+    def _create(self, incoming: dict[str, str]) -> None:
+        # an all-null column has no type yet: VARCHAR until a later batch brings values (see _evolve)
+        columns = ", ".join(f"{quote(n)} {'VARCHAR' if t == 'NULL' else t}" for n, t in incoming.items())
+        self._cursor.execute(f"CREATE TABLE {self._table} ({columns}{', ' if columns else ''}_load_id VARCHAR)")
+        self._columns = {n: "VARCHAR" if t == "NULL" else t for n, t in incoming.items()}
+        self._columns["_load_id"] = "VARCHAR"
+        self._ddl = True
+
+    def _evolve(self, incoming: dict[str, str]) -> None:
+        """Union by name: add new columns; widen a column whose type the batch does not fit."""
+        for name, kind in incoming.items():
+            have = self._columns.get(name)
+            if have is None:
+                kind = "VARCHAR" if kind == "NULL" else kind
+                self._cursor.execute(f"ALTER TABLE {self._table} ADD COLUMN {quote(name)} {kind}")
+            elif kind in ("NULL", have):
+                continue
+            else:
+                kind = self._wider(name, have, kind)
+                if kind == have:
+                    continue
+                self._cursor.execute(f"ALTER TABLE {self._table} ALTER COLUMN {quote(name)} TYPE {kind}")
+            self._columns[name] = kind
+            self._ddl = True
+
+    def _wider(self, name: str, have: str, kind: str) -> str:
+        """The type both the stored values and the batch's fit, found without an error (an error would
+        abort the load's transaction): the batch's when nothing is stored yet, else DuckDB's union of
+        the two if every value casts to it, else VARCHAR."""
+        column, cursor = quote(name), self._cursor
+        if cursor.execute(f"SELECT count({column}) FROM {self._table}").fetchone()[0] == 0:
+            return kind
+        try:  # on the shared connection, outside the transaction: this one may fail harmlessly
+            with self.workspace._lock:
+                union = self.workspace._con.execute(
+                    f"SELECT typeof(x) FROM (SELECT NULL::{have} AS x UNION ALL SELECT NULL::{kind})").fetchone()[0]
+        except duckdb.Error:
+            return "VARCHAR"
+        lost = (f"SELECT count(*) FROM {{}} WHERE {column} IS NOT NULL AND TRY_CAST({column} AS {union}) IS NULL")
+        if cursor.execute(lost.format(self._table)).fetchone()[0] or \
+                cursor.execute(lost.format("_toolkit_batch")).fetchone()[0]:
+            return "VARCHAR"
+        return union
+
+    def _decode_dictionaries(self, table: pa.Table) -> pa.Table:
+        """Categoricals are stored as their values (an ENUM would refuse the next load's new status);
+        their categories are kept in `_categories` so reads give categoricals back."""
+        for i, field in enumerate(table.schema):
+            if pa.types.is_dictionary(field.type):
+                column = table.column(i)
+                if pa.types.is_string(field.type.value_type) or pa.types.is_large_string(field.type.value_type):
+                    known = self._categories.setdefault(field.name, [])
+                    for chunk in column.chunks:
+                        known.extend(v for v in chunk.dictionary.to_pylist() if v not in known)
+                table = table.set_column(i, field.name, column.cast(field.type.value_type))
+        return table
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: object) -> None:
+        try:
+            if kind is None:
+                try:
+                    self._commit()
+                except BaseException as failure:
+                    self._fail(failure)
+                    raise
+            else:
+                self._fail(error)
+        finally:
+            self._cursor.close()
+            self._held.release()
+
+    def _commit(self) -> None:
+        cursor = self._cursor
+        for name, values in self._categories.items():
+            stored = cursor.execute("SELECT categories FROM _categories WHERE service = ? AND resource = ? "
+                                    "AND column_name = ?", [self.service, self.resource, name]).fetchone()
+            merged = list(stored[0]) if stored else []
+            merged += [v for v in values if v not in merged]
+            cursor.execute("DELETE FROM _categories WHERE service = ? AND resource = ? AND column_name = ?",
+                           [self.service, self.resource, name])
+            cursor.execute("INSERT INTO _categories VALUES (?, ?, ?, ?)", [self.service, self.resource, name, merged])
+        if self._ddl:  # a view's columns are fixed when it is created: recreate it after the table changed
+            cursor.execute(view_sql(self.service, self.resource))
+        cursor.execute("UPDATE _loads SET status = 'complete', finished = ?, \"rows\" = ?, requests = ?, "
+                       "failed_ids = ? WHERE load_id = ?",
+                       [_now(), self.rows, self.requests, [str(i) for i in self.failed_ids], self.load_id])
+        cursor.execute("COMMIT")
+        self.status = "complete"
+
+    def _fail(self, error: BaseException | None) -> None:
+        with contextlib.suppress(duckdb.Error):  # a failed statement may have rolled it back already
+            self._cursor.execute("ROLLBACK")
+        text = f"{type(error).__name__}: {error}".rstrip(": ")
+        text += f" (after {self.rows} rows in {self.batches} batches, rolled back)"
+        ws = self.workspace
+        with ws._lock:
+            ws._con.execute("UPDATE _loads SET status = 'failed', finished = ?, \"rows\" = 0, requests = ?, "
+                            "error = ?, failed_ids = ? WHERE load_id = ?",
+                            [_now(), self.requests, text, [str(i) for i in self.failed_ids], self.load_id])
+        self.status, self.rows = "failed", 0
+
+    def __repr__(self) -> str:
+        return (f"<toolkit.Load {self.load_id} {self.service}.{self.resource}: {self.status}, "
+                f"{self.rows} rows, {self.requests} requests>")
+
+
+def _arrow(batch: pa.Table | pa.RecordBatch | pd.DataFrame) -> pa.Table:
+    if isinstance(batch, pa.Table):
+        return batch
+    if isinstance(batch, pa.RecordBatch):
+        return pa.Table.from_batches([batch])
+    if isinstance(batch, pd.DataFrame):
+        return pa.Table.from_pandas(batch, preserve_index=False)
+    raise TypeError(f"a batch is a pyarrow Table or RecordBatch or a pandas DataFrame, not {type(batch).__name__}")

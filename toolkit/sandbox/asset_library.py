@@ -1,0 +1,330 @@
+"""The asset library emulator: assets and versions, nested boards, guests, custom fields, tags,
+imports and uploads of one workspace, as the public API v1 answers them.
+
+Wire: camelCase records, UUID v4 ids, ISO-8601 timestamps with milliseconds; cursor pages
+`{data, pagination: {hasMore, cursor}, total}` with `limit` ≤ 500 (400 above) and opaque cursors
+(filters are repeated on every page); 201 on creates, 204 without a body on PATCH, PUT, DELETE and
+association calls; errors `{"message": ...}`: 400 for bad input (unknown body properties included,
+so a snake_case name is caught), 404 for an unknown id in the path, the body or a filter, 409 for a
+guest already on the board; 401 without `x-api-key` and `x-air-workspace-id`.
+
+Behaviour where the documents are silent (decisions):
+- `GET /assets` lists live assets oldest first. `tag` (repeated: all must match) takes tag ids or
+  names and matches any version of the asset; `customField` (repeated: all must match) reads
+  `<fieldId>` (any value set) or `<fieldId>:<value>` (a value id or name for select fields, the text
+  for plain-text, the day for date fields); `search` is a case-insensitive substring of the cover
+  version's file name, title and description; `includeNestedAssets=true` widens `parentBoardId` to
+  every descendant board.
+- Deleting a board deletes its whole subtree of boards with their guests; assets whose live boards
+  all lie in that board or its direct children are deleted; the others only leave the deleted boards.
+- A custom field value is `{value}` for plain-text and date (dates are stored as midnight UTC) and
+  `{values: [{id}]}` for select fields (one at most for single-select); null or `[]` unsets it.
+- Tag names need not be unique; tags given by name to an import or upload are created when missing;
+  custom fields an import or upload names but the workspace lacks are ignored.
+- Imports and uploads: see toolkit/sandbox/asset_library_transfers.py (source URL patterns, sizes).
+
+Scale: about 300 × scale**1.17 assets (300 at 1, a million at 1000) computed from their index
+(toolkit/sandbox/asset_library_seed.py), 40 × √scale boards in a tree of depth 3, 25 × √scale tags.
+
+    box.credentials("asset_library")  # {"base_url": ..., "api_key": ..., "workspace_id": ...}
+"""
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+from datetime import UTC, datetime
+from typing import Any
+
+from toolkit.catalog import asset_library as catalog
+from toolkit.sandbox.asset_library_boards import BoardHandlers
+from toolkit.sandbox.asset_library_fields import SELECT_TYPES, FieldHandlers
+from toolkit.sandbox.asset_library_seed import (
+    DAY,
+    FIELDS,
+    GUEST_ROLES,
+    MEMBER_ROLES,
+    NOW,
+    T0,
+    TAG_NAMES,
+    BaseAssets,
+    iso_ms,
+)
+from toolkit.sandbox.asset_library_space import AssetFilter, AssetSpace
+from toolkit.sandbox.asset_library_transfers import Transfers
+from toolkit.sandbox.clock import epoch_ms
+from toolkit.sandbox.emulator import Emulator
+from toolkit.sandbox.pages import answer_list
+from toolkit.sandbox.wire import Reject, Request, Response
+
+GROWTH = math.log(1_000_000 / 300) / math.log(1000)       # 300 assets at scale 1, a million at 1000
+
+
+class AssetLibrary(BoardHandlers, FieldHandlers, Emulator):
+    """One workspace of the asset library (see the module docstring)."""
+
+    catalog = catalog
+    collections = {"asset_library.delete_tag": "tags"}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        rng, scale = self.rng, self.scale
+        key = rng.getrandbits(64)                    # drawn first, so that scale never moves it
+        tags = self.store["tags"]
+        names = list(TAG_NAMES) + [f"{rng.choice(('shoot', 'client', 'project'))}-{n:03d}"
+                                   for n in range(max(0, round(25 * math.sqrt(scale)) - len(TAG_NAMES)))]
+        tags.extend([{"id": rng.uuid(), "name": name} for name in names])
+        fields = self.store["customfields"]
+        for name, description, kind, values in FIELDS:
+            at = iso_ms(T0 + rng.randrange(90) * DAY)
+            fields.add({"id": rng.uuid(), "name": name, "description": description, "type": kind,
+                        "values": [{"id": rng.uuid(), "name": v} for v in values] if values else None,
+                        "createdAt": at, "updatedAt": at})
+        roles = self.store["roles"]
+        for rows, kind in ((GUEST_ROLES, "guest"), (MEMBER_ROLES, "member")):
+            roles.extend([{"id": rng.uuid(), "name": n, "description": d, "billable": b, "type": kind}
+                          for n, d, b in rows])
+        self.board_fields: dict[str, dict[str, dict[str, Any]]] = {}
+        self.seed_boards(max(8, round(40 * math.sqrt(scale))))
+        self.seed_guests()
+        count = max(20, round(300 * scale ** GROWTH)) if scale >= 1 else max(20, round(300 * scale))
+        self.space = AssetSpace(BaseAssets(key, count, [b["id"] for b in self.store["boards"]],
+                                           [t["id"] for t in tags],
+                                           [(f["id"], f["type"], [v["id"] for v in f["values"] or ()])
+                                            for f in fields]), self.store)
+        self.seed_field_values()
+        self.transfers = Transfers(self)
+        picks = [(self.space.base.asset_id(i), self.space.base.version_id(i, 0)) for i in range(3)]
+        self.transfers.seed(picks, [b["id"] for b in self.store["boards"]], NOW)
+        self._examples = self.seed_examples()
+        a = "asset_library."
+        self.handlers.update({
+            a + "list_assets": self.list_assets, a + "get_asset": self.get_asset,
+            a + "list_asset_boards": self.list_asset_boards, a + "set_asset_custom_field": self.set_asset_field,
+            a + "list_asset_versions": self.list_versions, a + "get_asset_version": self.get_version,
+            a + "update_asset_version": self.update_version, a + "download_asset_version": self.download,
+            a + "add_asset_version_tag": self.add_version_tag,
+            a + "remove_asset_version_tag": self.remove_version_tag, a + "delete_asset": self.delete_asset,
+            a + "create_import": self.transfers.create_import, a + "get_import_status": self.transfers.import_status,
+            a + "create_upload": self.transfers.create_upload, a + "create_upload_part": self.transfers.upload_part,
+            a + "complete_upload": self.transfers.complete,
+        })
+        self.handlers.update(self.board_handlers())
+        self.handlers.update(self.field_handlers())
+
+    # --- shared checks ----------------------------------------------------------------------------
+
+    def now_ms(self) -> int:
+        return int(epoch_ms(self.clock.now()) or 0)
+
+    def body(self, request: Request, allowed: set[str]) -> dict[str, Any]:
+        """The JSON object body; a property the action does not take is a 400 (catches snake_case)."""
+        body = request.json()
+        if not isinstance(body, dict):
+            raise Reject(400, "the body must be a JSON object")
+        unknown = sorted(set(body) - allowed)
+        if unknown:
+            raise Reject(400, f"unknown propert{'y' if len(unknown) == 1 else 'ies'}: {', '.join(unknown)}")
+        return body
+
+    @staticmethod
+    def text(body: dict[str, Any], name: str, required: bool = False) -> str | None:
+        value = body.get(name)
+        if value is not None and not isinstance(value, str):
+            raise Reject(400, f"{name} must be a string")
+        if required and not (value or "").strip():
+            raise Reject(400, f"{name} is required")
+        return value
+
+    @staticmethod
+    def instant(value: Any, name: str) -> int:
+        """An ISO-8601 date or datetime as epoch ms (UTC when no offset is given); 400 otherwise."""
+        try:
+            moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        except ValueError:
+            raise Reject(400, f"{name} must be an ISO-8601 date-time, not {value!r}") from None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return int(epoch_ms(moment) or 0)
+
+    @staticmethod
+    def flag(request: Request, name: str) -> bool:
+        value = (request.arg(name) or "false").lower()
+        if value not in ("true", "false"):
+            raise Reject(400, f"{name} must be true or false, not {value!r}")
+        return value == "true"
+
+    # --- assets ----------------------------------------------------------------------------------
+
+    def asset_filter(self, request: Request) -> AssetFilter:
+        boards = None
+        parent = request.arg("parentBoardId")
+        if parent:
+            self.board(parent)
+            boards = frozenset([parent, *(self.descendants(parent) if self.flag(request, "includeNestedAssets")
+                                          else ())])
+        tags = self.store["tags"].all()
+        wanted = tuple(frozenset(t["id"] for t in tags if t["id"] == v or t["name"].lower() == v.lower())
+                       for v in request.args("tag") if v.strip())
+        fields = []
+        for item in request.args("customField"):
+            field_id, has_value, raw = item.partition(":")
+            field = self.field(field_id.strip())
+            want: Any = None
+            if has_value and field["type"] in SELECT_TYPES:
+                want = frozenset(v["id"] for v in field["values"] or () if raw in (v["id"], v["name"])
+                                 or v["name"].lower() == raw.lower())
+            elif has_value:
+                want = self.field_setting(field, {"value": raw})["value"].lower()  # type: ignore[index]
+            fields.append((field["id"], want))
+        search = (request.arg("search") or "").strip().lower() or None
+        gte, lte = request.arg("createdAt[gte]"), request.arg("createdAt[lte]")
+        return AssetFilter(boards, wanted, tuple(fields), search,
+                           self.instant(gte, "createdAt[gte]") if gte else None,
+                           self.instant(lte, "createdAt[lte]") if lte else None)
+
+    def list_assets(self, request: Request) -> Response:
+        flt = self.asset_filter(request)
+        indexes = self.space.live() if flt == AssetFilter() else self.space.select(flt)
+        return answer_list(request, request.action or self.catalog_action("asset_library.list_assets"),
+                           self.space.rows(indexes))
+
+    def get_asset(self, request: Request) -> dict[str, Any]:
+        return self.space.render(self.space.state(self.space.require(request.params["asset_id"])))
+
+    def list_asset_boards(self, request: Request) -> Response:
+        state = self.space.state(self.space.require(request.params["asset_id"]))
+        include = self.flag(request, "includeCustomFields")
+        boards = self.store["boards"]
+        rows = [self.render_board(boards.get(b), include) for b in state["boards"] if b in boards]
+        return answer_list(request, request.action or self.catalog_action("asset_library.list_asset_boards"), rows)
+
+    def set_asset_field(self, request: Request) -> Response:
+        i = self.space.require(request.params["asset_id"])
+        field = self.field(request.params["custom_field_id"])
+        setting = self.field_setting(field, self.body(request, {"value", "values"}))
+        fields = self.space.own(i)["fields"]
+        if setting is None:
+            fields.pop(field["id"], None)
+        else:
+            fields[field["id"]] = setting
+        return Response(204)
+
+    def list_versions(self, request: Request) -> dict[str, Any]:
+        state = self.space.state(self.space.require(request.params["asset_id"]))
+        data = [self.space.render_version(v) for v in state["versions"]]
+        return {"data": data, "total": len(data)}
+
+    def get_version(self, request: Request) -> dict[str, Any]:
+        i = self.space.require(request.params["asset_id"])
+        return self.space.render_version(self.space.version(i, request.params["version_id"]))
+
+    def update_version(self, request: Request) -> Response:
+        i = self.space.require(request.params["asset_id"])
+        self.space.version(i, request.params["version_id"])          # 404 before the body's 400
+        body = self.body(request, {"title", "description"})
+        if "title" in body:
+            self.text(body, "title", required=True)
+        self.text(body, "description")
+        version = self.space.version(i, request.params["version_id"], owned=True)
+        version.update(body)
+        version["updatedAt"] = self.now_ms()
+        return Response(204)
+
+    def download(self, request: Request) -> dict[str, Any]:
+        i = self.space.require(request.params["asset_id"])
+        return {"url": self.transfers.download_url(request, self.space.version(i, request.params["version_id"]))}
+
+    def add_version_tag(self, request: Request) -> Response:
+        i = self.space.require(request.params["asset_id"])
+        self.space.version(i, request.params["version_id"])
+        tag_id = self.text(self.body(request, {"id"}), "id", required=True)
+        if tag_id not in self.store["tags"]:
+            raise Reject(404, f"tag {tag_id} not found")
+        version = self.space.version(i, request.params["version_id"], owned=True)
+        if tag_id not in version["tags"]:
+            version["tags"].append(tag_id)
+        return Response(204)
+
+    def remove_version_tag(self, request: Request) -> Response:
+        i = self.space.require(request.params["asset_id"])
+        version_id, tag_id = request.params["version_id"], request.params["tag_id"]
+        if tag_id not in self.space.version(i, version_id)["tags"] or tag_id not in self.store["tags"]:
+            raise Reject(404, f"tag {tag_id} is not on version {version_id}")
+        self.space.version(i, version_id, owned=True)["tags"].remove(tag_id)
+        return Response(204)
+
+    def delete_asset(self, request: Request) -> Response:
+        self.space.delete(self.space.require(request.params["asset_id"]))
+        return Response(204)
+
+    # --- seed --------------------------------------------------------------------------------------
+
+    def seed_field_values(self) -> None:
+        """Custom field values on about a third of the boards."""
+        fields = self.space.base.fields
+        for board in self.store["boards"]:
+            if self.rng.random() < 0.35:
+                field_id, kind, values = self.rng.choice(fields)
+                if kind in SELECT_TYPES:
+                    picked = {"values": self.rng.sample(values, 1 if kind == "single-select" else 2)}
+                elif kind == "date":
+                    picked = {"value": iso_ms(NOW // DAY * DAY + self.rng.randrange(-200, 60) * DAY)}
+                else:
+                    picked = {"value": self.rng.choice(("Ana López", "Studio Nord", "In-house team"))}
+                self.board_fields.setdefault(board["id"], {})[field_id] = picked
+
+    def seed_examples(self) -> dict[str, Any]:
+        """Ids for every path param of the catalog, on records shaped so each example call succeeds."""
+        boards = self.store["boards"].all()
+        board = next(b for b in boards if b["parentBoardId"] and self.board(b["parentBoardId"])["parentBoardId"]
+                     is None)
+        parent = board["parentBoardId"]
+        guests = self.store["guests"]
+        guest = next((g for g in guests if g["boardId"] == board["id"]), None)
+        roles = self.store["roles"].where(type="guest")
+        if guest is None:
+            guest = guests.add({"id": self.rng.uuid(), "email": "tom.becker@brightagency.com",
+                                "roleId": roles[0]["id"], "boardId": board["id"]})
+        tags = self.store["tags"].all()
+        hero = tags[0]
+        space = self.space
+        mid_2024 = epoch_ms(datetime(2024, 6, 1, tzinfo=UTC))
+        i = min(bisect_left(range(space.base.count), mid_2024, key=space.created_of), space.base.count - 1)
+        state = space.own(i)
+        state["boards"] = [board["id"], parent]
+        cover = state["versions"][-1]
+        cover.update(fileName="beach-golden-hour-0412", title="Beach golden hour")
+        if hero["id"] not in cover["tags"]:
+            cover["tags"].insert(0, hero["id"])
+        fields = {f["name"]: f for f in self.store["customfields"]}
+        campaign, photographer = fields["Campaign"], fields["Photographer"]
+        state["fields"][campaign["id"]] = {"values": [campaign["values"][0]["id"]]}
+        imports = {}
+        for record in self.transfers.imports.values():
+            imports.setdefault(record["status"], record["id"])
+        upload_id, upload = next(iter(self.transfers.uploads.items()))
+        return {
+            "asset_id": state["id"], "asset_ids": [state["id"]], "version_id": cover["id"],
+            "board_id": board["id"], "parent_board_id": parent, "tag_id": hero["id"], "tag": [hero["name"]],
+            "custom_field_id": campaign["id"], "value_id": campaign["values"][0]["id"],
+            "guest_id": guest["id"], "role_id": roles[1]["id"], "role_type": "guest",
+            "import_id": imports["pending"], "import_ids": list(imports.values()),
+            "multi_part_upload_id": upload_id, "key": upload["key"], "part_number": 1,
+            "parts": [{"etag": p["etag"], "partNumber": n} for n, p in upload["parts"].items()],
+            # a set-value example carries a string, which a select field refuses: those calls take a text field
+            "overrides": {"asset_library.set_asset_custom_field": {"custom_field_id": photographer["id"]},
+                          "asset_library.set_board_custom_field": {"custom_field_id": photographer["id"]}},
+        }
+
+    def examples(self) -> dict[str, Any]:
+        return {k: (dict(v) if isinstance(v, dict) else list(v) if isinstance(v, list) else v)
+                for k, v in self._examples.items()}
+
+    def secrets(self) -> list[str]:
+        return [*super().secrets(), self.transfers.signing_key]
+
+    def on_advance(self, now: datetime) -> None:
+        self.transfers.catch_up(int(epoch_ms(now) or 0))
+
+
+EMULATOR = AssetLibrary

@@ -1,0 +1,261 @@
+"""The asset library's boards and their guests: nesting, the delete cascade, board custom fields.
+
+A mixin of AssetLibrary (toolkit/sandbox/asset_library.py), which holds the store and the assets.
+Boards are kept as their wire records (without `customFields`, which come from `board_fields` when
+rendered); the tree is read from `parentBoardId`, so moving a board moves its subtree.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from toolkit.sandbox.asset_library_seed import (
+    BOARD_TREE,
+    DAY,
+    GUEST_DOMAINS,
+    GUEST_NAMES,
+    LEAVES,
+    T0,
+    T_END,
+    iso_ms,
+)
+from toolkit.sandbox.asset_library_space import AssetFilter, render_fields
+from toolkit.sandbox.pages import answer_list
+from toolkit.sandbox.wire import Reject, Request, Response
+
+if TYPE_CHECKING:
+    from toolkit.sandbox.asset_library import AssetLibrary as _Base
+else:
+    _Base = object
+
+EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+BOARD_FIELDS = {"title", "description", "parentBoardId"}
+
+
+class BoardHandlers(_Base):
+    """Boards, board assets, board custom fields and guests."""
+
+    def board_handlers(self) -> dict[str, Callable[[Request], Any]]:
+        a = "asset_library."
+        return {
+            a + "list_boards": self.list_boards, a + "create_board": self.create_board,
+            a + "get_board": self.get_board, a + "update_board": self.update_board,
+            a + "delete_board": self.delete_board, a + "add_board_assets": self.add_board_assets,
+            a + "remove_board_asset": self.remove_board_asset, a + "set_board_custom_field": self.set_board_field,
+            a + "list_board_guests": self.list_guests, a + "add_board_guest": self.add_guest,
+            a + "update_board_guest": self.update_guest, a + "remove_board_guest": self.remove_guest,
+        }
+
+    # --- the tree ----------------------------------------------------------------------------------
+
+    def board(self, board_id: str) -> dict[str, Any]:
+        found = self.store["boards"].get(board_id)
+        if found is None:
+            raise Reject(404, f"board {board_id} not found")
+        return found
+
+    def children(self, board_id: str) -> list[str]:
+        return [b["id"] for b in self.store["boards"] if b["parentBoardId"] == board_id]
+
+    def descendants(self, board_id: str) -> list[str]:
+        kids: dict[str | None, list[str]] = {}
+        for b in self.store["boards"]:
+            kids.setdefault(b["parentBoardId"], []).append(b["id"])
+        found, todo = [], list(kids.get(board_id, ()))
+        while todo:
+            current = todo.pop(0)
+            found.append(current)
+            todo.extend(kids.get(current, ()))
+        return found
+
+    def render_board(self, board: dict[str, Any], custom_fields: bool = True) -> dict[str, Any]:
+        if not custom_fields:
+            return dict(board)
+        return {**board, "customFields": render_fields(self.store, self.board_fields.get(board["id"], {}))}
+
+    # --- boards ------------------------------------------------------------------------------------
+
+    def list_boards(self, request: Request) -> Response:
+        rows = self.store["boards"].all()
+        parent = request.arg("parentBoardId")
+        if parent:
+            self.board(parent)
+            rows = [b for b in rows if b["parentBoardId"] == parent]
+        name = (request.arg("name") or "").strip().lower()
+        if name:
+            rows = [b for b in rows if name in b["title"].lower()]
+        return answer_list(request, request.action or self.catalog_action("asset_library.list_boards"),
+                           [self.render_board(b) for b in rows])
+
+    def create_board(self, request: Request) -> Response:
+        body = self.body(request, BOARD_FIELDS)
+        title = self.text(body, "title", required=True)
+        parent = self.text(body, "parentBoardId")
+        if parent is not None:
+            self.board(parent)
+        now = iso_ms(self.now_ms())
+        board = self.store["boards"].add({"id": self.new_id("boards"), "parentBoardId": parent, "title": title,
+                                          "description": self.text(body, "description"),
+                                          "createdAt": now, "updatedAt": now})
+        return Response(201, self.render_board(board))
+
+    def get_board(self, request: Request) -> dict[str, Any]:
+        return self.render_board(self.board(request.params["board_id"]))
+
+    def update_board(self, request: Request) -> Response:
+        board = self.board(request.params["board_id"])
+        body = self.body(request, BOARD_FIELDS)
+        if "title" in body:
+            self.text(body, "title", required=True)
+        self.text(body, "description")
+        parent = self.text(body, "parentBoardId")
+        if parent is not None:
+            self.board(parent)
+            if parent == board["id"] or parent in self.descendants(board["id"]):
+                raise Reject(400, "a board cannot be moved into itself or one of its descendants")
+        board.update(body)
+        board["updatedAt"] = iso_ms(self.now_ms())
+        return Response(204)
+
+    def delete_board(self, request: Request) -> Response:
+        board = self.board(request.params["board_id"])
+        subtree = {board["id"], *self.descendants(board["id"])}
+        direct = frozenset({board["id"], *self.children(board["id"])})
+        space = self.space
+        doomed = []
+        for i in space.select(AssetFilter(boards=direct)):
+            live = {b for b in space.boards_of(i) if b in self.store["boards"]}
+            if live <= direct:
+                doomed.append(i)
+        for i in doomed:
+            space.delete(i)
+        for state in list(space.changed.values()):       # the survivors leave the deleted boards
+            if not subtree.isdisjoint(state["boards"]):
+                state["boards"] = [b for b in state["boards"] if b not in subtree]
+        boards, guests = self.store["boards"], self.store["guests"]
+        for board_id in subtree:
+            boards.remove(board_id)
+            self.board_fields.pop(board_id, None)
+        for guest in [g for g in guests if g["boardId"] in subtree]:
+            guests.remove(guest["id"])
+        space.generation += 1
+        return Response(204)
+
+    def add_board_assets(self, request: Request) -> Response:
+        board = self.board(request.params["board_id"])
+        ids = self.body(request, {"assetIds"}).get("assetIds")
+        if not isinstance(ids, list) or not ids or not all(isinstance(a, str) and a for a in ids):
+            raise Reject(400, "assetIds must be a non-empty list of asset ids")
+        indexes = [self.space.require(a) for a in ids]       # all or nothing
+        for i in indexes:
+            if board["id"] not in self.space.boards_of(i):
+                self.space.own(i)["boards"].append(board["id"])
+        return Response(204)
+
+    def remove_board_asset(self, request: Request) -> Response:
+        board = self.board(request.params["board_id"])
+        i = self.space.require(request.params["asset_id"])
+        if board["id"] not in self.space.boards_of(i):
+            raise Reject(404, f"asset {request.params['asset_id']} is not in board {board['id']}")
+        self.space.own(i)["boards"].remove(board["id"])
+        return Response(204)
+
+    def set_board_field(self, request: Request) -> Response:
+        board = self.board(request.params["board_id"])
+        field = self.field(request.params["custom_field_id"])
+        setting = self.field_setting(field, self.body(request, {"value", "values"}))
+        fields = self.board_fields.setdefault(board["id"], {})
+        if setting is None:
+            fields.pop(field["id"], None)
+        else:
+            fields[field["id"]] = setting
+        return Response(204)
+
+    # --- guests ------------------------------------------------------------------------------------
+
+    def guest_role(self, body: dict[str, Any]) -> str:
+        role_id = self.text(body, "roleId", required=True)
+        role = self.store["roles"].get(role_id)
+        if role is None:
+            raise Reject(404, f"role {role_id} not found")
+        if role["type"] != "guest":
+            raise Reject(400, f"role {role['name']} is a {role['type']} role; a guest needs a guest role")
+        return str(role_id)
+
+    def guest(self, request: Request) -> dict[str, Any]:
+        board = self.board(request.params["board_id"])
+        found = self.store["guests"].get(request.params["guest_id"])
+        if found is None or found["boardId"] != board["id"]:
+            raise Reject(404, f"guest {request.params['guest_id']} not found on board {board['id']}")
+        return found
+
+    def list_guests(self, request: Request) -> dict[str, Any]:
+        board = self.board(request.params["board_id"])
+        rows = self.store["guests"].where(boardId=board["id"])
+        email = (request.arg("email") or "").strip().lower()
+        if email:
+            rows = [g for g in rows if g["email"].lower() == email]
+        return {"data": rows}
+
+    def add_guest(self, request: Request) -> Response:
+        board = self.board(request.params["board_id"])
+        body = self.body(request, {"email", "roleId"})
+        email = (self.text(body, "email", required=True) or "").strip()
+        if not EMAIL.match(email):
+            raise Reject(400, f"email {email!r} is not an email address")
+        role_id = self.guest_role(body)
+        if any(g["email"].lower() == email.lower() for g in self.store["guests"].where(boardId=board["id"])):
+            raise Reject(409, f"{email} is already a guest of board {board['id']}")
+        guest = self.store["guests"].add({"id": self.new_id("guests"), "email": email, "roleId": role_id,
+                                          "boardId": board["id"]})
+        return Response(201, guest)
+
+    def update_guest(self, request: Request) -> Response:
+        guest = self.guest(request)
+        guest["roleId"] = self.guest_role(self.body(request, {"roleId"}))
+        return Response(204)
+
+    def remove_guest(self, request: Request) -> Response:
+        self.store["guests"].remove(self.guest(request)["id"])
+        return Response(204)
+
+    # --- seed --------------------------------------------------------------------------------------
+
+    def seed_boards(self, target: int) -> None:
+        """A tree of depth 3: sections, their boards, and a few leaf boards under those."""
+        rng, boards, round_ = self.rng, self.store["boards"], 0
+
+        born: dict[str | None, int] = {None: T0}
+
+        def add(title: str, parent: str | None) -> str:
+            # a board is made after its parent, and edited for a while after that
+            created = born[parent] + rng.randrange(max(1, (T_END - born[parent]) // DAY // 3)) * DAY + rng.randrange(DAY)
+            updated = min(created + rng.randrange(120) * DAY, T_END)
+            description = rng.choice((None, f"Everything for {title.lower()}", f"{title}: shared with partners",
+                                      f"Curated {title.lower()} assets"))
+            board = boards.add({"id": rng.uuid(), "parentBoardId": parent, "title": title,
+                                "description": description, "createdAt": iso_ms(created),
+                                "updatedAt": iso_ms(updated)})
+            born[board["id"]] = created
+            return board["id"]
+
+        while len(boards) < target:
+            for section, kids in BOARD_TREE:
+                if len(boards) >= target:
+                    break
+                top = add(section if not round_ else f"{section} {round_ + 1}", None)
+                for kid in rng.sample(kids, rng.randint(2, len(kids))):
+                    child = add(kid, top)
+                    if rng.random() < 0.25:
+                        for leaf in rng.sample(LEAVES, rng.randint(1, 2)):
+                            add(leaf, child)
+            round_ += 1
+
+    def seed_guests(self) -> None:
+        guests, roles = self.store["guests"], self.store["roles"].where(type="guest")
+        for board in self.store["boards"]:
+            if self.rng.random() < 0.35:
+                for name in self.rng.sample(GUEST_NAMES, self.rng.randint(1, 3)):
+                    guests.add({"id": self.rng.uuid(), "email": f"{name}@{self.rng.choice(GUEST_DOMAINS)}",
+                                "roleId": self.rng.weighted(roles, (5, 3, 2, 1))["id"], "boardId": board["id"]})

@@ -1,0 +1,262 @@
+"""Audiences, memberships and the audience import of the audience platform emulator (a mixin of it).
+
+Lists filter by tags, systemTags, providers and names (comma lists; any listed value includes,
+`!value` excludes, empty disables) and sort (`name`, `name:desc`, several keys). v1's `/audiences`
+answers metadata, v2's answers audiences with `profileCount`, `condition` and `lastUpdated`.
+
+The import validates its package in the request (400 with the problems on a bad one: both an
+`enclosed` package and the file a `url` package points at, which must be one the sandbox serves
+under `/files/audiences/` or a known example URL), answers 202, and applies the import on the next
+advance of the virtual clock, when a notification reports it. An import replaces the audience's
+members; unknown profile ids are skipped and counted in the notification.
+"""
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+
+from toolkit.sandbox.audience_platform_filter import list_filter, sort_records
+from toolkit.sandbox.clock import iso
+from toolkit.sandbox.pages import answer_list
+from toolkit.sandbox.wire import Reject, Request, Response
+
+METADATA = ("id", "name", "description", "scope", "tags", "systemTags", "provider", "enabled", "hidden",
+            "readOnly")
+FILES_PATH = "/files/audiences/"
+MANAGED = ("analytics", "warehouse")       # providers whose audiences an import cannot replace
+
+
+def _strings(value: Any, name: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise Reject(400, f"{name} must be a list of non-blank strings")
+    return list(dict.fromkeys(value))
+
+
+class AudienceHandlers:
+    """Audience lists, reads, tag patches, memberships and imports."""
+
+    # --- answers ----------------------------------------------------------------------------
+
+    def audience_wire(self, record: dict[str, Any]) -> dict[str, Any]:
+        return {**record, "profileCount": self.members.count(record["id"])}
+
+    @staticmethod
+    def metadata_wire(record: dict[str, Any]) -> dict[str, Any]:
+        return {k: record.get(k) for k in METADATA}
+
+    def require_audience(self, audience_id: str) -> dict[str, Any]:
+        if not audience_id.strip():
+            raise Reject(400, "audienceId must not be blank")
+        return self.store["audiences"].require(audience_id, "audience")
+
+    def _filtered(self, request: Request) -> list[dict[str, Any]]:
+        records = self.store["audiences"].all()
+        records = list_filter(records, request.arg("systemTags"), lambda r: r.get("systemTags") or (),
+                              "systemTags")
+        records = list_filter(records, request.arg("tags"), lambda r: r.get("tags") or (), "tags")
+        records = list_filter(records, request.arg("providers"), lambda r: (r.get("provider"),), "providers")
+        records = list_filter(records, request.arg("names"), lambda r: (r.get("name"),), "names")
+        if request.arg("sort") and any(k.strip().split(":")[0] == "profileCount"
+                                       for k in request.arg("sort").split(",")):
+            records = [self.audience_wire(r) for r in records]
+        return sort_records(records, request.arg("sort"))
+
+    def list_audiences(self, request: Request) -> Response:
+        records = [self.audience_wire(r) for r in self._filtered(request)]
+        return answer_list(request, request.action, records)
+
+    def list_audience_metadata(self, request: Request) -> Response:
+        records = [self.metadata_wire(r) for r in self._filtered(request)]
+        return answer_list(request, request.action, records)
+
+    def get_audience(self, request: Request) -> dict[str, Any]:
+        return self.audience_wire(self.require_audience(request.params["audience_id"]))
+
+    def get_profile_audiences(self, request: Request) -> list[dict[str, Any]]:
+        record = self.require_profile(request.params["profile_id"])
+        audiences = self.store["audiences"]
+        return [self.metadata_wire(audiences.records[a]) for a in self.members.of(record["itemId"])
+                if a in audiences.records]
+
+    def get_audience_membership(self, request: Request) -> bool:
+        audience = self.require_audience(request.params["audience_id"])
+        profile_id = request.params["profile_id"]
+        if not profile_id.strip():
+            raise Reject(400, "profileId must not be blank")
+        return self.profile(profile_id) is not None and self.members.has(audience["id"], profile_id)
+
+    # --- tag patches ------------------------------------------------------------------------
+
+    def update_audience(self, request: Request) -> dict[str, Any]:
+        audience = self.require_audience(request.params["audience_id"])
+        kind = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
+        body = request.json()
+        if kind == "application/json-patch+json":
+            if not isinstance(body, list):
+                raise Reject(400, "a JSON Patch is an array of operations")
+            tags = self._json_patch(list(audience.get("tags") or []), body)
+        elif kind in ("application/merge-patch+json", "application/json"):
+            if not isinstance(body, dict):
+                raise Reject(400, "a JSON Merge Patch is an object (send a JSON Patch array as "
+                                  "application/json-patch+json)")
+            unknown = sorted(set(body) - {"tags"})
+            if unknown:
+                raise Reject(400, f"only tags can be patched, not {', '.join(unknown)}")
+            tags = [] if body.get("tags") is None else body["tags"]
+        else:
+            raise Reject(415, f"unsupported content type {kind}; use application/merge-patch+json or "
+                              "application/json-patch+json")
+        audience["tags"] = _strings(tags, "tags")
+        audience["lastUpdated"] = iso(self.clock.now())
+        return self.audience_wire(audience)
+
+    @staticmethod
+    def _json_patch(tags: list[Any], operations: list[Any]) -> list[Any]:
+        """RFC 6902 add, remove, replace and test on /tags, /tags/N and /tags/-."""
+        for number, operation in enumerate(operations):
+            if not isinstance(operation, dict) or "op" not in operation or "path" not in operation:
+                raise Reject(400, f"operation {number} needs op and path")
+            op, path = operation["op"], operation["path"]
+            if op in ("add", "replace", "test") and "value" not in operation:
+                raise Reject(400, f"operation {number} ({op}) needs a value")
+            value = operation.get("value")
+            if path == "/tags":
+                if op == "remove":
+                    tags = []
+                elif op in ("add", "replace"):
+                    tags = list(value) if isinstance(value, list) else _strings(value, "tags")
+                elif op == "test":
+                    if tags != value:
+                        raise Reject(409, f"test failed: tags are {tags}")
+                else:
+                    raise Reject(400, f"unsupported operation {op!r}; use add, remove, replace or test")
+                continue
+            head, _, index_text = path.rpartition("/")
+            if head != "/tags" or not (index_text == "-" or index_text.isdigit()):
+                raise Reject(400, f"only /tags can be patched, not {path}")
+            if index_text == "-":
+                if op != "add":
+                    raise Reject(400, f"{path} only takes add")
+                tags.append(value)
+                continue
+            index = int(index_text)
+            if op == "add":
+                if index > len(tags):
+                    raise Reject(400, f"{path} is beyond the end of tags")
+                tags.insert(index, value)
+            elif index >= len(tags):
+                raise Reject(400, f"{path} does not exist")
+            elif op == "remove":
+                del tags[index]
+            elif op == "replace":
+                tags[index] = value
+            elif op == "test":
+                if tags[index] != value:
+                    raise Reject(409, f"test failed: {path} is {tags[index]!r}")
+            else:
+                raise Reject(400, f"unsupported operation {op!r}; use add, remove, replace or test")
+        return tags
+
+    # --- import -----------------------------------------------------------------------------
+
+    def serve_file(self, request: Request) -> Response:
+        content = self.files.get(request.params["name"])
+        if content is None:
+            return Response(404, {"message": f"no file {request.params['name']}"})
+        return Response(200, content, content_type="application/json")
+
+    def _read_url(self, url: Any) -> bytes:
+        if not isinstance(url, str) or not url.strip():
+            raise Reject(400, "url must not be blank")
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise Reject(400, f"url must be a valid http(s) URL, not {url!r}")
+        if url in self.remote_files:
+            return self.remote_files[url]
+        own = f"/{self.service.key}{self.service.base_path}{FILES_PATH}"
+        if parts.hostname in ("127.0.0.1", "localhost") and parts.path.startswith(own):
+            content = self.files.get(parts.path[len(own):])
+            if content is not None:
+                return content
+        raise Reject(400, f"cannot read the package at {url}: 404 Not Found")
+
+    def _enclosed(self, package: Any) -> tuple[dict[str, Any], list[str]]:
+        """The audience and member ids of an enclosed package, or Reject(400) with every problem."""
+        if not isinstance(package, dict):
+            raise Reject(400, "the package must be a JSON object")
+        problems = []
+        if package.get("type", "enclosed") != "enclosed":
+            problems.append("type: must be enclosed")
+        audience = package.get("audience")
+        if not isinstance(audience, dict):
+            problems.append("audience: must be an object")
+            audience = {}
+        for field in ("id", "name"):
+            if not isinstance(audience.get(field), str) or not audience[field].strip():
+                problems.append(f"audience.{field}: must not be blank")
+        for field in ("tags",):
+            value = audience.get(field, [])
+            if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+                problems.append(f"audience.{field}: must be a list of non-blank strings")
+        unknown = sorted(set(audience) - {"id", "name", "description", "tags", "scope"})
+        if unknown:
+            problems.append(f"audience: unknown fields {', '.join(unknown)}")
+        members = package.get("members")
+        if not isinstance(members, list) or not all(isinstance(m, str) and m.strip() for m in members):
+            problems.append("members: must be a list of profile ids")
+            members = []
+        existing = self.store["audiences"].get(audience.get("id")) if isinstance(audience.get("id"), str) else None
+        if existing is not None and existing.get("provider") in MANAGED:
+            raise Reject(409, f"audience {audience['id']} is managed by the {existing['provider']} "
+                              "integration and cannot be imported")
+        if problems:
+            raise Reject(400, "invalid audience import package", errors=problems)
+        return audience, list(dict.fromkeys(members))
+
+    def import_audience(self, request: Request) -> Response:
+        package = request.json()
+        if not isinstance(package, dict) or package.get("type") not in ("enclosed", "url"):
+            raise Reject(400, "invalid audience import package", errors=["type: must be enclosed or url"])
+        source = "enclosed"
+        if package["type"] == "url":
+            source = package.get("url")
+            content = self._read_url(source)
+            try:
+                package = orjson.loads(content)
+            except orjson.JSONDecodeError as error:
+                raise Reject(400, "invalid audience import package",
+                             errors=[f"{source}: not JSON ({error})"]) from None
+        audience, members = self._enclosed(package)
+        self.jobs.append({"audience": audience, "members": members, "source": source,
+                          "requested": iso(self.clock.now())})
+        return Response(202)
+
+    def run_imports(self) -> None:
+        """Apply the scheduled imports (on a clock advance)."""
+        audiences = self.store["audiences"]
+        jobs, self.jobs = self.jobs, []
+        for job in jobs:
+            spec = job["audience"]
+            record = audiences.get(spec["id"])
+            if record is None:
+                record = audiences.add({"id": spec["id"], "name": spec["name"], "description": "",
+                                        "scope": "crm", "tags": [], "systemTags": ["imported"],
+                                        "provider": "import", "enabled": True, "hidden": False,
+                                        "readOnly": False, "condition": None, "lastUpdated": None})
+                self.audience_order[spec["id"]] = len(self.audience_order)
+            record.update({k: spec[k] for k in ("name", "description", "tags", "scope") if k in spec})
+            record["condition"] = {"type": "importedMembersCondition",
+                                   "parameterValues": {"source": job["source"], "requested": job["requested"]}}
+            record["lastUpdated"] = iso(self.clock.now())
+            known = {m for m in job["members"] if self.profile(m) is not None}
+            self.members.replace(spec["id"], known)
+            skipped = len(job["members"]) - len(known)
+            if skipped:
+                self.notify("audienceImport", "WARNING",
+                            f"Audience {spec['id']} imported with {skipped} unknown profiles skipped",
+                            {"audienceId": spec["id"], "members": len(known), "skipped": skipped})
+            else:
+                self.notify("audienceImport", "INFO", f"Audience {spec['id']} imported: {len(known)} members",
+                            {"audienceId": spec["id"], "members": len(known), "skipped": 0})

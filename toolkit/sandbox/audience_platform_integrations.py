@@ -1,0 +1,312 @@
+"""Integration configurations, analytics audiences, warehouse query definitions and document generation.
+
+Every configuration is read with GET and changed with a JSON Merge Patch checked field by field on
+the server (unknown fields, types, URLs, PT1H..P30D durations, readTimeout >= 0, the password grant's
+username): a bad patch changes nothing. Secrets read back as "***"; a patch that sends "***" back
+keeps the stored secret, as a form round trip would.
+
+Analytics audiences per account and web property: `active` ones are tracked as platform audiences
+of provider `analytics` (same id); `refreshDefinition` and `refreshMemberships` need an active one.
+"""
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+
+from toolkit.sandbox.audience_platform_profiles import FORMATS
+from toolkit.sandbox.audience_platform_seed import Population, key64, mix64
+from toolkit.sandbox.clock import iso
+from toolkit.sandbox.pages import answer_list
+from toolkit.sandbox.store import merge_patch
+from toolkit.sandbox.wire import Reject, Request, Response
+
+MASK = "***"
+GRANTS = ("client_credentials", "password")
+# configuration → field → kind; secret fields read back masked
+CONFIG_FIELDS: dict[str, dict[str, str]] = {
+    "merge": {"enabled": "bool"},
+    "cxi": {"enabled": "bool", "credentialsJson": "secret_json", "sslEnabled": "bool"},
+    "docgen": {"baseRestUrl": "url", "tokenUrl": "url", "grantType": "grant", "clientId": "str",
+               "clientSecret": "secret", "username": "str", "password": "secret", "communicationMap": "map",
+               "enabled": "bool", "scope": "str"},
+    "analytics": {"analyticsScopes": "strings", "audienceDefinitionRefreshInterval": "duration",
+                  "audienceMembershipRefreshInterval": "duration",
+                  "audienceMemberIndexPersistenceBulkSize": "positive", "enabled": "bool",
+                  "googleCredentialsJson": "secret_json", "profileDimensionName": "str",
+                  "profileDimensionIds": "map"},
+    "warehouse": {"queryResultsMaximumPageSize": "positive", "readTimeout": "non_negative",
+                  "bigQueryScopes": "strings", "enabled": "bool", "googleCredentialsJson": "secret_json",
+                  "rootUrl": "url"},
+}
+CONFIG_ACTIONS = {"profile_merge": "merge", "experience_insights": "cxi", "document_generation": "docgen",
+                  "analytics": "analytics", "warehouse": "warehouse"}
+_DURATION = re.compile(r"P(?!$)(?:(\d+)D)?(?:T(?=\d)(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?")
+
+AUDIENCE_QUERY = {"id": "str", "active": "bool", "name": "str", "description": "str", "projectId": "str",
+                  "datasetName": "str", "tableName": "str", "audienceId": "str", "audienceName": "str",
+                  "audienceDescription": "str", "audienceTags": "strings", "lastMembershipRefresh": "datetime"}
+PROFILE_QUERY = {"id": "str", "active": "bool", "name": "str", "description": "str", "projectId": "str",
+                 "datasetName": "str", "tableName": "str", "profileIdColumn": "str",
+                 "lastMembershipRefresh": "datetime"}
+AUDIENCE_QUERY_PATCH = ("active", "name", "description", "audienceName", "audienceDescription", "audienceTags")
+PROFILE_QUERY_PATCH = ("active", "name", "description", "profileIdColumn")
+REQUIRED_QUERY = ("projectId", "datasetName", "tableName")
+
+
+def parse_duration(text: str) -> timedelta | None:
+    found = _DURATION.fullmatch(text.strip()) if isinstance(text, str) else None
+    if found is None:
+        return None
+    days, hours, minutes, seconds = (float(g) if g else 0.0 for g in found.groups())
+    return timedelta(days=days, hours=hours, minutes=minutes, seconds=seconds)
+
+
+def valid_url(value: Any) -> bool:
+    parts = urlsplit(value) if isinstance(value, str) else None
+    return parts is not None and parts.scheme in ("http", "https") and bool(parts.hostname)
+
+
+def check_field(name: str, kind: str, value: Any) -> str | None:
+    """The problem with one field's value, or None (null is always fine: it clears the field)."""
+    if value is None:
+        return None
+    if kind == "bool" and not isinstance(value, bool):
+        return f"{name} must be true or false"
+    if kind in ("str", "secret", "secret_json") and not isinstance(value, str):
+        return f"{name} must be a string"
+    if kind == "secret_json" and value != MASK:
+        try:
+            parsed = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return f"{name} must be the contents of a service account key file (JSON)"
+        if not isinstance(parsed, dict):
+            return f"{name} must be the contents of a service account key file (JSON)"
+    if kind == "url" and not valid_url(value):
+        return f"{name} must be a valid URL"
+    if kind == "grant" and value not in GRANTS:
+        return f"{name} must be one of {', '.join(GRANTS)}"
+    if kind == "strings" and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
+        return f"{name} must be a list of strings"
+    if kind == "map" and (not isinstance(value, dict)
+                          or not all(isinstance(v, str | None) for v in value.values())):
+        return f"{name} must be an object of strings"
+    if kind in ("positive", "non_negative"):
+        if not isinstance(value, int) or isinstance(value, bool):
+            return f"{name} must be an integer"
+        if value < (1 if kind == "positive" else 0):
+            return f"{name} must be {'positive' if kind == 'positive' else '0 or more'}"
+    if kind == "duration":
+        span = parse_duration(value)
+        if span is None:
+            return f"{name} must be an ISO-8601 duration such as PT1H or P7D"
+        if not timedelta(hours=1) <= span <= timedelta(days=30):
+            return f"{name} must be between PT1H and P30D"
+    if kind == "datetime" and (not isinstance(value, str) or not FORMATS.conforms(value, "date-time")):
+        return f"{name} must be an ISO-8601 date-time"
+    return None
+
+
+def checked(body: Any, fields: dict[str, str], allowed: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """The body if every field is known (and allowed) and well-typed, else Reject(400) with all problems."""
+    if not isinstance(body, dict):
+        raise Reject(400, "the body must be a JSON object")
+    problems = []
+    for name, value in body.items():
+        if name not in fields:
+            problems.append(f"{name}: unknown field")
+        elif allowed is not None and name not in allowed:
+            problems.append(f"{name}: cannot be changed")
+        else:
+            problem = check_field(name, fields[name], value)
+            if problem:
+                problems.append(problem)
+    if problems:
+        raise Reject(400, "invalid request: " + "; ".join(problems), errors=problems)
+    return body
+
+
+class IntegrationHandlers:
+    """Configurations, analytics audiences, warehouse definitions, communications and JWKS."""
+
+    # --- configurations ---------------------------------------------------------------------
+
+    def config_wire(self, name: str) -> dict[str, Any]:
+        config = self.configs[name]
+        shown = {}
+        for field, kind in CONFIG_FIELDS[name].items():
+            value = config.get(field)
+            shown[field] = (MASK if value else None) if kind.startswith("secret") else value
+        return shown
+
+    def get_config(self, name: str):
+        return lambda request: self.config_wire(name)
+
+    def patch_config(self, name: str):
+        def handler(request: Request) -> dict[str, Any]:
+            fields = CONFIG_FIELDS[name]
+            patch = checked(request.json(), fields)
+            patch = {k: v for k, v in patch.items() if not (fields[k].startswith("secret") and v == MASK)}
+            merged = merge_patch(self.configs[name], patch)
+            if name == "docgen" and merged.get("grantType") == "password" and not merged.get("username"):
+                raise Reject(400, "the password grant needs a username", errors=["username: required"])
+            self.configs[name] = merged
+            return self.config_wire(name)
+        return handler
+
+    def update_jwks_configuration(self, request: Request) -> dict[str, Any]:
+        body = checked(request.json(), {"enabled": "bool", "endpoints": "strings"})
+        bad = [url for url in body.get("endpoints") or () if not valid_url(url)]
+        if bad:
+            raise Reject(400, f"endpoints must be valid URLs, not {bad[0]!r}")
+        if body.get("enabled") is not None:
+            self.jwks["enabled"] = body["enabled"]
+        known = {e["url"] for e in self.jwks["endpoints"]}
+        for url in body.get("endpoints") or ():
+            if url not in known:
+                self.jwks["endpoints"].append({"url": url, "added": iso(self.clock.now())})
+                known.add(url)
+        return {"enabled": self.jwks["enabled"], "endpoints": [e["url"] for e in self.jwks["endpoints"]]}
+
+    def list_jwks_endpoints(self, request: Request) -> list[dict[str, Any]]:
+        return [dict(e) for e in self.jwks["endpoints"]]
+
+    # --- analytics audiences ----------------------------------------------------------------
+
+    def _web_property(self, request: Request) -> list[dict[str, Any]]:
+        account, prop = request.params["account_id"], request.params["property_id"]
+        if not account.strip() or not prop.strip():
+            raise Reject(400, "accountId and propertyId must not be blank")
+        if not self.configs["analytics"].get("enabled"):
+            raise Reject(409, "the analytics integration is disabled")
+        found = self.analytics.get((account, prop))
+        if found is None:
+            raise Reject(404, f"web property {prop} not found in analytics account {account}")
+        return found
+
+    def _analytics_audience(self, request: Request) -> dict[str, Any]:
+        audience_id = request.params["audience_id"]
+        for record in self._web_property(request):
+            if record["audienceId"] == audience_id:
+                return record
+        raise Reject(404, f"analytics audience {audience_id} not found")
+
+    def list_analytics_audiences(self, request: Request) -> Response:
+        return answer_list(request, request.action, self._web_property(request))
+
+    def get_analytics_audience(self, request: Request) -> dict[str, Any]:
+        return self._analytics_audience(request)
+
+    def _flag(self, request: Request, name: str) -> bool:
+        value = (request.arg(name) or "false").lower()
+        if value not in ("true", "false"):
+            raise Reject(400, f"{name} must be true or false, not {value!r}")
+        return value == "true"
+
+    def update_analytics_audience(self, request: Request) -> dict[str, Any]:
+        record = self._analytics_audience(request)
+        body = checked(request.json() or {}, {"active": "bool"})
+        refresh_definition = self._flag(request, "refreshDefinition")
+        refresh_members = self._flag(request, "refreshMemberships")
+        active = record["active"] if body.get("active") is None else body["active"]
+        if (refresh_definition or refresh_members) and not active:
+            raise Reject(400, "only an active analytics audience can be refreshed")
+        record["active"] = active
+        audiences = self.store["audiences"]
+        tracked = audiences.get(record["audienceId"])
+        if active and tracked is None:
+            tracked = audiences.add({
+                "id": record["audienceId"], "name": record["name"], "description": record["description"],
+                "scope": "web", "tags": [], "systemTags": ["analytics"], "provider": "analytics",
+                "enabled": True, "hidden": False, "readOnly": True,
+                "condition": {"type": "analyticsAudienceCondition", "parameterValues": {
+                    "accountId": record["accountId"], "propertyId": record["propertyId"],
+                    "audienceId": record["audienceId"]}},
+                "lastUpdated": iso(self.clock.now())})
+            self.audience_order[tracked["id"]] = len(self.audience_order)
+            self.members.replace(tracked["id"], set())
+        if tracked is not None:
+            tracked["enabled"] = active
+        now = iso(self.clock.now())
+        if refresh_definition:
+            record["lastDefinitionRefresh"] = now
+            if record["audienceId"] in self.stale_definitions:       # the definition changed remotely
+                self.stale_definitions.discard(record["audienceId"])
+                record["definitionVersion"] += 1
+                refresh_members = True
+        if refresh_members:
+            if record["audienceId"] in self.members.explicit:      # seeded ones keep their members
+                self.members.replace(record["audienceId"], self._sample(record["audienceId"], share=0.12))
+            count = self.members.count(record["audienceId"])
+            record["lastMembershipRefresh"] = now
+            record["memberCount"] = count
+            tracked["lastUpdated"] = now
+            self.notify("analyticsSync", "INFO",
+                        f"Analytics audience {record['audienceId']} synchronised ({count} members)",
+                        {"audienceId": record["audienceId"], "accountId": record["accountId"]})
+        return record
+
+    def _sample(self, audience_id: str, share: float) -> set[str]:
+        """The profiles an analytics audience reports: a seeded share of the first 5000 profiles."""
+        population: Population = self.population
+        key = key64(self.seed, "analytics", audience_id)
+        limit = min(population.count, 5000)
+        picked = (population.id(i) for i in range(limit) if mix64(key ^ i) / 2**64 < share)
+        return {p for p in picked if self.profile(p) is not None}
+
+    # --- warehouse query definitions --------------------------------------------------------
+
+    def _create_query(self, collection: str, fields: dict[str, str]):
+        def handler(request: Request) -> dict[str, Any]:
+            body = checked(request.json(), fields)
+            blank = [f for f in REQUIRED_QUERY if not isinstance(body.get(f), str) or not body[f].strip()]
+            if blank:
+                raise Reject(400, f"{', '.join(blank)} must not be blank",
+                             errors=[f"{f}: must not be blank" for f in blank])
+            target = self.store[collection]
+            record = {f: None for f in fields} | {"active": False} | body
+            if record.get("id") in (None, ""):
+                record["id"] = self.new_id(collection)
+            elif record["id"] in target:
+                raise Reject(409, f"query definition {record['id']} already exists")
+            if "audienceTags" in fields:
+                record["audienceTags"] = list(record.get("audienceTags") or [])
+            return target.add(record)
+        return handler
+
+    def _patch_query(self, collection: str, fields: dict[str, str], allowed: tuple[str, ...]):
+        def handler(request: Request) -> dict[str, Any]:
+            definition_id = request.params["definition_id"]
+            if not definition_id.strip():
+                raise Reject(400, "definitionId must not be blank")
+            record = self.store[collection].require(definition_id, "query definition")
+            patch = checked(request.json(), fields, allowed)
+            for name, value in patch.items():
+                record[name] = ([] if name == "audienceTags" else None) if value is None else value
+            return record
+        return handler
+
+    # --- document generation ----------------------------------------------------------------
+
+    def start_communication(self, request: Request) -> dict[str, Any]:
+        body = checked(request.json(), {"communicationId": "str", "profileId": "str"})
+        blank = [f for f in ("communicationId", "profileId") if not (body.get(f) or "").strip()]
+        if blank:
+            raise Reject(400, f"{', '.join(blank)} must not be blank",
+                         errors=[f"{f}: must not be blank" for f in blank])
+        config = self.configs["docgen"]
+        if not config.get("enabled"):
+            raise Reject(409, "the document generation integration is disabled")
+        self.require_profile(body["profileId"])
+        alias = body["communicationId"]
+        resolved = (config.get("communicationMap") or {}).get(alias, alias)
+        answer = {"requestId": self.ids.uuid(), "communicationId": resolved,
+                  "alias": alias if resolved != alias else None, "profileId": body["profileId"],
+                  "status": "INITIATED", "created": iso(self.clock.now())}
+        self.notify("docgen", "INFO", f"Communication {resolved} started for profile {body['profileId']}",
+                    {"communicationId": resolved, "profileId": body["profileId"]})
+        return answer
+

@@ -1,0 +1,267 @@
+"""The one HTTP server of a sandbox: every emulated service under `/<service><base path>` on 127.0.0.1.
+
+The stdlib ThreadingHTTPServer speaking HTTP/1.1 with keep-alive: a thread per connection, so
+concurrent clients really overlap (the asset library's limit of 10 at once can be hit), and each
+answer goes out in a single write. Measured by benchmarks/sandbox_throughput.py.
+
+One request: service from the first segment → route from the catalog → by_action count → the
+service's own rate limit → injected fault → 404/405 → 401 → handler (under the emulator's lock) →
+latency → answer.
+"""
+from __future__ import annotations
+
+import socket
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Mapping
+from http import HTTPStatus
+from http.server import ThreadingHTTPServer
+from socketserver import StreamRequestHandler
+from typing import Any
+from urllib.parse import parse_qs
+
+import orjson
+
+from toolkit.sandbox.emulator import Emulator
+from toolkit.sandbox.faults import FaultPlan
+from toolkit.sandbox.routing import Router
+from toolkit.sandbox.traffic import Limit, Traffic
+from toolkit.sandbox.wire import Headers, Reject, Request, Response
+
+# the limits the real services enforce (reference/services.md); only the asset library documents one
+LIMITS: Mapping[str, Limit] = {"asset_library": Limit(per_second=15, concurrent=10)}
+
+DROP = object()   # the answer that is no answer: the connection closes
+_PHRASES = {s.value: s.phrase for s in HTTPStatus}
+
+
+def encode(response: Response, close: bool = False) -> bytes:
+    """Status line, headers and body as one buffer, written with one call."""
+    body = response.body
+    content_type = response.content_type
+    if body is None:
+        payload = b""
+    elif isinstance(body, bytes | bytearray):
+        payload = bytes(body)
+        content_type = content_type or "application/octet-stream"
+    elif isinstance(body, str) and content_type:
+        payload = body.encode()
+    else:
+        payload = orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
+        content_type = content_type or "application/json"
+    lines = [f"HTTP/1.1 {response.status} {_PHRASES.get(response.status, 'Unknown')}"]
+    if content_type:
+        lines.append(f"Content-Type: {content_type}")
+    if response.status != 204 and response.status >= 200:   # RFC 9110: 204 carries no Content-Length
+        lines.append(f"Content-Length: {len(payload)}")
+    lines.extend(f"{k}: {v}" for k, v in response.headers.items())
+    if close:
+        lines.append("Connection: close")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload
+
+
+class App:
+    """Routes requests to emulators and applies limits, faults and latency."""
+
+    def __init__(self, emulators: Mapping[str, Emulator], faults: FaultPlan, latency_ms: float = 0,
+                 enforce_limits: bool = True) -> None:
+        self.emulators = dict(emulators)
+        self.routers = {key: Router(e.service, e.actions, e.extra_routes) for key, e in emulators.items()}
+        self.faults = faults
+        self.latency = latency_ms / 1000
+        self.limits = dict(LIMITS) if enforce_limits else {}
+        self.traffic = Traffic()
+
+    def dispatch(self, method: str, target: str, headers: Headers, body: bytes, host: str) -> Any:
+        """The encoded answer for one request, or DROP."""
+        path, _, query = target.partition("?")
+        _, _, rest = path.partition("/")
+        key, slash, tail = rest.partition("/")
+        emulator = self.emulators.get(key)
+        if emulator is None:
+            self.traffic.arrive("-")
+            try:
+                known = ", ".join(f"/{k}{e.service.base_path}" for k, e in self.emulators.items())
+                return Response(404, {"message": f"no service at {path!r}; served: {known}"})
+            finally:
+                self.traffic.leave("-")
+        self.traffic.arrive(key)
+        try:
+            return self._serve(emulator, method, slash + tail, query, headers, body, host)
+        finally:
+            self.traffic.leave(key)
+
+    def _serve(self, emulator: Emulator, method: str, path: str, query: str, headers: Headers,
+               body: bytes, host: str) -> Any:
+        key = emulator.service.key
+        route, params, allowed = self.routers[key].match(method, path)
+        self.traffic.routed(route.name if route else f"{key}:unrouted")
+        response = self._limit(emulator, route.action.id if route and route.action else None)
+        if response is DROP:
+            return DROP
+        if response is None:
+            if route is None:
+                response = (emulator.error(405, f"{method} is not allowed on {path}")
+                            if allowed else emulator.error(404, f"no route for {method} {path}"))
+                if allowed:
+                    response.headers["Allow"] = ", ".join(sorted(set(allowed)))
+            else:
+                root = f"http://{host}/{key}"
+                request = Request(method, path, parse_qs(query, keep_blank_values=True), headers, body, key,
+                                  root, root + emulator.service.base_path, params, route.action,
+                                  route.version)
+                response = self._answer(emulator, route, request)
+        if self.latency:
+            time.sleep(self.latency)
+        return response
+
+    def _limit(self, emulator: Emulator, action_id: str | None) -> Any:
+        """The service's own 429, an injected fault's answer, DROP, or None to go on."""
+        key = emulator.service.key
+        limit = self.limits.get(key)
+        if limit is not None and not self.traffic.admit(key, limit):
+            return _with_headers(emulator.error(429, "Too Many Requests"), {"Retry-After": "1"})
+        fault = self.faults.decide(key, action_id) if self.faults else None
+        if fault is None:
+            return None
+        self.traffic.fault(fault.kind)
+        if fault.kind == "drop":
+            return DROP
+        if fault.kind == "slow":
+            time.sleep(fault.delay_ms / 1000)
+            return None
+        status = int(fault.kind)
+        answer = emulator.error(status, f"{_PHRASES[status]} (injected by the sandbox)")
+        if status == 429:
+            seconds = fault.retry_after
+            answer.headers["Retry-After"] = str(int(seconds)) if float(seconds).is_integer() else str(seconds)
+        return answer
+
+    def _answer(self, emulator: Emulator, route: Any, request: Request) -> bytes | Response:
+        if not route.public and not emulator.authenticate(request):
+            return emulator.error(401, "Unauthorized: missing or invalid credentials")
+        handler = route.handler or emulator.handlers.get(route.name)
+        if handler is None:
+            return emulator.error(501, f"the sandbox does not emulate {route.name} yet")
+        with emulator.lock:
+            try:
+                result = handler(request)
+                if not isinstance(result, Response):
+                    status = route.action.status if route.action else 200
+                    result = Response(status, None if status == 204 else result)
+                # serialised under the lock: another request may be changing these records
+                return encode(result)
+            except Reject as reject:
+                return _with_headers(emulator.error(reject.status, reject.message, **reject.extra),
+                                     reject.headers)
+            except Exception as error:
+                traceback.print_exc(file=sys.stderr)
+                return emulator.error(500, f"sandbox error in {route.name}: {type(error).__name__}: {error}")
+
+
+def _with_headers(response: Response, headers: Mapping[str, str]) -> Response:
+    response.headers.update(headers)
+    return response
+
+
+class _Handler(StreamRequestHandler):
+    """HTTP/1.1 with keep-alive, parsed by hand: the stdlib's email-based header parser and its
+    per-request logging cost more than answering a small request does."""
+
+    disable_nagle_algorithm = True
+    server: SandboxServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.connections.add(self.connection)
+
+    def finish(self) -> None:
+        self.server.connections.discard(self.connection)
+        super().finish()
+
+    def handle(self) -> None:
+        try:
+            while self._one():
+                pass
+        except (ConnectionError, TimeoutError, OSError):
+            pass    # the client went away or stop() shut the socket: nothing left to answer
+
+    def _one(self) -> bool:
+        """Serve one request; False when the connection is to close."""
+        line = self.rfile.readline(65537)
+        if not line:
+            return False
+        words = line.decode("latin-1").split()
+        if len(words) != 3 or len(line) > 65536:
+            self.wfile.write(encode(Response(400, {"message": "malformed request line"}), close=True))
+            return False
+        method, target, version = words
+        headers = Headers()
+        while (raw := self.rfile.readline(65537)) not in (b"\r\n", b"\n", b""):
+            name, _, value = raw.decode("latin-1").partition(":")
+            name = name.strip().lower()
+            value = value.strip()
+            dict.__setitem__(headers, name, f"{headers[name]}, {value}" if name in headers else value)
+        connection = headers.get("connection", "").lower()
+        keep = connection != "close" and (version != "HTTP/1.0" or connection == "keep-alive")
+        if headers.get("expect", "").lower() == "100-continue":
+            self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        body = self._body(headers)
+        host = headers.get("host") or "{}:{}".format(*self.server.server_address[:2])
+        answer = self.server.app.dispatch(method, target, headers, body, host)
+        if answer is DROP:
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return False
+        if isinstance(answer, Response):
+            answer = encode(answer, not keep)
+        elif not keep:
+            answer = answer.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n", 1)
+        self.wfile.write(answer)
+        return keep
+
+    def _body(self, headers: Headers) -> bytes:
+        length = headers.get("content-length")
+        if length:
+            return self.rfile.read(int(length))
+        if "chunked" in headers.get("transfer-encoding", "").lower():
+            chunks = []
+            while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+            while self.rfile.readline() not in (b"\r\n", b"\n", b""):   # trailers
+                pass
+            return b"".join(chunks)
+        return b""
+
+
+class SandboxServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False           # stop() must not wait for idle keep-alive connections
+    allow_reuse_address = True
+    request_queue_size = 256
+
+    def __init__(self, app: App, port: int = 0) -> None:
+        self.app = app
+        self.connections: set[socket.socket] = set()
+        super().__init__(("127.0.0.1", port), _Handler)
+        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name=f"toolkit-sandbox:{self.port}", daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self.server_address[1])
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self.shutdown()
+        # wake the threads that wait on idle keep-alive connections, so nothing answers after stop
+        for connection in list(self.connections):
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self.server_close()

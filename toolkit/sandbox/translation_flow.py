@@ -1,0 +1,477 @@
+"""The submission lifecycle of the translation emulator: create → upload → analyze → save/start →
+phases (with the clock) → PROCESSED, and cancel.
+
+Submission statuses: CREATING (files being added; its targets WAITING), PREFLIGHT (analysis
+running: GET status says PROCESSING for 10 virtual minutes), WAITING (on hold until its quote is
+approved; its targets WAITING), READY (analyzed; targets READY), IN_PROCESS (started), PROCESSED
+(every live target through its last phase), DELIVERED, CANCELLED. Start and save answer 200 with the
+started ids; an empty `startedSubmissionIds` and a message say why nothing started.
+
+The clock: every hour of virtual time, each target in a phase takes a step on its own period of 3
+to 6 hours (READY → IN_PROCESS → the next phase READY ... → PROCESSED), so a share of the work moves
+each hour, the same for the same seed (`translation_model.steps_between`).
+"""
+from __future__ import annotations
+
+import io
+import zipfile
+from typing import TYPE_CHECKING, Any
+
+from toolkit.sandbox.translation_model import (
+    CANCELLED,
+    DELIVERED,
+    FINISHED,
+    FORMAT_INDEX,
+    IN_PROCESS,
+    LANG_INDEX,
+    NO_FORMAT,
+    NO_PHASE,
+    PROCESSED,
+    READY,
+    WAITING,
+    Batch,
+    Submission,
+    steps_between,
+)
+from toolkit.sandbox.translation_records import body_object, check_hook, int_list
+from toolkit.sandbox.translation_seed import API_USER, DAY, HOUR, MINUTE
+from toolkit.sandbox.wire import Part, Reject, Request
+
+if TYPE_CHECKING:
+    from toolkit.sandbox.translation import Translation
+
+ANALYSIS = 10 * MINUTE
+TARGET_FORMATS = ("TXML", "TXLF", "NON_PARSABLE")
+CLAIM_SCOPES = ("LANGUAGE", "BATCH", "FILE")
+TRANSLATABLE = (".xlf", ".xliff", ".txlf", ".txml", ".sdlxliff")
+
+
+def flag(parts: dict[str, Part], name: str) -> bool:
+    """A boolean form field: true/false (any case), absent or blank is false."""
+    part = parts.get(name)
+    text = part.text.strip().lower() if part else ""
+    if text not in ("", "true", "false"):
+        raise Reject(400, f"{name} must be true or false, not {part.text!r}")  # type: ignore[union-attr]
+    return text == "true"
+
+
+def unpack(part: Part, extract: bool) -> list[tuple[str, bytes]]:
+    """The uploaded file, or the files of a zip archive when `extract` is true."""
+    if not extract:
+        return [(part.filename or "file", part.data)]
+    try:
+        with zipfile.ZipFile(io.BytesIO(part.data)) as archive:
+            files = [(info.filename, archive.read(info)) for info in archive.infolist() if not info.is_dir()]
+    except zipfile.BadZipFile:
+        raise Reject(400, f"extractArchive is true but {part.filename} is not a zip archive") from None
+    if not files:
+        raise Reject(400, f"the archive {part.filename} holds no files")
+    return files
+
+
+def count_words(data: bytes) -> int:
+    text = data.decode("utf-8", "replace")
+    return max(1, len(text.split()) if text.isprintable() or "\n" in text else len(data) // 6)
+
+
+class FlowMixin:
+    """Create, upload, analyze, save, start, word count, cancel and the clock; mixed into Translation."""
+
+    # --- create --------------------------------------------------------------------------------
+
+    def do_create_submission(self: Translation, request: Request) -> Any:
+        body = body_object(request)
+        name = body.get("name")
+        if not isinstance(name, str) or not name.strip():
+            raise Reject(400, "name is required")
+        project = self.projects.get(body.get("projectId")) if isinstance(body.get("projectId"), int) else None
+        if project is None:
+            raise Reject(400, f"projectId {body.get('projectId')!r} is not a project of this user")
+        pa_client = body.get("paClientId")
+        if pa_client is None and self.mode == "hosted":
+            raise Reject(400, "paClientId is required in hosted mode")
+        if pa_client is not None and pa_client not in project["paClientIds"]:
+            raise Reject(400, f"paClientId {pa_client!r} is not a PA client of project {project['projectId']}")
+        source = body.get("sourceLanguage")
+        if source not in project["sources"]:
+            raise Reject(400, f"sourceLanguage {source!r} is not a source language of project "
+                              f"{project['projectId']} ({', '.join(project['sources'])})")
+        now = self.now_ms()
+        due = body.get("dueDate", now + 14 * DAY)
+        if not isinstance(due, int) or isinstance(due, bool):
+            raise Reject(400, "dueDate must be a Unix timestamp in milliseconds")
+        if due <= now:
+            raise Reject(400, "dueDate must be in the future")
+        scope = body.get("claimScope") or "LANGUAGE"
+        if scope not in CLAIM_SCOPES:
+            raise Reject(400, f"claimScope must be one of {', '.join(CLAIM_SCOPES)}")
+        batches = self._batches(project, source, body.get("batchInfos") or [])
+        metadata = self._create_metadata(body.get("metadata") or [])
+        attributes = {}
+        for item in body.get("customAttributes") or []:
+            if not isinstance(item, dict):
+                raise Reject(400, "customAttributes must be an array of {name, value}")
+            self.check_attribute(project["projectId"], item.get("name"), item.get("value"))
+            attributes[item["name"]] = item["value"]
+        missing = [a["name"] for a in project["attributes"] if a["mandatory"] and a["name"] not in attributes]
+        if missing:
+            raise Reject(400, f"mandatory custom attributes missing: {', '.join(missing)}")
+        sid = self.next_id("submission")
+        self.subs[sid] = Submission(
+            sid, project["projectId"], name.strip(), "CREATING", source, batches, due, now, claim_scope=scope,
+            pa_client_id=pa_client, owners=[API_USER], instructions=str(body.get("instructions") or ""),
+            background=str(body.get("background") or ""), attributes=attributes, metadata=metadata,
+            docs=[], targets=[])
+        return {"submissionId": sid}
+
+    def _batches(self: Translation, project: dict[str, Any], source: str, infos: Any) -> list[Batch]:
+        if not isinstance(infos, list):
+            raise Reject(400, "batchInfos must be an array")
+        targets = {t for s, t in project["directions"] if s == source}
+        batches: list[Batch] = []
+        for n, info in enumerate(infos):
+            if not isinstance(info, dict):
+                raise Reject(400, "each batchInfos item must be an object")
+            workflow = info.get("workflowId")
+            if workflow not in project["workflowIds"]:
+                raise Reject(400, f"workflowId {workflow!r} is not a workflow of project {project['projectId']}")
+            fmt = info.get("targetFormat") or "TXLF"
+            if fmt not in TARGET_FORMATS:
+                raise Reject(400, f"targetFormat must be one of {', '.join(TARGET_FORMATS)}, not {fmt!r}")
+            name = info.get("name") or f"Batch{n + 1}"
+            if any(b.name == name for b in batches):
+                raise Reject(400, f"two batches are named {name!r}")
+            langs = [i.get("targetLanguage") for i in info.get("targetLanguageInfos") or [] if isinstance(i, dict)]
+            if not langs:
+                raise Reject(400, f"batch {name} needs targetLanguageInfos [{{targetLanguage}}]")
+            wrong = [str(lang) for lang in langs if lang not in targets]
+            if wrong:
+                raise Reject(400, f"no language direction {source} → {', '.join(wrong)} in project "
+                                  f"{project['projectId']}")
+            batches.append(Batch(self.next_id("batch"), name, fmt, workflow, tuple(dict.fromkeys(langs))))
+        return batches
+
+    def _create_metadata(self: Translation, items: Any) -> dict[str, str]:
+        pairs = items.items() if isinstance(items, dict) else [
+            (i.get("key"), i.get("value")) if isinstance(i, dict) else (None, None) for i in items]
+        out = {}
+        for key, value in pairs:
+            if not isinstance(key, str) or value is None:
+                raise Reject(400, "metadata must be an array of {key, value}")
+            check_hook(key, value)
+            out[key] = str(value)
+        return out
+
+    # --- uploads -------------------------------------------------------------------------------
+
+    def _open(self: Translation, request: Request) -> tuple[Submission, dict[str, Part], Part]:
+        s = self.sub(request.params["submission_id"])
+        if s.status in FINISHED:
+            raise Reject(400, f"submission {s.id} is {s.status}; files can no longer be added")
+        parts = {p.name: p for p in request.parts()}
+        file = parts.get("file")
+        if file is None or file.filename is None:
+            raise Reject(400, "file is required (a multipart part named 'file')")
+        return s, parts, file
+
+    def _process(self: Translation, s: Submission, kind: str, name: str, **extra: Any) -> int:
+        pid = self.next_id("process")
+        self.uploads[pid] = {"submissionId": s.id, "kind": kind, "name": name, "status": "PROCESSED",
+                             "messages": [], "dateCreated": self.now_ms(), **extra}
+        return pid
+
+    def do_upload_source(self: Translation, request: Request) -> Any:
+        s, parts, file = self._open(request)
+        batch_name = parts["batchName"].text.strip() if "batchName" in parts else ""
+        batch = s.batch(batch_name)
+        if batch is None:
+            raise Reject(400, f"batchName {batch_name!r} is not a batch of submission {s.id} "
+                              f"({', '.join(b.name for b in s.batches) or 'it has none'})")
+        fmt_name = parts["fileFormatName"].text.strip() if "fileFormatName" in parts else ""
+        formats = self.projects[s.project_id]["formats"]
+        if batch.target_format == "NON_PARSABLE":
+            if fmt_name:
+                raise Reject(400, "leave fileFormatName blank for a NON_PARSABLE batch")
+            fmt = NO_FORMAT
+        elif fmt_name not in formats:
+            raise Reject(400, f"fileFormatName {fmt_name!r} is not a file format of project {s.project_id} "
+                              f"({', '.join(formats)})")
+        else:
+            fmt = FORMAT_INDEX[fmt_name]
+        now, position = self.now_ms(), s.batches.index(batch)
+        created, new_targets = [], []
+        for name, data in unpack(file, flag(parts, "extractArchive")):
+            d = self.docs.add(s.id, position, name, count_words(data), fmt, now)
+            self.docs.content[d] = data
+            created.append(d)
+            new_targets += [self.targets.add(d, LANG_INDEX[lang]) for lang in batch.languages]
+        s.add_docs(created)
+        s.add_targets(new_targets)
+        if s.status == "READY":
+            s.status = "CREATING"            # new files need a new analysis before the start
+        pid = self._process(s, "source", file.filename or "file", documents=created)
+        return {"processId": pid, "submissionId": s.id,
+                "documentIds": [{"name": self.docs.name[d], "documentId": self.docs.BASE + d,
+                                 "submissionId": s.id} for d in created]}
+
+    def do_upload_reference(self: Translation, request: Request) -> Any:
+        s, parts, file = self._open(request)
+        whole = flag(parts, "submissionLevel")
+        text = parts["targetLanguageLevel"].text if "targetLanguageLevel" in parts else ""
+        langs = [lang.strip() for lang in text.split(",") if lang.strip()]
+        if not whole and not langs:
+            raise Reject(400, "give submissionLevel=true or the languages in targetLanguageLevel")
+        wrong = [lang for lang in langs if lang not in s.languages()]
+        if wrong:
+            raise Reject(400, f"{', '.join(wrong)} are not target languages of submission {s.id}")
+        ref = {"referenceFileId": self.next_id("file"), "name": file.filename, "submissionLevel": whole,
+               "targetLanguages": langs, "content": file.data, "dateCreated": self.now_ms()}
+        s.references.append(ref)
+        pid = self._process(s, "reference", file.filename or "file")
+        return {"processId": pid, "submissionId": s.id, **{k: v for k, v in ref.items() if k != "content"}}
+
+    def do_upload_collateral(self: Translation, request: Request) -> Any:
+        s, parts, file = self._open(request)
+        whole = flag(parts, "submissionLevel")
+        ids = []
+        for name, data in unpack(file, flag(parts, "extractArchive")):
+            item = {"collateralFileId": self.next_id("file"), "name": name, "submissionLevel": whole,
+                    "content": data, "dateCreated": self.now_ms()}
+            s.collaterals.append(item)
+            ids.append({"name": name, "collateralFileId": item["collateralFileId"]})
+        return {"processId": self._process(s, "collateral", file.filename or "file"), "submissionId": s.id,
+                "collateralFileIds": ids}
+
+    def do_upload_translatable(self: Translation, request: Request) -> Any:
+        s, parts, file = self._open(request)
+        messages = []
+        for name, data in unpack(file, flag(parts, "extractArchive")):
+            if not name.lower().endswith(TRANSLATABLE):
+                messages.append(f"{name}: not a translatable file (XLIFF, TXLF or TXML expected)")
+            elif not data.strip():
+                messages.append(f"{name}: the file is empty")
+        pid = self._process(s, "translatable", file.filename or "file")
+        if messages:
+            self.uploads[pid].update(status="FAILED", messages=messages)
+        return {"processId": pid, "submissionId": s.id}
+
+    def do_get_translatable_upload(self: Translation, request: Request) -> Any:
+        s = self.sub(request.params["submission_id"])
+        try:
+            pid = int(request.params["upload_process_id"])
+        except ValueError:
+            pid = -1
+        upload = self.uploads.get(pid)
+        if upload is None or upload["submissionId"] != s.id or upload["kind"] != "translatable":
+            raise Reject(404, f"no translatable upload {request.params['upload_process_id']} in submission {s.id}")
+        if upload["status"] == "FAILED":
+            raise Reject(400, f"upload {pid} failed", messages=list(upload["messages"]), processId=pid,
+                         status="FAILED")
+        return {"processId": pid, "submissionId": s.id, "fileName": upload["name"], "status": "PROCESSED",
+                "messages": []}
+
+    # --- analyze, status, save, start --------------------------------------------------------------
+
+    def do_analyze_submission(self: Translation, request: Request) -> Any:
+        s = self.sub(request.params["submission_id"])
+        if s.status in FINISHED or s.status == "WAITING":
+            raise Reject(400, f"submission {s.id} is {s.status} and cannot be analyzed")
+        if not any(not self.docs.cancelled[d] for d in s.docs):
+            raise Reject(400, f"submission {s.id} has no documents to analyze; upload source files first")
+        if s.analysis_until is None:
+            s.analysis_until = self.now_ms() + ANALYSIS
+            if s.status in ("CREATING", "READY"):
+                s.status = "PREFLIGHT"
+        return {"submissionId": s.id, "status": "PROCESSING",
+                "message": "analysis running; GET .../status answers PROCESSED when it is done"}
+
+    def do_get_submission_status(self: Translation, request: Request) -> Any:
+        s = self.sub(request.params["submission_id"])
+        if s.analysis_until is not None:
+            status, message = "PROCESSING", "analysis in progress"
+        elif s.analysis_done is not None:
+            status, message = "PROCESSED", "analysis finished"
+        else:
+            status, message = "PROCESSED", "uploads processed; the submission has not been analyzed"
+        return {"submissionId": s.id, "status": status, "message": message, "submissionStatus": s.status}
+
+    def finish_analysis(self: Translation, s: Submission, at: int) -> None:
+        """Every WAITING target becomes READY (in the first phase when the submission runs)."""
+        running = s.status == "IN_PROCESS"
+        for n in s.targets:
+            if self.targets.status[n] == WAITING:
+                self.targets.set(n, READY, 0 if running else NO_PHASE)
+        s.analysis_until, s.analysis_done = None, at
+        if s.status in ("PREFLIGHT", "CREATING"):
+            s.status = "READY"
+        self.fire(s, "submission.analyzed")
+
+    def start(self: Translation, s: Submission, analyze: bool) -> tuple[bool, str]:
+        """Start the submission if it can start; (started, why)."""
+        if s.status == "IN_PROCESS":
+            return False, f"submission {s.id} is already started"
+        if s.status in FINISHED:
+            return False, f"submission {s.id} is {s.status}"
+        if s.status == "WAITING":
+            return False, f"submission {s.id} is on hold until its quote is approved"
+        if s.status == "PREFLIGHT":
+            return False, f"submission {s.id} is being analyzed; start it when GET status answers PROCESSED"
+        if not any(not self.docs.cancelled[d] for d in s.docs):
+            return False, f"submission {s.id} has no documents; upload source files first"
+        if s.status == "CREATING":
+            if not analyze:
+                return False, f"submission {s.id} has not been analyzed; call analyze first"
+            self.finish_analysis(s, self.now_ms())
+        for n in s.targets:
+            if self.targets.status[n] == READY and self.targets.phase[n] == NO_PHASE:
+                self.targets.set(n, READY, 0)
+        s.status, s.started = "IN_PROCESS", self.now_ms()
+        self.active.add(s.id)
+        self.fire(s, "submission.started")
+        return True, f"submission {s.id} started"
+
+    def do_save_submission(self: Translation, request: Request) -> Any:
+        s = self.sub(request.params["submission_id"])
+        auto = body_object(request).get("autoStart", False)
+        if not isinstance(auto, bool):
+            raise Reject(400, "autoStart must be true or false")
+        if not auto:
+            return {"startedSubmissionIds": [], "messages": [f"submission {s.id} saved"]}
+        started, message = self.start(s, analyze=True)
+        return {"startedSubmissionIds": [s.id] if started else [], "messages": [message]}
+
+    def do_start_submission(self: Translation, request: Request) -> Any:
+        s = self.sub(request.params["submission_id"])
+        started, message = self.start(s, analyze=False)
+        return {"startedSubmissionIds": [s.id] if started else [], "messages": [message]}
+
+    # --- word count ----------------------------------------------------------------------------
+
+    def do_get_word_count(self: Translation, request: Request) -> Any:
+        s = self.sub(request.params["submission_id"])
+        body = body_object(request)
+        fields = ("targetLanguage", "documentId", "targetId", "batchName")
+        given = [f for f in fields if body.get(f) not in (None, "")]
+        if len(given) > 1:
+            raise Reject(400, f"give at most one of {', '.join(fields)}, not {', '.join(given)}")
+        targets, docs = self.targets, self.docs
+        chosen = [n for n in s.targets if targets.status[n] != CANCELLED]
+        scope: dict[str, Any] = {}
+        if given:
+            field, value = given[0], body[given[0]]
+            scope = {field: value}
+            if field == "targetLanguage":
+                if value not in s.languages():
+                    raise Reject(400, f"{value!r} is not a target language of submission {s.id}")
+                chosen = [n for n in chosen if targets.lang[n] == LANG_INDEX[value]]
+            elif field == "documentId":
+                d = docs.position(value)
+                if d is None or docs.sub[d] != s.id:
+                    raise Reject(400, f"document {value} is not in submission {s.id}")
+                chosen = [n for n in chosen if targets.doc[n] == d]
+            elif field == "targetId":
+                chosen = [n for n in self.own_targets(s, int_list([value], "targetId"))]
+            else:
+                batch = s.batch(str(value))
+                if batch is None:
+                    raise Reject(400, f"{value!r} is not a batch of submission {s.id}")
+                chosen = [n for n in chosen if docs.batch[targets.doc[n]] == s.batches.index(batch)]
+        words = [docs.words[targets.doc[n]] for n in chosen]
+        total = sum(words)
+        exact, fuzzy, repeated = total * 22 // 100, total * 31 // 100, total * 8 // 100
+        return {"submissionId": s.id, **scope, "wordCount": total, "targetCount": len(chosen),
+                "breakdown": {"repetitions": repeated, "exactMatch": exact, "fuzzyMatch": fuzzy,
+                              "noMatch": total - exact - fuzzy - repeated}}
+
+    # --- cancel --------------------------------------------------------------------------------
+
+    def do_cancel_submission(self: Translation, request: Request) -> Any:
+        s = self.sub(request.params["submission_id"])
+        body = body_object(request)
+        target_ids = int_list(body.get("targetIds"), "targetIds")
+        doc_ids = int_list(body.get("documentIds"), "documentIds")
+        if s.status in ("CANCELLED", "DELIVERED"):
+            raise Reject(400, f"submission {s.id} is {s.status} and cannot be cancelled")
+        targets, docs = self.targets, self.docs
+        if not target_ids and not doc_ids:
+            chosen_docs, chosen = list(s.docs), list(s.targets)
+        else:
+            if s.status == "WAITING":
+                raise Reject(400, f"submission {s.id} is on hold: documents and targets cannot be cancelled")
+            strangers = [str(i) for i in doc_ids if (d := docs.position(i)) is None or docs.sub[d] != s.id]
+            if strangers:
+                raise Reject(400, f"documents {', '.join(strangers)} do not belong to submission {s.id}")
+            chosen_docs = [docs.position(i) for i in doc_ids]
+            chosen = self.own_targets(s, target_ids)
+            chosen += [n for n in s.targets if targets.doc[n] in set(chosen_docs)]
+        cancelled, kept = [], []
+        for n in dict.fromkeys(chosen):
+            if targets.status[n] in (DELIVERED, CANCELLED):
+                kept.append(n)
+            else:
+                targets.set(n, CANCELLED, NO_PHASE)
+                cancelled.append(targets.BASE + n)
+        for d in chosen_docs:
+            docs.cancelled[d] = 1  # type: ignore[index]
+        messages = [f"{len(cancelled)} targets cancelled"]
+        if kept:
+            messages.append(f"{len(kept)} targets were already delivered or cancelled")
+        if not target_ids and not doc_ids:
+            self.close(s, "CANCELLED")
+        else:
+            self.settle(s)
+        return {"submissionId": s.id, "status": s.status, "cancelledTargetIds": cancelled,
+                "cancelledDocumentIds": [docs.BASE + d for d in chosen_docs], "messages": messages}  # type: ignore[operator]
+
+    # --- state of a submission from its targets ----------------------------------------------------
+
+    def close(self: Translation, s: Submission, status: str) -> None:
+        s.status = status
+        self.active.discard(s.id)
+        if status == "CANCELLED":
+            s.canceled = self.now_ms()
+            self.fire(s, "submission.cancelled")
+        elif s.completed is None:
+            s.completed = self.now_ms()
+            self.fire(s, "submission.completed")
+
+    def settle(self: Translation, s: Submission) -> None:
+        """PROCESSED when every live target is done, DELIVERED when every one is delivered,
+        CANCELLED when none is live."""
+        if s.status in ("CANCELLED", "DELIVERED") or not s.targets:
+            return
+        codes = {self.targets.status[n] for n in s.targets}
+        live = codes - {CANCELLED}
+        if not live:
+            self.close(s, "CANCELLED")
+        elif live == {DELIVERED}:
+            self.close(s, "DELIVERED")
+        elif live <= {PROCESSED, DELIVERED} and s.status == "IN_PROCESS":
+            self.close(s, "PROCESSED")
+
+    # --- the clock -----------------------------------------------------------------------------
+
+    def progress(self: Translation, now: int) -> None:
+        for s in [s for s in self.subs.values() if s.analysis_until is not None and s.analysis_until <= now]:
+            self.finish_analysis(s, s.analysis_until)  # type: ignore[arg-type]
+        hour = now // HOUR
+        if hour <= self.hour:
+            return
+        targets, docs, base = self.targets, self.docs, self.targets.BASE
+        status, phase = targets.status, targets.phase
+        for sid in sorted(self.active):
+            s = self.subs[sid]
+            for n in s.targets:
+                if status[n] not in (READY, IN_PROCESS) or phase[n] == NO_PHASE:
+                    continue
+                steps = steps_between(base + n, self.hour, hour)
+                if not steps:
+                    continue
+                phases = len(self.workflows[s.batches[docs.batch[targets.doc[n]]].workflow_id].phases)
+                step = phase[n] * 2 + (status[n] == IN_PROCESS) + steps
+                if step >= 2 * phases:
+                    targets.set(n, PROCESSED, NO_PHASE, now)
+                else:
+                    targets.set(n, IN_PROCESS if step % 2 else READY, step // 2)
+            self.settle(s)
+        self.hour = hour
