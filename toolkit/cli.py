@@ -1,4 +1,4 @@
-"""The `toolkit` command: demo, sandbox, actions, resources, call."""
+"""The `toolkit` command: demo, sandbox, actions, resources, call, cassettes."""
 from __future__ import annotations
 
 import argparse
@@ -44,6 +44,22 @@ def _call(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cassettes(args: argparse.Namespace) -> int:
+    from toolkit import cassettes
+    actions = [args.action] if args.action else None
+    if args.task == "check-stable":
+        differ = cassettes.check_stable(args.service, folder=args.out or cassettes.FOLDER, actions=actions)
+        print("\n".join(differ) or "stable: re-recording gives the committed files byte for byte")
+        return 1 if differ else 0
+    examples = json.loads(open(args.examples).read()) if args.examples else None
+    done = cassettes.record(args.service, folder=args.out, base_url=args.base_url, writes=args.writes,
+                            actions=actions, examples=examples)
+    for result in done:
+        print(f"{'ok  ' if result.ok else 'FAIL'} {result.path}  {result.note}".rstrip())
+    print(f"{sum(r.ok for r in done)} of {len(done)} recorded")
+    return 0 if all(r.ok for r in done) else 1
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="toolkit", description=__doc__)
     sub = top.add_subparsers(dest="command", required=True)
@@ -64,6 +80,15 @@ def parser() -> argparse.ArgumentParser:
     call.add_argument("action", help="an action id, e.g. asset_library.list_tags")
     call.add_argument("params", nargs="?", help="the params as a JSON object")
     call.set_defaults(run=_call)
+    tapes = sub.add_parser("cassettes", help="record cassettes from the sandbox or a real service; check-stable")
+    tapes.add_argument("task", choices=("record", "check-stable"))
+    tapes.add_argument("--service", help="one service (default: every service the sandbox serves)")
+    tapes.add_argument("--action", help="one action (every version of it), e.g. list_teams")
+    tapes.add_argument("--base-url", help="a real service: credentials from TOOLKIT_<SERVICE>_<FIELD>")
+    tapes.add_argument("--out", help="folder (default cassettes/, cassettes-real/ for a real service)")
+    tapes.add_argument("--writes", action="store_true", help="against a real service, record write actions too")
+    tapes.add_argument("--examples", help="a JSON file of ids for the example calls ({\"asset_id\": ...})")
+    tapes.set_defaults(run=_cassettes)
     return top
 
 

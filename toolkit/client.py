@@ -282,6 +282,9 @@ class Client:
              headers: Mapping[str, str] | None = None, content_type: str | None = None, **params: Any) -> Any:
         """Check, send and parse one action: parsed JSON, bytes for downloads, None for empty answers."""
         prepared = self.prepare(action, version=version, headers=headers, content_type=content_type, **params)
+        if prepared.action.writes and self.workspace is not None:
+            from toolkit import audit       # every write with a workspace attached lands in its _audit table
+            return audit.sent(self, prepared, params)
         return self.parse(prepared.action, self.send(prepared))
 
     @staticmethod
@@ -348,6 +351,21 @@ class Client:
         from toolkit import fetch
         self._workspace()
         return fetch.pull(self, resource, **options)
+
+    # --- forms: toolkit.forms builds them; the client itself knows no screen ------------------------
+
+    def form(self, action: str | Action) -> Any:
+        """An ipywidgets form for a write action: fields, preview, checks, confirm, send.
+
+            library.form("create_board")
+        """
+        from toolkit import forms
+        return forms.Form(self, action)
+
+    def forms(self) -> Any:
+        """A gallery of the service's write actions: pick one, fill its form, send it."""
+        from toolkit import forms
+        return forms.Gallery(self)
 
     @property
     def requests_sent(self) -> int:

@@ -154,20 +154,19 @@ class Load:
         if "_load_id" in table.column_names:
             raise ValueError("a batch may not have a `_load_id` column: the workspace sets it")
         table = self._decode_dictionaries(table)
+        # DuckDB reads the Arrow batch in place through a replacement scan of this local name; a registered
+        # view would stay alive (MVCC) until the commit, so memory would grow with the load
+        _toolkit_batch = table
         with self._write_lock:
             cursor = self._cursor
-            cursor.register("_toolkit_batch", table)
-            try:
-                incoming = {name: kind.strip('"') for name, kind in cursor.execute(
-                    "SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM _toolkit_batch)").fetchall()}
-                if self._columns is None:
-                    self._create(incoming)
-                else:
-                    self._evolve(incoming)
-                cursor.execute(f"INSERT INTO {self._table} BY NAME SELECT *, ? AS _load_id FROM _toolkit_batch",
-                               [self.load_id])
-            finally:
-                cursor.unregister("_toolkit_batch")
+            incoming = {name: kind.strip('"') for name, kind in cursor.execute(
+                "SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM _toolkit_batch)").fetchall()}
+            if self._columns is None:
+                self._create(incoming)
+            else:
+                self._evolve(incoming, table)
+            cursor.execute(f"INSERT INTO {self._table} BY NAME SELECT *, ? AS _load_id FROM _toolkit_batch",
+                           [self.load_id])
             self.rows += table.num_rows
             self.batches += 1
 
@@ -179,7 +178,7 @@ class Load:
         self._columns["_load_id"] = "VARCHAR"
         self._ddl = True
 
-    def _evolve(self, incoming: dict[str, str]) -> None:
+    def _evolve(self, incoming: dict[str, str], table: pa.Table) -> None:
         """Union by name: add new columns; widen a column whose type the batch does not fit."""
         for name, kind in incoming.items():
             have = self._columns.get(name)
@@ -189,18 +188,19 @@ class Load:
             elif kind in ("NULL", have):
                 continue
             else:
-                kind = self._wider(name, have, kind)
+                kind = self._wider(name, have, kind, table)
                 if kind == have:
                     continue
                 self._cursor.execute(f"ALTER TABLE {self._table} ALTER COLUMN {quote(name)} TYPE {kind}")
             self._columns[name] = kind
             self._ddl = True
 
-    def _wider(self, name: str, have: str, kind: str) -> str:
+    def _wider(self, name: str, have: str, kind: str, table: pa.Table) -> str:
         """The type both the stored values and the batch's fit, found without an error (an error would
         abort the load's transaction): the batch's when nothing is stored yet, else DuckDB's union of
         the two if every value casts to it, else VARCHAR."""
         column, cursor = quote(name), self._cursor
+        _toolkit_batch = table  # read by DuckDB's replacement scan below
         if cursor.execute(f"SELECT count({column}) FROM {self._table}").fetchone()[0] == 0:
             return kind
         try:  # on the shared connection, outside the transaction: this one may fail harmlessly

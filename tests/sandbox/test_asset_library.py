@@ -189,6 +189,10 @@ def test_cursor_paging(api):
         assert "limit" in api.fails(400, "GET", "/assets", params={"limit": limit})
     api.fails(400, "GET", "/assets", params={"cursor": "not-a-cursor"})
     assert first["pagination"]["cursor"] and not first["pagination"]["cursor"].isdigit()   # opaque
+    tagged = api.ok("GET", "/assets", params={"limit": 5, "tag": "lifestyle"})
+    after = {"cursor": tagged["pagination"]["cursor"]}
+    api.ok("GET", "/assets", params={"limit": 50, "tag": "lifestyle", **after})          # limit may change
+    assert "filters" in api.fails(400, "GET", "/assets", params={"limit": 5, **after})  # filters may not
 
 
 # --- boards -----------------------------------------------------------------------------------------

@@ -51,11 +51,17 @@ def test_numpy_filters_agree_with_the_scalar_attributes(emu):
                 samples.setdefault(field_id, set()).add(setting["value"].lower())
     for field_id, values in samples.items():
         filters += [AssetFilter(fields=((field_id, v),)) for v in sorted(values)[:5]]
+    words = ["beach", "BEACH".lower(), "sunset", "golden-hour", "img_", "dsc", "_v", "spring_launch", "holiday:",
+             "retouched", "—", "location.", "e h", "-", "zzz", "beach-sunset-", " shoot (", "y\n"[:1]]
+    filters += [AssetFilter(search=w) for w in words]
+    filters += [AssetFilter(search="beach", tags=(frozenset(base.tag_ids[:3]),))]
     for flt in filters:
-        vector = [i for i in space._scan_seeded(flt, 0, base.count) if i not in space.changed]
+        seeded, rest = space._scan_seeded(flt, 0, base.count)
+        assert rest is None
+        vector = [i for i in seeded if i not in space.changed]
         scalar = [i for i in range(base.count) if i not in space.changed and space._match(flt, i)]
         assert vector == scalar, flt
-        assert scalar or flt.fields, flt                # boards and tags all have seeded assets
+        assert scalar or flt.fields or flt.search, flt   # boards and tags all have seeded assets
 
 
 def test_a_million_assets_build_in_seconds():
@@ -66,3 +72,11 @@ def test_a_million_assets_build_in_seconds():
     rows = big.space.rows(big.space.live())
     assert len(rows) == big.space.base.count and len(rows[999_500:1_000_000]) == min(500, len(rows) - 999_500)
     assert rows[123_456]["id"] == big.space.base.asset_id(123_456)
+
+
+def test_a_search_with_digits_falls_back_to_the_scan(emu):
+    space = emu.space
+    flt = AssetFilter(search="_v2")
+    assert space._scan_seeded(flt, 0, space.base.count)[1] == "_v2"
+    expected = [i for i in range(space.end) if i not in space.deleted and space._match(flt, i)]
+    assert expected and space.select(flt) == expected

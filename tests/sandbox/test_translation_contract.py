@@ -2,7 +2,8 @@
 its entry declares. The call is built from the catalog alone (base URL + path with examples()
 substituted, query and body by wire names); the sandbox's examples() replace the catalog's example
 values wherever it names the param. Destructive actions each get a sandbox of their own, so a cancel
-or a delete does not take away what a later example call needs."""
+or a delete does not take away what a later example call needs; an action of one mode only is called
+in a sandbox of that mode, and the other mode must refuse it with a 400."""
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -105,10 +106,12 @@ def callers() -> Iterator[dict[str, Caller]]:
         yield {"client": Caller(client), "hosted": Caller(hosted)}
 
 
-def test_the_catalog_is_covered() -> None:
+def test_the_catalog_is_covered(callers: dict[str, Caller]) -> None:
     assert len(catalog.ACTIONS) == len(ACTIONS) + len(DESTRUCTIVE) >= 82
     missing = [a.id for a in catalog.ACTIONS if not hasattr(Translation, "do_" + a.name)]
     assert not missing
+    path_params = {p.name for a in catalog.ACTIONS for p in a.params if p.where == "path"}
+    assert path_params <= set(callers["client"].box.examples("translation"))
 
 
 @pytest.mark.parametrize("action", ACTIONS, ids=lambda a: a.name)

@@ -3,7 +3,8 @@ imports and uploads of one workspace, as the public API v1 answers them.
 
 Wire: camelCase records, UUID v4 ids, ISO-8601 timestamps with milliseconds; cursor pages
 `{data, pagination: {hasMore, cursor}, total}` with `limit` ≤ 500 (400 above) and opaque cursors
-(filters are repeated on every page); 201 on creates, 204 without a body on PATCH, PUT, DELETE and
+that remember their list's filters (a cursor sent with other filters is a 400: the client must repeat
+the original filters on every page); 201 on creates, 204 without a body on PATCH, PUT, DELETE and
 association calls; errors `{"message": ...}`: 400 for bad input (unknown body properties included,
 so a snake_case name is caught), 404 for an unknown id in the path, the body or a filter, 409 for a
 guest already on the board; 401 without `x-api-key` and `x-air-workspace-id`.
@@ -49,11 +50,10 @@ from toolkit.sandbox.asset_library_seed import (
     BaseAssets,
     iso_ms,
 )
-from toolkit.sandbox.asset_library_space import AssetFilter, AssetSpace
+from toolkit.sandbox.asset_library_space import AssetFilter, AssetSpace, cursor_page
 from toolkit.sandbox.asset_library_transfers import Transfers
 from toolkit.sandbox.clock import epoch_ms
 from toolkit.sandbox.emulator import Emulator
-from toolkit.sandbox.pages import answer_list
 from toolkit.sandbox.wire import Reject, Request, Response
 
 GROWTH = math.log(1_000_000 / 300) / math.log(1000)       # 300 assets at scale 1, a million at 1000
@@ -182,21 +182,20 @@ class AssetLibrary(BoardHandlers, FieldHandlers, Emulator):
                            self.instant(gte, "createdAt[gte]") if gte else None,
                            self.instant(lte, "createdAt[lte]") if lte else None)
 
-    def list_assets(self, request: Request) -> Response:
+    def list_assets(self, request: Request) -> dict[str, Any]:
         flt = self.asset_filter(request)
         indexes = self.space.live() if flt == AssetFilter() else self.space.select(flt)
-        return answer_list(request, request.action or self.catalog_action("asset_library.list_assets"),
-                           self.space.rows(indexes))
+        return cursor_page(request, self.space.rows(indexes))
 
     def get_asset(self, request: Request) -> dict[str, Any]:
         return self.space.render(self.space.state(self.space.require(request.params["asset_id"])))
 
-    def list_asset_boards(self, request: Request) -> Response:
+    def list_asset_boards(self, request: Request) -> dict[str, Any]:
         state = self.space.state(self.space.require(request.params["asset_id"]))
         include = self.flag(request, "includeCustomFields")
         boards = self.store["boards"]
         rows = [self.render_board(boards.get(b), include) for b in state["boards"] if b in boards]
-        return answer_list(request, request.action or self.catalog_action("asset_library.list_asset_boards"), rows)
+        return cursor_page(request, rows)
 
     def set_asset_field(self, request: Request) -> Response:
         i = self.space.require(request.params["asset_id"])

@@ -20,8 +20,7 @@ from toolkit.sandbox.asset_library_seed import (
     T_END,
     iso_ms,
 )
-from toolkit.sandbox.asset_library_space import AssetFilter, render_fields
-from toolkit.sandbox.pages import answer_list
+from toolkit.sandbox.asset_library_space import AssetFilter, cursor_page, render_fields
 from toolkit.sandbox.wire import Reject, Request, Response
 
 if TYPE_CHECKING:
@@ -76,7 +75,7 @@ class BoardHandlers(_Base):
 
     # --- boards ------------------------------------------------------------------------------------
 
-    def list_boards(self, request: Request) -> Response:
+    def list_boards(self, request: Request) -> dict[str, Any]:
         rows = self.store["boards"].all()
         parent = request.arg("parentBoardId")
         if parent:
@@ -85,8 +84,7 @@ class BoardHandlers(_Base):
         name = (request.arg("name") or "").strip().lower()
         if name:
             rows = [b for b in rows if name in b["title"].lower()]
-        return answer_list(request, request.action or self.catalog_action("asset_library.list_boards"),
-                           [self.render_board(b) for b in rows])
+        return cursor_page(request, [self.render_board(b) for b in rows])
 
     def create_board(self, request: Request) -> Response:
         body = self.body(request, BOARD_FIELDS)
@@ -230,7 +228,8 @@ class BoardHandlers(_Base):
 
         def add(title: str, parent: str | None) -> str:
             # a board is made after its parent, and edited for a while after that
-            created = born[parent] + rng.randrange(max(1, (T_END - born[parent]) // DAY // 3)) * DAY + rng.randrange(DAY)
+            days = max(1, (T_END - born[parent]) // DAY // 3)
+            created = born[parent] + rng.randrange(days) * DAY + rng.randrange(DAY)
             updated = min(created + rng.randrange(120) * DAY, T_END)
             description = rng.choice((None, f"Everything for {title.lower()}", f"{title}: shared with partners",
                                       f"Curated {title.lower()} assets"))

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit.catalog import asset_library as catalog
 from toolkit.sandbox.asset_library_seed import DAY, iso_ms
-from toolkit.sandbox.pages import answer_list
+from toolkit.sandbox.asset_library_space import cursor_page
 from toolkit.sandbox.wire import Reject, Request, Response
 
 if TYPE_CHECKING:
@@ -46,12 +46,12 @@ class FieldHandlers(_Base):
             raise Reject(404, f"custom field {field_id} not found")
         return found
 
-    def list_fields(self, request: Request) -> Response:
+    def list_fields(self, request: Request) -> dict[str, Any]:
         rows = self.store["customfields"].all()
         name = (request.arg("name") or "").strip().lower()
         if name:
             rows = [f for f in rows if name in f["name"].lower()]
-        return answer_list(request, request.action or self.catalog_action("asset_library.list_custom_fields"), rows)
+        return cursor_page(request, rows)
 
     def create_field(self, request: Request) -> Response:
         body = self.body(request, FIELD_PROPERTIES)
@@ -184,12 +184,12 @@ class FieldHandlers(_Base):
             raise Reject(400, f"type must be one of {', '.join(catalog.ROLE_TYPES)}, not {kind!r}")
         return {"data": self.store["roles"].where(type=kind)}
 
-    def list_tags(self, request: Request) -> Response:
+    def list_tags(self, request: Request) -> dict[str, Any]:
         rows = self.store["tags"].all()
         name = (request.arg("name") or "").strip().lower()
         if name:
             rows = [t for t in rows if name in t["name"].lower()]
-        return answer_list(request, request.action or self.catalog_action("asset_library.list_tags"), rows)
+        return cursor_page(request, rows)
 
     def create_tag(self, request: Request) -> Response:
         name = self.text(self.body(request, {"name"}), "name", required=True)

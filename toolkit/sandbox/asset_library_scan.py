@@ -1,9 +1,9 @@
-"""The seeded assets' board, tag and custom field filters over a whole index range at once, in numpy.
+"""The seeded assets' board, tag, custom field and search filters over a whole index range at once.
 
-Each function mirrors a scalar attribute of `BaseAssets` (boards, tags, custom_fields) bit for bit,
-on uint64 arrays of the same hashes, so a filter over a million seeded assets takes a fraction of a
-second instead of a Python loop's tens of seconds. tests/sandbox/test_asset_library_seed.py checks
-that both agree.
+Each function mirrors a scalar attribute of `BaseAssets` (boards, tags, custom_fields, search_text)
+bit for bit on uint64 numpy arrays of the same hashes, so a filter over a million seeded assets
+takes a fraction of a second instead of a Python loop's tens of seconds.
+tests/sandbox/test_asset_library_seed.py checks that both agree.
 
     mask = boards_mask(base, np.arange(0, base.count), {0, 5})   # in seed board 0 or 5
 """
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from toolkit.sandbox.asset_library_seed import DAY, FIELD_ODDS, GOLDEN, M64, PHOTOGRAPHERS, T0
+from toolkit.sandbox.asset_library_seed import DAY, FIELD_ODDS, GOLDEN, M64, PHOTOGRAPHERS, T0, compose
 
 if TYPE_CHECKING:
     from toolkit.sandbox.asset_library_seed import BaseAssets
@@ -99,3 +99,52 @@ def field_mask(base: BaseAssets, idx: np.ndarray, j: int, want: Any) -> np.ndarr
         days = (T0 + idx.astype(np.int64) * base._step - (pick % _U(200)).astype(np.int64) * DAY) // DAY
         return present & (days == day)
     return np.zeros(len(idx), bool)
+
+
+def search_mask(base: BaseAssets, idx: np.ndarray, term: str) -> np.ndarray | None:
+    """`term in base.search_text(i)` for every i, or None when the term holds a digit (or a line
+    break) and only the one-by-one scan can answer. Without digits a term cannot match inside a
+    file number, so the text depends only on a few drawn parts: each distinct combination is
+    composed once (numbers as NULs) and matched, then looked up per asset."""
+    if not term or any(c.isdigit() or c in "\n\x00" for c in term):
+        return None
+    h = hashes(base, 4, idx)
+    subject, detail = (h % _U(24)).astype(np.int64), ((h >> _U(8)) % _U(14)).astype(np.int64)
+    style, campaign = ((h >> _U(32)) % _U(10)).astype(np.int64), ((h >> _U(40)) % _U(5)).astype(np.int64)
+    described = ((h >> _U(48)) % _U(10)) >= 6
+    template, said = ((h >> _U(52)) % _U(6)).astype(np.int64), ((h >> _U(58)) % _U(5)).astype(np.int64)
+    cover = versions(base, idx) - 1
+    suffix = np.zeros(len(idx), bool)
+    for k in (1, 2):
+        suffix |= (cover == k) & (hashes(base, 6 + k, idx) % _U(2) == 1)
+    # file name and title: the parts a style shows, and whether the name ends in _v<k>
+    group = np.where(style < 6, 0, np.where(style < 8, style - 5, 3))
+    named = group % 3 == 0
+    name_code = (((group * 24 + np.where(named, subject, 0)) * 14 + np.where(named, detail, 0)) * 5
+                 + np.where(group == 3, campaign, 0)) * 2 + suffix
+    desc_code = np.where(described, 1 + ((template * 24 + subject) * 14 + detail) * 5 + said, 0)
+    found = np.zeros(len(idx), bool)
+    for code, table in ((name_code, _name_match), (desc_code, _desc_match)):
+        unique, inverse = np.unique(code, return_inverse=True)
+        hits = np.fromiter((table(int(c), term) for c in unique), bool, len(unique))
+        found |= hits[inverse.reshape(-1)]
+    return found
+
+
+def _name_match(code: int, term: str) -> bool:
+    code, suffix = divmod(code, 2)
+    code, campaign = divmod(code, 5)
+    code, detail = divmod(code, 14)
+    group, subject = divmod(code, 24)
+    style = (0, 6, 7, 8)[group]
+    stem, title, _ = compose(subject, detail, None, style, campaign, False, 0, 0)
+    return term in f"{stem}{'_v' + chr(0) if suffix else ''}\n{title}".lower()
+
+
+def _desc_match(code: int, term: str) -> bool:
+    if not code:
+        return False
+    code, said = divmod(code - 1, 5)
+    code, detail = divmod(code, 14)
+    template, subject = divmod(code, 24)
+    return term in (compose(subject, detail, None, 0, 0, True, template, said)[2] or "").lower()

@@ -29,6 +29,7 @@ T_END = NOW - 86_400_000                       # seeded assets were all created 
 DAY, HOUR = 86_400_000, 3_600_000
 
 # --- vocabulary ------------------------------------------------------------------------------------
+# the sizes of SUBJECTS, DETAILS, CAMPAIGN_WORDS and DESCRIPTIONS are part of the seed (24, 14, 5, 6)
 SUBJECTS = ("beach", "city", "mountain", "studio", "office", "team", "product", "portrait", "street",
             "forest", "kitchen", "warehouse", "rooftop", "market", "desert", "lake", "stadium", "concert",
             "workshop", "garden", "harbor", "cafe", "bridge", "runway")
@@ -121,6 +122,31 @@ def iso_ms(ms: int | None) -> str | None:
     return f"{_day(days)}{hours:02d}:{minutes:02d}:{seconds:02d}.{millis:03d}Z"
 
 
+def compose(subject_at: int, detail_at: int, number: int | None, style: int, campaign_at: int, described: bool,
+            template_at: int, described_campaign_at: int) -> tuple[str, str, str | None]:
+    """(stem, title, description) of a seeded file from its drawn parts; number None writes NULs in its
+    place (what the vectorised `search` compares words against, see asset_library_scan.search_mask)."""
+    subject, detail = SUBJECTS[subject_at], DETAILS[detail_at]
+
+    def digits(width: int) -> str:
+        return "\x00" * width if number is None else f"{number:0{width}d}"
+
+    if style < 6:
+        stem, title = f"{subject}-{detail}-{digits(4)}", f"{subject.capitalize()} {detail}"
+    elif style < 8:
+        stem = f"IMG_{digits(4)}" if style == 6 else f"DSC{digits(5)}"
+        title = stem
+    else:
+        campaign = CAMPAIGN_WORDS[campaign_at]
+        stem = f"{campaign.replace(' ', '_')}_{subject}_{detail}"
+        title = f"{campaign}: {subject} {detail}"
+    description = None
+    if described:
+        description = DESCRIPTIONS[template_at].format(S=subject.capitalize(), s=subject, d=detail,
+                                                       c=CAMPAIGN_WORDS[described_campaign_at])
+    return stem, title, description
+
+
 def type_of_ext(ext: str) -> str:
     for name, _, exts, *_ in TYPES:
         if ext.lower() in exts:
@@ -209,23 +235,8 @@ class BaseAssets:
     def text(self, i: int) -> tuple[str, str, str | None]:
         """(stem, title, description) of the asset's file."""
         h = self.h(i, 4)
-        subject, detail = SUBJECTS[h % len(SUBJECTS)], DETAILS[(h >> 8) % len(DETAILS)]
-        number, style = (h >> 16) % 9000 + 100, (h >> 32) % 10
-        if style < 6:
-            stem, title = f"{subject}-{detail}-{number:04d}", f"{subject.capitalize()} {detail}"
-        elif style < 8:
-            stem = f"IMG_{number:04d}" if style == 6 else f"DSC{number:05d}"
-            title = stem
-        else:
-            campaign = CAMPAIGN_WORDS[(h >> 40) % len(CAMPAIGN_WORDS)]
-            stem = f"{campaign.replace(' ', '_')}_{subject}_{detail}"
-            title = f"{campaign}: {subject} {detail}"
-        description = None
-        if (h >> 48) % 10 >= 6:
-            template = DESCRIPTIONS[(h >> 52) % len(DESCRIPTIONS)]
-            description = template.format(S=subject.capitalize(), s=subject, d=detail,
-                                          c=CAMPAIGN_WORDS[(h >> 58) % len(CAMPAIGN_WORDS)])
-        return stem, title, description
+        return compose(h % 24, (h >> 8) % 14, (h >> 16) % 9000 + 100, (h >> 32) % 10, (h >> 40) % 5,
+                       (h >> 48) % 10 >= 6, (h >> 52) % 6, (h >> 58) % 5)
 
     def file_name(self, i: int, k: int, stem: str) -> str:
         return f"{stem}_v{k + 1}" if k and self.h(i, 6 + k) % 2 else stem

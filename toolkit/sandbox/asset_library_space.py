@@ -15,6 +15,9 @@ the rows they show (`Rows`).
 """
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,7 +28,7 @@ import numpy as np
 from toolkit.sandbox import asset_library_scan as scan
 from toolkit.sandbox.asset_library_seed import BaseAssets, iso_ms
 from toolkit.sandbox.store import Store
-from toolkit.sandbox.wire import Reject
+from toolkit.sandbox.wire import Reject, Request
 
 # thumbnails and previews are not served: a reserved domain keeps the answers port-independent
 CDN = "https://cdn.asset-library.invalid"
@@ -40,6 +43,34 @@ class AssetFilter:
     search: str | None = None
     gte: int | None = None
     lte: int | None = None
+
+
+def cursor_page(request: Request, rows: Sequence[Any], max_size: int = 500) -> dict[str, Any]:
+    """`{data, pagination: {hasMore, cursor}, total}`: the page after the request's cursor.
+
+    The cursor is opaque and remembers the list's filters: handed back with other filters it is a 400,
+    because the service pages one query (a client must repeat the original filters on every page).
+    """
+    limit = request.int_arg("limit", 100)
+    if limit is None or not 1 <= limit <= max_size:
+        raise Reject(400, f"limit must be between 1 and {max_size}")
+    query = sorted((k, sorted(v)) for k, v in request.query.items() if k not in ("limit", "cursor"))
+    filters = hashlib.sha1(repr(query).encode()).hexdigest()[:10]
+    start, token = 0, request.arg("cursor")
+    if token:
+        try:
+            tag, position, made_for = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode().split(":")
+            start = int(position)
+        except (ValueError, binascii.Error, UnicodeDecodeError):
+            raise Reject(400, f"invalid cursor {token!r}") from None
+        if tag != "al" or start < 0:
+            raise Reject(400, f"invalid cursor {token!r}")
+        if made_for != filters:
+            raise Reject(400, "the cursor belongs to a list with other filters: repeat the original filters")
+    end = start + limit
+    more = end < len(rows)
+    cursor = base64.urlsafe_b64encode(f"al:{end}:{filters}".encode()).decode().rstrip("=") if more else None
+    return {"data": rows[start:end], "pagination": {"hasMore": more, "cursor": cursor}, "total": len(rows)}
 
 
 def render_fields(store: Store, fields: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -210,20 +241,21 @@ class AssetSpace:
         everything = range(self.end)
         lo = 0 if flt.gte is None else bisect_left(everything, flt.gte, key=self.created_of)
         hi = self.end if flt.lte is None else bisect_right(everything, flt.lte, key=self.created_of)
-        changed, deleted, search = self.changed, self.deleted, flt.search
-        seeded = self._scan_seeded(flt, lo, min(hi, self.base.count))
+        changed, deleted = self.changed, self.deleted
+        seeded, search = self._scan_seeded(flt, lo, min(hi, self.base.count))
         found = [i for i in seeded if i not in changed and i not in deleted
                  and (not search or search in self.base.search_text(i))]
         found.extend(i for i in changed if lo <= i < hi and i not in deleted and self._match(flt, i))
         return sorted(found)
 
-    def _scan_seeded(self, flt: AssetFilter, lo: int, hi: int) -> Sequence[int]:
-        """Seeded indexes in [lo, hi) meeting the board, tag and field filters, vectorised."""
+    def _scan_seeded(self, flt: AssetFilter, lo: int, hi: int) -> tuple[Sequence[int], str | None]:
+        """Seeded indexes in [lo, hi) meeting the filters, vectorised; and the search term still to
+        check one by one (None when numpy could answer it too)."""
         if lo >= hi:
-            return []
-        if flt.boards is None and not flt.tags and not flt.fields:
-            return range(lo, hi)
-        base = self.base
+            return [], None
+        if flt.boards is None and not flt.tags and not flt.fields and not flt.search:
+            return range(lo, hi), None
+        base, search = self.base, flt.search
         idx = np.arange(lo, hi, dtype=np.int64)
         mask = np.ones(len(idx), bool)
         if flt.boards is not None:
@@ -233,7 +265,12 @@ class AssetSpace:
         for field_id, want in flt.fields:
             j = base.field_pos.get(field_id)
             mask &= scan.field_mask(base, idx, j, want) if j is not None else False
-        return idx[mask].tolist()
+        if search:
+            words = scan.search_mask(base, idx, search)
+            if words is not None:
+                mask &= words
+                search = None
+        return idx[mask].tolist(), search
 
     def _match(self, flt: AssetFilter, i: int) -> bool:
         """The same filter on one asset, from its state (assets written through the API)."""

@@ -380,12 +380,10 @@ class Transfers:
             record["target"]["assetId"] = record["assetId"]
             self.imports[record["id"]] = record
         for asset_id, version_id in pick:            # imports that made seeded assets
-            self.imports[rng.uuid()] = {
-                "id": "", "assetId": asset_id, "versionId": version_id, "status": "succeeded", "error": None,
-                "sourceUrl": f"https://media.partner-cdn.example/archive/{version_id[:8]}.jpg", "created": now - 30 * HOUR,
-                "outcome": None}
-        for key, record in self.imports.items():
-            record["id"] = key
+            key = rng.uuid()
+            self.imports[key] = {"id": key, "assetId": asset_id, "versionId": version_id, "status": "succeeded",
+                                 "error": None, "created": now - 30 * HOUR, "outcome": None,
+                                 "sourceUrl": f"https://media.partner-cdn.example/archive/{version_id[:8]}.jpg"}
         self.catch_up(now)
         # an upload of 6 MiB in one part, uploaded and waiting for completeMultipart
         asset_id, version_id, upload_id = rng.uuid(), rng.uuid(), rng.uuid()

@@ -10,6 +10,7 @@ latency → answer.
 """
 from __future__ import annotations
 
+import contextlib
 import socket
 import sys
 import threading
@@ -260,8 +261,6 @@ class SandboxServer(ThreadingHTTPServer):
         self.shutdown()
         # wake the threads that wait on idle keep-alive connections, so nothing answers after stop
         for connection in list(self.connections):
-            try:
+            with contextlib.suppress(OSError):
                 connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
         self.server_close()

@@ -15,7 +15,7 @@ lacks the route; a query parameter newer than it (`status` 5.15, `targetLanguage
 of a submission) is ignored, as a server ignores parameters it does not know; `shortCode` is left out
 of projects below 5.20.
 
-The lifecycle is in translation_flow, targets and phases in translation_work, downloads, quotes and
+The lifecycle is in translation_flow, uploads in translation_uploads, targets and phases in translation_work, downloads, quotes and
 webhooks in translation_files, wire records in translation_records, seed data in translation_seed.
 
     box = toolkit.sandbox.start(mode="hosted", system_version="5.19"); box.examples("translation")
@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from toolkit.catalog import translation as catalog
-from toolkit.sandbox.clock import Clock, epoch_ms
+from toolkit.sandbox.clock import Clock
 from toolkit.sandbox.emulator import Emulator
 from toolkit.sandbox.pages import answer_list
 from toolkit.sandbox.seeds import Seeds
@@ -35,6 +35,7 @@ from toolkit.sandbox.translation_flow import FlowMixin
 from toolkit.sandbox.translation_model import FORMAT_INDEX, Documents, Rows, Submission, Targets, Workflow
 from toolkit.sandbox.translation_records import RecordsMixin
 from toolkit.sandbox.translation_seed import API_USER, DAY, EXTENSIONS, HOUR, MSLA, seed
+from toolkit.sandbox.translation_uploads import UploadsMixin
 from toolkit.sandbox.translation_work import WorkMixin
 from toolkit.sandbox.wire import Reject, Request, Response
 from toolkit.spec import Action
@@ -47,7 +48,7 @@ def version_tuple(text: str) -> tuple[int, ...]:
     return tuple(int(part) for part in str(text).split(".") if part.isdigit())
 
 
-class Translation(RecordsMixin, FlowMixin, WorkMixin, FilesMixin, Emulator):
+class Translation(RecordsMixin, FlowMixin, UploadsMixin, WorkMixin, FilesMixin, Emulator):
     """Submissions, documents and targets over projects, workflows and PA clients; see the module doc."""
 
     catalog = catalog
@@ -74,7 +75,7 @@ class Translation(RecordsMixin, FlowMixin, WorkMixin, FilesMixin, Emulator):
         self.failed_hooks: list[dict[str, Any]] = []
         self.sent_hooks: list[dict[str, Any]] = []
         self.retry_hooks: list[dict[str, Any]] = []
-        self.view: tuple[Any, Any] = (None, None)    # the last /targets filter and its positions
+        self.view: tuple[Any, Any] = (None, None)    # the last filtered listing and its rows, for paging
         self.counters = {"submission": 1000, "batch": 0, "quote": 3000, "file": 6000, "process": 4300,
                          "download": 7000}
         self.example_id = self.counters["submission"] + 1
@@ -131,7 +132,7 @@ class Translation(RecordsMixin, FlowMixin, WorkMixin, FilesMixin, Emulator):
     # --- plumbing --------------------------------------------------------------------------------
 
     def now_ms(self) -> int:
-        return epoch_ms(self.clock.now())  # type: ignore[return-value]
+        return self.clock.epoch_ms()
 
     def next_id(self, kind: str) -> int:
         self.counters[kind] += 1
@@ -160,7 +161,7 @@ class Translation(RecordsMixin, FlowMixin, WorkMixin, FilesMixin, Emulator):
 
     def on_advance(self, now: Any) -> None:
         with self.lock:
-            self.progress(epoch_ms(now))  # type: ignore[arg-type]
+            self.progress(self.now_ms())
             self.retry()
 
     def lookup(self, table: Mapping[int, Any], value: Any, what: str) -> Any:
@@ -267,8 +268,8 @@ class Translation(RecordsMixin, FlowMixin, WorkMixin, FilesMixin, Emulator):
 
     def _submission_assets(self, request: Request, kind: str) -> list[dict[str, Any]]:
         s = self.sub(request.params["submission_id"])
-        if self.mode == "hosted" and s.pa_client_id in self.paclients:
-            return self._assets("paclient", s.pa_client_id, kind)  # type: ignore[arg-type]
+        if self.mode == "hosted" and s.pa_client_id is not None and s.pa_client_id in self.paclients:
+            return self._assets("paclient", s.pa_client_id, kind)
         return self._assets("project", s.project_id, kind)
 
     def do_list_project_glossaries(self, request: Request) -> Any:

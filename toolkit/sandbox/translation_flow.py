@@ -9,22 +9,19 @@ started ids; an empty `startedSubmissionIds` and a message say why nothing start
 
 The clock: every hour of virtual time, each target in a phase takes a step on its own period of 3
 to 6 hours (READY → IN_PROCESS → the next phase READY ... → PROCESSED), so a share of the work moves
-each hour, the same for the same seed (`translation_model.steps_between`).
+each hour, the same for the same seed (`translation_model.steps_between`). Uploads are in
+translation_uploads.
 """
 from __future__ import annotations
 
-import io
-import zipfile
 from typing import TYPE_CHECKING, Any
 
 from toolkit.sandbox.translation_model import (
     CANCELLED,
     DELIVERED,
     FINISHED,
-    FORMAT_INDEX,
     IN_PROCESS,
     LANG_INDEX,
-    NO_FORMAT,
     NO_PHASE,
     PROCESSED,
     READY,
@@ -35,7 +32,7 @@ from toolkit.sandbox.translation_model import (
 )
 from toolkit.sandbox.translation_records import body_object, check_hook, int_list
 from toolkit.sandbox.translation_seed import API_USER, DAY, HOUR, MINUTE
-from toolkit.sandbox.wire import Part, Reject, Request
+from toolkit.sandbox.wire import Reject, Request
 
 if TYPE_CHECKING:
     from toolkit.sandbox.translation import Translation
@@ -43,39 +40,10 @@ if TYPE_CHECKING:
 ANALYSIS = 10 * MINUTE
 TARGET_FORMATS = ("TXML", "TXLF", "NON_PARSABLE")
 CLAIM_SCOPES = ("LANGUAGE", "BATCH", "FILE")
-TRANSLATABLE = (".xlf", ".xliff", ".txlf", ".txml", ".sdlxliff")
-
-
-def flag(parts: dict[str, Part], name: str) -> bool:
-    """A boolean form field: true/false (any case), absent or blank is false."""
-    part = parts.get(name)
-    text = part.text.strip().lower() if part else ""
-    if text not in ("", "true", "false"):
-        raise Reject(400, f"{name} must be true or false, not {part.text!r}")  # type: ignore[union-attr]
-    return text == "true"
-
-
-def unpack(part: Part, extract: bool) -> list[tuple[str, bytes]]:
-    """The uploaded file, or the files of a zip archive when `extract` is true."""
-    if not extract:
-        return [(part.filename or "file", part.data)]
-    try:
-        with zipfile.ZipFile(io.BytesIO(part.data)) as archive:
-            files = [(info.filename, archive.read(info)) for info in archive.infolist() if not info.is_dir()]
-    except zipfile.BadZipFile:
-        raise Reject(400, f"extractArchive is true but {part.filename} is not a zip archive") from None
-    if not files:
-        raise Reject(400, f"the archive {part.filename} holds no files")
-    return files
-
-
-def count_words(data: bytes) -> int:
-    text = data.decode("utf-8", "replace")
-    return max(1, len(text.split()) if text.isprintable() or "\n" in text else len(data) // 6)
 
 
 class FlowMixin:
-    """Create, upload, analyze, save, start, word count, cancel and the clock; mixed into Translation."""
+    """Create, analyze, save, start, word count, cancel and the clock; mixed into Translation."""
 
     # --- create --------------------------------------------------------------------------------
 
@@ -152,6 +120,8 @@ class FlowMixin:
         return batches
 
     def _create_metadata(self: Translation, items: Any) -> dict[str, str]:
+        if not isinstance(items, list | dict):
+            raise Reject(400, "metadata must be an array of {key, value}")
         pairs = items.items() if isinstance(items, dict) else [
             (i.get("key"), i.get("value")) if isinstance(i, dict) else (None, None) for i in items]
         out = {}
@@ -161,114 +131,6 @@ class FlowMixin:
             check_hook(key, value)
             out[key] = str(value)
         return out
-
-    # --- uploads -------------------------------------------------------------------------------
-
-    def _open(self: Translation, request: Request) -> tuple[Submission, dict[str, Part], Part]:
-        s = self.sub(request.params["submission_id"])
-        if s.status in FINISHED:
-            raise Reject(400, f"submission {s.id} is {s.status}; files can no longer be added")
-        parts = {p.name: p for p in request.parts()}
-        file = parts.get("file")
-        if file is None or file.filename is None:
-            raise Reject(400, "file is required (a multipart part named 'file')")
-        return s, parts, file
-
-    def _process(self: Translation, s: Submission, kind: str, name: str, **extra: Any) -> int:
-        pid = self.next_id("process")
-        self.uploads[pid] = {"submissionId": s.id, "kind": kind, "name": name, "status": "PROCESSED",
-                             "messages": [], "dateCreated": self.now_ms(), **extra}
-        return pid
-
-    def do_upload_source(self: Translation, request: Request) -> Any:
-        s, parts, file = self._open(request)
-        batch_name = parts["batchName"].text.strip() if "batchName" in parts else ""
-        batch = s.batch(batch_name)
-        if batch is None:
-            raise Reject(400, f"batchName {batch_name!r} is not a batch of submission {s.id} "
-                              f"({', '.join(b.name for b in s.batches) or 'it has none'})")
-        fmt_name = parts["fileFormatName"].text.strip() if "fileFormatName" in parts else ""
-        formats = self.projects[s.project_id]["formats"]
-        if batch.target_format == "NON_PARSABLE":
-            if fmt_name:
-                raise Reject(400, "leave fileFormatName blank for a NON_PARSABLE batch")
-            fmt = NO_FORMAT
-        elif fmt_name not in formats:
-            raise Reject(400, f"fileFormatName {fmt_name!r} is not a file format of project {s.project_id} "
-                              f"({', '.join(formats)})")
-        else:
-            fmt = FORMAT_INDEX[fmt_name]
-        now, position = self.now_ms(), s.batches.index(batch)
-        created, new_targets = [], []
-        for name, data in unpack(file, flag(parts, "extractArchive")):
-            d = self.docs.add(s.id, position, name, count_words(data), fmt, now)
-            self.docs.content[d] = data
-            created.append(d)
-            new_targets += [self.targets.add(d, LANG_INDEX[lang]) for lang in batch.languages]
-        s.add_docs(created)
-        s.add_targets(new_targets)
-        if s.status == "READY":
-            s.status = "CREATING"            # new files need a new analysis before the start
-        pid = self._process(s, "source", file.filename or "file", documents=created)
-        return {"processId": pid, "submissionId": s.id,
-                "documentIds": [{"name": self.docs.name[d], "documentId": self.docs.BASE + d,
-                                 "submissionId": s.id} for d in created]}
-
-    def do_upload_reference(self: Translation, request: Request) -> Any:
-        s, parts, file = self._open(request)
-        whole = flag(parts, "submissionLevel")
-        text = parts["targetLanguageLevel"].text if "targetLanguageLevel" in parts else ""
-        langs = [lang.strip() for lang in text.split(",") if lang.strip()]
-        if not whole and not langs:
-            raise Reject(400, "give submissionLevel=true or the languages in targetLanguageLevel")
-        wrong = [lang for lang in langs if lang not in s.languages()]
-        if wrong:
-            raise Reject(400, f"{', '.join(wrong)} are not target languages of submission {s.id}")
-        ref = {"referenceFileId": self.next_id("file"), "name": file.filename, "submissionLevel": whole,
-               "targetLanguages": langs, "content": file.data, "dateCreated": self.now_ms()}
-        s.references.append(ref)
-        pid = self._process(s, "reference", file.filename or "file")
-        return {"processId": pid, "submissionId": s.id, **{k: v for k, v in ref.items() if k != "content"}}
-
-    def do_upload_collateral(self: Translation, request: Request) -> Any:
-        s, parts, file = self._open(request)
-        whole = flag(parts, "submissionLevel")
-        ids = []
-        for name, data in unpack(file, flag(parts, "extractArchive")):
-            item = {"collateralFileId": self.next_id("file"), "name": name, "submissionLevel": whole,
-                    "content": data, "dateCreated": self.now_ms()}
-            s.collaterals.append(item)
-            ids.append({"name": name, "collateralFileId": item["collateralFileId"]})
-        return {"processId": self._process(s, "collateral", file.filename or "file"), "submissionId": s.id,
-                "collateralFileIds": ids}
-
-    def do_upload_translatable(self: Translation, request: Request) -> Any:
-        s, parts, file = self._open(request)
-        messages = []
-        for name, data in unpack(file, flag(parts, "extractArchive")):
-            if not name.lower().endswith(TRANSLATABLE):
-                messages.append(f"{name}: not a translatable file (XLIFF, TXLF or TXML expected)")
-            elif not data.strip():
-                messages.append(f"{name}: the file is empty")
-        pid = self._process(s, "translatable", file.filename or "file")
-        if messages:
-            self.uploads[pid].update(status="FAILED", messages=messages)
-        return {"processId": pid, "submissionId": s.id}
-
-    def do_get_translatable_upload(self: Translation, request: Request) -> Any:
-        s = self.sub(request.params["submission_id"])
-        try:
-            pid = int(request.params["upload_process_id"])
-        except ValueError:
-            pid = -1
-        upload = self.uploads.get(pid)
-        if upload is None or upload["submissionId"] != s.id or upload["kind"] != "translatable":
-            raise Reject(404, f"no translatable upload {request.params['upload_process_id']} in submission {s.id}")
-        if upload["status"] == "FAILED":
-            raise Reject(400, f"upload {pid} failed", messages=list(upload["messages"]), processId=pid,
-                         status="FAILED")
-        return {"processId": pid, "submissionId": s.id, "fileName": upload["name"], "status": "PROCESSED",
-                "messages": []}
 
     # --- analyze, status, save, start --------------------------------------------------------------
 
@@ -370,7 +232,7 @@ class FlowMixin:
                     raise Reject(400, f"document {value} is not in submission {s.id}")
                 chosen = [n for n in chosen if targets.doc[n] == d]
             elif field == "targetId":
-                chosen = [n for n in self.own_targets(s, int_list([value], "targetId"))]
+                chosen = self.own_targets(s, int_list([value], "targetId"))
             else:
                 batch = s.batch(str(value))
                 if batch is None:
@@ -398,12 +260,14 @@ class FlowMixin:
         else:
             if s.status == "WAITING":
                 raise Reject(400, f"submission {s.id} is on hold: documents and targets cannot be cancelled")
-            strangers = [str(i) for i in doc_ids if (d := docs.position(i)) is None or docs.sub[d] != s.id]
+            found = {i: docs.position(i) for i in doc_ids}
+            strangers = [str(i) for i, d in found.items() if d is None or docs.sub[d] != s.id]
             if strangers:
                 raise Reject(400, f"documents {', '.join(strangers)} do not belong to submission {s.id}")
-            chosen_docs = [docs.position(i) for i in doc_ids]
+            chosen_docs = [d for d in found.values() if d is not None]
             chosen = self.own_targets(s, target_ids)
-            chosen += [n for n in s.targets if targets.doc[n] in set(chosen_docs)]
+            gone = set(chosen_docs)
+            chosen += [n for n in s.targets if targets.doc[n] in gone]
         cancelled, kept = [], []
         for n in dict.fromkeys(chosen):
             if targets.status[n] in (DELIVERED, CANCELLED):
@@ -412,7 +276,7 @@ class FlowMixin:
                 targets.set(n, CANCELLED, NO_PHASE)
                 cancelled.append(targets.BASE + n)
         for d in chosen_docs:
-            docs.cancelled[d] = 1  # type: ignore[index]
+            docs.cancelled[d] = 1
         messages = [f"{len(cancelled)} targets cancelled"]
         if kept:
             messages.append(f"{len(kept)} targets were already delivered or cancelled")
@@ -421,7 +285,7 @@ class FlowMixin:
         else:
             self.settle(s)
         return {"submissionId": s.id, "status": s.status, "cancelledTargetIds": cancelled,
-                "cancelledDocumentIds": [docs.BASE + d for d in chosen_docs], "messages": messages}  # type: ignore[operator]
+                "cancelledDocumentIds": [docs.BASE + d for d in chosen_docs], "messages": messages}
 
     # --- state of a submission from its targets ----------------------------------------------------
 
@@ -453,7 +317,7 @@ class FlowMixin:
 
     def progress(self: Translation, now: int) -> None:
         for s in [s for s in self.subs.values() if s.analysis_until is not None and s.analysis_until <= now]:
-            self.finish_analysis(s, s.analysis_until)  # type: ignore[arg-type]
+            self.finish_analysis(s, s.analysis_until or now)
         hour = now // HOUR
         if hour <= self.hour:
             return

@@ -30,6 +30,11 @@ HOOK_KEYS = ("_webhookURL", "_webhookScope")
 HOOK_EVENTS = ("submission.completed", "submission.cancelled", "submission.analyzed", "submission.started")
 
 
+def done() -> Response:
+    """What a delete answers: 200 and no body, as the catalog says (a Spring controller's void method)."""
+    return Response(200)
+
+
 def body_object(request: Request) -> dict[str, Any]:
     """The JSON body as an object; an empty body is an empty object."""
     body = request.json()
@@ -273,11 +278,11 @@ class RecordsMixin:
     def do_delete_custom_attribute(self: Translation, request: Request) -> Response:
         s, name = self._attribute(request)
         del s.attributes[name]
-        return Response(200)  # the catalog says 200 and no body, as Spring answers a void method
+        return done()
 
     def do_delete_custom_attributes(self: Translation, request: Request) -> Response:
         self.sub(request.params["submission_id"]).attributes.clear()
-        return Response(200)  # the catalog says 200 and no body, as Spring answers a void method
+        return done()
 
     # --- metadata --------------------------------------------------------------------------------
 
@@ -332,9 +337,9 @@ class RecordsMixin:
 
     def do_delete_metadata(self: Translation, request: Request) -> Response:
         self.sub(request.params["submission_id"]).metadata.clear()
-        return Response(200)  # the catalog says 200 and no body, as Spring answers a void method
+        return done()
 
     def do_delete_metadata_entry(self: Translation, request: Request) -> Response:
         s, key = self._entry(request)
         del s.metadata[key]
-        return Response(200)  # the catalog says 200 and no body, as Spring answers a void method
+        return done()

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from toolkit.sandbox.translation import Translation
 
 MINUTE, HOUR, DAY = 60_000, 3_600_000, 86_400_000
+EXAMPLE_LANGUAGES = ("fr-FR", "de-DE", "ja-JP", "es-ES")
 DEMO = 80           # submissions at scale 1; those beyond hold 2-10 documents instead of 1-5
 
 ORGS = ((3, "Acme Retail Group", "acme-retail.example", "USD"),
@@ -175,9 +176,9 @@ def _reference(emu: Translation) -> None:
                            for a, m in attrs.items()],
         }
         sets = [tuple(emu.rng.sample(targets, emu.rng.randint(2, 6))) for _ in range(97)]
-        sets.append(("fr-FR", "de-DE", "ja-JP", "es-ES"))      # the example submission's
         emu.projects[pid].update(
-            language_sets=sets, codes={langs: bytes(LANG_INDEX[code] for code in langs) for langs in sets},
+            language_sets=sets,
+            codes={langs: bytes(LANG_INDEX[code] for code in langs) for langs in [*sets, EXAMPLE_LANGUAGES]},
             format_pairs=[(FORMAT_INDEX[f], EXTENSIONS[f]) for f in formats])
         term = "MarketingGlossary" if org_id == 3 else "ClinicalGlossary"
         emu.resources[("project", pid)] = _language_assets(term, short, sources, targets, now)
@@ -253,7 +254,7 @@ def _dates(draw: Draw, status: str, now: int) -> tuple[int, int, int | None, int
 def _submission(emu: Translation, draw: Draw, n: int, now: int, status: str, example: bool = False) -> None:
     if example:
         project, workflow_id, scope = emu.projects[10], 22, "LANGUAGE"
-        langs, ndocs, target_format = ("fr-FR", "de-DE", "ja-JP", "es-ES"), 3, "TXLF"
+        langs, ndocs, target_format = EXAMPLE_LANGUAGES, 3, "TXLF"
     else:
         project = draw.pick(emu.weighted_projects)
         workflow_id = draw.pick(project["workflowIds"])
@@ -354,7 +355,7 @@ STEP_STATE = {2 * n: [READY, IN_PROCESS] * n + [PROCESSED] for n in range(1, 6)}
 STEP_PHASE = {2 * n: [p for p in range(n) for _ in (0, 1)] + [NO_PHASE] for n in range(1, 6)}
 
 
-# the example submission's 3 documents × (fr-FR, de-DE, ja-JP, es-ES): workflow steps, 6 = PROCESSED
+# the example submission's 3 documents × its 4 languages: workflow steps, 6 = PROCESSED
 EXAMPLE_STEPS = ((6, 6, 6, 6), (0, 1, 2, 3), (0, 0, 4, 6))
 
 

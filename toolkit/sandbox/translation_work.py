@@ -177,7 +177,7 @@ class WorkMixin:
         transition = body.get("transition")
         if not ids or not isinstance(transition, str) or not transition:
             raise Reject(400, "targetIds and transition are required")
-        ways = {w: t for b in s.batches for wf in [self.workflows[b.workflow_id]] if name in wf.phases
+        ways = {w for b in s.batches for wf in [self.workflows[b.workflow_id]] if name in wf.phases
                 for t in wf.transitions(wf.phases.index(name)) for w in (t["name"], t["targetPhase"]) if w}
         if transition not in ways:
             raise Reject(400, f"{transition!r} is not a transition of phase {name}; "
@@ -191,7 +191,14 @@ class WorkMixin:
                 messages.append(f"target {targets.BASE + n} is not in phase {name} "
                                 f"({self.phase_name(n) or self.target_wire(n)['status']})")
                 continue
-            way = ways[transition]
+            # batches may run different workflows: the transition must be one of this target's
+            own = workflow.transitions(targets.phase[n])
+            way = next((t for t in own if transition in (t["name"], t["targetPhase"])), None)
+            if way is None:
+                failed.append(targets.BASE + n)
+                messages.append(f"target {targets.BASE + n}: {transition} is not a transition of {name} "
+                                f"in workflow {workflow.name}")
+                continue
             if way["targetPhase"] is None:
                 targets.set(n, PROCESSED, NO_PHASE, self.now_ms())
             else:
@@ -242,6 +249,9 @@ class WorkMixin:
         wanted = request.arg("phaseName")
         if wanted is not None:
             check_phase_name(wanted)
+        key = ("open", code, wanted, self.targets.version, len(self.subs))
+        if self.view[0] == key:           # the next page of the same listing: nothing moved since
+            return self.view[1]
         rows = []
         for sid in sorted(self.active):
             s = self.subs[sid]
@@ -257,6 +267,7 @@ class WorkMixin:
                          "batchNames": list(dict.fromkeys(s.batches[self.docs.batch[self.targets.doc[n]]].name
                                                           for _, n in found)),
                          "targetCount": len(found)})
+        self.view = (key, rows)
         return rows
 
     def _open_targets(self: Translation, request: Request, code: int) -> list[dict[str, Any]]:

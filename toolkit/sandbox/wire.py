@@ -153,7 +153,7 @@ class Response:
     content_type: str | None = None
 
 
-class Reject(Exception):  # noqa: N818 - it reads as what a handler does: raise Reject(404, "...")
+class Reject(Exception):
     """Raised in a handler to answer an error in the service's own shape."""
 
     def __init__(self, status: int, message: str, headers: Mapping[str, str] | None = None, **extra: Any):

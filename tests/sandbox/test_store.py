@@ -1,0 +1,58 @@
+"""The generic handlers: create, get, merge patch, replace, delete, with the catalog's statuses."""
+import requests
+
+from toolkit.sandbox.store import merge_patch
+
+
+def test_create_get_patch_put_delete(toy):
+    _, session, base = toy
+    created = session.post(f"{base}/api/v2/things", json={"n": 5000, "tags": {"a": 1, "b": 2}})
+    assert created.status_code == 201
+    thing_id = created.json()["id"]
+    assert len(thing_id) == 36 and thing_id[14] == "4"          # a uuid4-shaped id
+    patched = session.patch(f"{base}/api/v2/things/{thing_id}", json={"tags": {"a": None, "c": 3}, "id": "x"})
+    assert patched.status_code == 200 and patched.json() == {"id": thing_id, "n": 5000, "tags": {"b": 2, "c": 3}}
+    replaced = session.put(f"{base}/api/v2/things/{thing_id}", json={"n": 1})
+    assert replaced.status_code == 204 and replaced.content == b"" and "Content-Length" not in replaced.headers
+    assert session.get(f"{base}/api/v2/things/{thing_id}").json() == {"id": thing_id, "n": 1}
+    deleted = session.delete(f"{base}/api/v2/things/{thing_id}")
+    assert deleted.status_code == 204 and deleted.content == b""
+    assert session.get(f"{base}/api/v2/things/{thing_id}").status_code == 404
+
+
+def test_create_with_an_existing_id_conflicts(toy):
+    _, session, base = toy
+    assert session.post(f"{base}/api/v2/things", json={"id": "t0001"}).status_code == 409
+    assert session.post(f"{base}/api/v2/things", json=[1]).status_code == 400
+    assert session.post(f"{base}/api/v2/things", data=b"{not json", headers={"Content-Type": "application/json"}).status_code == 400
+
+
+def test_created_ids_repeat_for_the_same_seed(launch):
+    ids = []
+    for _ in range(2):
+        box = launch(seed=9)
+        headers = {"Authorization": f"Bearer {box.credentials('toy')['token']}"}
+        ids.append(requests.post(f"{box.url('toy')}/api/v2/things", json={}, headers=headers, timeout=5).json()["id"])
+    assert ids[0] == ids[1]
+
+
+def test_merge_patch_is_rfc_7386():
+    assert merge_patch({"a": "b", "c": {"d": "e", "f": "g"}}, {"a": "z", "c": {"f": None}}) == {"a": "z", "c": {"d": "e"}}
+    assert merge_patch({"a": [1, 2]}, {"a": [3]}) == {"a": [3]}
+    assert merge_patch({"a": 1}, {"b": {"c": None}}) == {"a": 1, "b": {}}
+
+
+def test_multipart_parts_keep_bytes_and_filenames(toy):
+    _, session, base = toy
+    blob = bytes(range(256)) * 3 + b"\r\n--\r\n"
+    answer = session.post(f"{base}/api/v2/upload", files={"file": ("a.zip", blob)}, data={"batchName": "B1"})
+    parts = {p["name"]: p for p in answer.json()}
+    assert bytes.fromhex(parts["file"]["data"]) == blob and parts["file"]["filename"] == "a.zip"
+    assert bytes.fromhex(parts["batchName"]["data"]) == b"B1" and parts["batchName"]["filename"] is None
+
+
+def test_chunked_request_bodies_are_read(toy):
+    _, session, base = toy
+    answer = session.post(f"{base}/api/v2/things", data=iter([b'{"n": ', b"77}"]),
+                          headers={"Content-Type": "application/json"})
+    assert answer.status_code == 201 and answer.json()["n"] == 77

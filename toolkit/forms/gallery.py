@@ -1,0 +1,64 @@
+"""The gallery: every write action of one service in one dropdown, grouped as in the documents.
+
+    library.forms()          # pick "Boards · create_board: Create a board…", fill the form below
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import ipywidgets as W
+
+from toolkit import catalog
+from toolkit.forms.form import Form
+from toolkit.spec import Action
+
+if TYPE_CHECKING:
+    from toolkit.client import Client
+
+LABEL = 96
+
+
+def option_label(entry: Action) -> str:
+    text = f"{entry.group} · {entry.name}: {entry.doc}"
+    return text if len(text) <= LABEL else text[:LABEL - 1] + "…"
+
+
+def write_actions(service: str) -> list[Action]:
+    """The service's write actions, grouped in the order the documents give the groups."""
+    actions = [a for a in catalog.actions_of(service) if a.writes]
+    order = {group: i for i, group in enumerate(dict.fromkeys(a.group for a in actions))}
+    return sorted(actions, key=lambda a: order[a.group])       # stable: catalog order inside a group
+
+
+class Gallery(W.VBox):
+    """One dropdown of the service's write actions; the chosen action's form below it."""
+
+    def __init__(self, client: Client) -> None:
+        super().__init__()
+        self.client = client
+        self.actions = write_actions(client.service.key)
+        self.forms: dict[str, Form] = {}                       # built on first choice, kept after
+        self.picker = W.Dropdown(options=[(option_label(a), a.id) for a in self.actions],
+                                 description="Action", style={"description_width": "60px"},
+                                 layout=W.Layout(width="820px"))
+        self.holder = W.Box()
+        title = W.HTML(f"<b>{client.service.title}</b>: {len(self.actions)} write actions")
+        self.picker.observe(lambda change: self.show(change["new"]), names="value")
+        self.children = [title, self.picker, self.holder]
+        if self.actions:
+            self.show(self.actions[0].id)
+
+    @property
+    def form(self) -> Form | None:
+        """The form on show."""
+        return self.forms.get(self.picker.value) if self.picker.value else None
+
+    def show(self, action: str) -> Form:
+        """Choose an action (its id or short name); its form is built once and kept with what was typed."""
+        entry = self.client.action(action)
+        if entry.id not in self.forms:
+            self.forms[entry.id] = Form(self.client, entry)
+        if self.picker.value != entry.id:
+            self.picker.value = entry.id               # fires show again, which finds the form built
+        self.holder.children = [self.forms[entry.id]]
+        return self.forms[entry.id]

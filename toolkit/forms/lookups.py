@@ -1,0 +1,237 @@
+"""Live choices for id fields, read from the workspace: roles for role_id, boards for board_id, ...
+
+A lookup names the resource that holds the ids, the column of the id and how a choice is labelled; a
+dependent one (a custom field's values, a submission's targets) also names the field whose value
+narrows the rows. The form reads only what the workspace already holds, so building a form sends
+nothing; the ↻ button pulls the resource again (`client.fetch(resource, refresh=True)`). A lookup that
+cannot load says why in a note under its field and never stops the form.
+"""
+from __future__ import annotations
+
+import html
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as W
+
+from toolkit import catalog
+from toolkit.forms.fields import MISSING
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from toolkit.client import Client
+    from toolkit.forms.fields import Field
+    from toolkit.spec import Action
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """Where a field's choices come from.
+
+    `label` is a format string over the row's columns; `parent` is (field, column): only rows whose
+    column equals that field's value; `nested` names a JSON column of objects whose `name`s are the
+    choices (a target's transitions).
+    """
+    resource: str
+    key: str
+    label: str = "{key}"
+    parent: tuple[str, str] | None = None
+    nested: str | None = None
+
+
+_SUB = ("submission_id", "submission_id")
+LOOKUPS: dict[str, dict[str, Lookup]] = {
+    "asset_library": {
+        "role_id": Lookup("roles", "id", "{name}"),
+        "tag_id": Lookup("tags", "id", "{name}"),
+        "custom_field_id": Lookup("custom_fields", "id", "{name} · {type}"),
+        "value_id": Lookup("custom_field_values", "id", "{name}", parent=("custom_field_id", "custom_field_id")),
+        "board_id": Lookup("boards", "id", "{title}"),
+        "parent_board_id": Lookup("boards", "id", "{title}"),
+        "asset_id": Lookup("assets", "id", "{cover_version_title}"),
+        "asset_ids": Lookup("assets", "id", "{cover_version_title}"),
+        "version_id": Lookup("versions", "id", "{title}", parent=("asset_id", "asset_id")),
+        "guest_id": Lookup("guests", "id", "{email}", parent=("board_id", "board_id")),
+    },
+    "translation": {
+        "submission_id": Lookup("submissions", "submission_id", "{name} · {status}"),
+        "submission_ids": Lookup("submissions", "submission_id", "{name} · {status}"),
+        "project_id": Lookup("projects", "project_id", "{name}"),
+        "pa_client_id": Lookup("pa_clients", "pa_client_id", "{name}"),
+        "workflow_id": Lookup("workflows", "workflow_id", "{name}", parent=("project_id", "project_id")),
+        "deliverable_target_ids": Lookup("targets", "target_id", "{document_name} → {target_language} · {status}",
+                                         parent=_SUB),
+        "language_reference_files": Lookup("targets", "target_language", "{target_language}", parent=_SUB),
+        "document_ids": Lookup("documents", "document_id", "{name}", parent=_SUB),
+        "target_ids": Lookup("targets", "target_id", "{document_name} → {target_language} · {status}",
+                             parent=_SUB),
+        "phase_name": Lookup("phases", "current_phase", "{current_phase}", parent=_SUB),
+        "transition": Lookup("phases", "transitions", parent=_SUB, nested="transitions"),
+        "languages": Lookup("targets", "target_language", "{target_language}", parent=_SUB),
+        "attribute_name": Lookup("custom_attributes", "name", "{name} · {type}"),
+    },
+    "audience_platform": {
+        "audience_id": Lookup("audiences", "id", "{name}"),
+        "username": Lookup("users", "username", "{first_name} {last_name}"),
+        "notification_id": Lookup("notifications", "id", "{severity}: {message}"),
+        "property_id": Lookup("profile_properties", "id", "{name}"),
+        "property_name": Lookup("profile_properties", "id", "{name}"),
+        "profile_id": Lookup("profiles", "item_id"),
+        "definition_id": Lookup("warehouse_queries", "id", "{name}"),
+    },
+}
+# where the same param name means another thing (an analytics web property is not a schema property)
+OVERRIDES: dict[str, Lookup | None] = {
+    "audience_platform.update_analytics_audience:audience_id":
+        Lookup("analytics_audiences", "audience_id", "{name}"),
+    "audience_platform.update_analytics_audience:property_id": None,
+    "audience_platform.update_analytics_audience:account_id": None,
+    "audience_platform.update_warehouse_profile_query:definition_id": Lookup("warehouse_profile_queries", "id",
+                                                                             "{name}"),
+    "audience_platform.delete_warehouse_profile_query:definition_id": Lookup("warehouse_profile_queries", "id",
+                                                                             "{name}"),
+    "translation.add_custom_attribute:name": Lookup("custom_attributes", "name", "{name} · {type}"),
+}
+
+
+def lookup_for(action: Action, name: str) -> Lookup | None:
+    key = f"{action.id}:{name}"
+    if key in OVERRIDES:
+        return OVERRIDES[key]
+    return LOOKUPS.get(action.service, {}).get(name)
+
+
+def frame(client: Client, resource: str) -> pd.DataFrame:
+    """The resource's latest load in the client's workspace; LookupError saying why when there is none."""
+    ws = client.workspace
+    if ws is None:
+        raise LookupError("no workspace: connect through toolkit.Workspace to get choices")
+    if ws.latest(client.service.key, resource) is None:
+        raise LookupError(f"no {resource} in the workspace yet: ↻ loads them")
+    return ws.read(client.service.key, resource)
+
+
+def refresh(client: Client, resource: str) -> None:
+    """Pull the resource again; a resource fanned out over ids the analyst gives cannot be pulled bare."""
+    found = catalog.resource(client.service.key, resource)
+    if found.parent and (client.service.key, found.parent) not in catalog.RESOURCES:
+        raise LookupError(f"{resource} are pulled for ids you give: client.fetch({resource!r}, "
+                          f"{found.parent}=[...]) first")
+    client.fetch(resource, refresh=True)
+
+
+def options(lookup: Lookup, rows: pd.DataFrame, parent_value: Any = None) -> dict[str, Any]:
+    """label → id for the rows (those matching the parent field's value when it has one)."""
+    if lookup.parent and parent_value not in (None, "") and lookup.parent[1] in rows.columns:
+        column = rows[lookup.parent[1]]
+        rows = rows[column.astype(str) == str(parent_value)]
+    found: dict[str, Any] = {}
+    for row in rows.to_dict("records"):
+        if lookup.nested:
+            for item in _json_list(row.get(lookup.nested)):
+                name = item.get("name") if isinstance(item, dict) else item
+                if name:
+                    found.setdefault(str(name), str(name))
+            continue
+        value = row.get(lookup.key)
+        if value is None or value != value:      # None or NaN/NA
+            continue
+        text = _label(lookup, row, value)
+        found.setdefault(text if text == str(value) else f"{text} ({value})", value)
+    return found
+
+
+def _label(lookup: Lookup, row: dict[str, Any], value: Any) -> str:
+    try:
+        text = lookup.label.format(key=value, **{k: ("" if v is None or v != v else v) for k, v in row.items()})
+    except (KeyError, ValueError, TypeError):
+        text = str(value)
+    text = " ".join(text.split()).strip(" ·→") or str(value)
+    return text if len(text) <= 70 else text[:67] + "…"
+
+
+def _json_list(value: Any) -> list:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return []
+    return list(value) if isinstance(value, list | tuple) else []
+
+
+class Choices:
+    """The live choices of one field: its picker (the Combobox itself, or one beside a list), ↻ and a note."""
+
+    def __init__(self, client: Client, lookup: Lookup, field: Field, parent: Field | None) -> None:
+        self.client, self.lookup, self.field, self.parent = client, lookup, field, parent
+        self.rows: pd.DataFrame | None = None
+        self.button = W.Button(icon="refresh", tooltip=f"load {lookup.resource} again",
+                               layout=W.Layout(width="36px"))
+        self.note = W.HTML(layout=W.Layout(display="none", margin="0 0 0 190px"))
+        single = isinstance(field.widget, W.Combobox)
+        self.picker = field.widget if single else W.Combobox(
+            placeholder=f"add from {lookup.resource}", ensure_option=False, layout=W.Layout(width="300px"))
+        field.extras = [self.button, self.note] if single else [self.picker, self.button, self.note]
+        self.button.on_click(lambda _: self.reload())
+        if not single:
+            self.picker.observe(self._picked, names="value")
+        if parent is not None:
+            parent.widget.observe(lambda _: self.update(), names="value")
+
+    def load(self) -> None:
+        """Read the rows from the workspace (nothing is sent)."""
+        try:
+            self.rows = frame(self.client, self.lookup.resource)
+        except Exception as error:
+            self.rows = None
+            self.say(str(error))
+        self.update()
+
+    def reload(self) -> None:
+        """↻: pull the resource again, then read it."""
+        self.button.disabled = True
+        try:
+            refresh(self.client, self.lookup.resource)
+        except Exception as error:
+            self.say(f"could not load {self.lookup.resource}: {error}")
+            return
+        finally:
+            self.button.disabled = False
+        self.load()
+
+    def update(self) -> None:
+        if self.rows is None:
+            return
+        parent_value = None
+        if self.parent is not None:
+            try:
+                parent_value = self.parent.read()
+            except ValueError:
+                parent_value = None
+        found = options(self.lookup, self.rows, None if parent_value is MISSING else parent_value)
+        self.field.choices = found
+        self.picker.options = list(found)
+        narrowed = f" of {self.lookup.parent[0]} {parent_value}" if self.lookup.parent and \
+            parent_value not in (None, MISSING) else ""
+        self.say(None if found else f"no {self.lookup.resource}{narrowed} in the workspace")
+
+    def say(self, text: str | None) -> None:
+        self.note.value = f'<span style="color:#8a6d00;font-size:85%">{html.escape(text)}</span>' if text else ""
+        self.note.layout.display = None if text else "none"
+
+    def _picked(self, change: dict) -> None:
+        chosen = change["new"]
+        if chosen not in self.field.choices:
+            return
+        value = self.field.choices[chosen]
+        widget = self.field.widget
+        if isinstance(widget, W.TagsInput):
+            if str(value) not in widget.value:
+                widget.value = [*widget.value, str(value)]
+        else:
+            current = [v.strip() for v in str(widget.value).split(",") if v.strip()]
+            if str(value) not in current:
+                widget.value = ", ".join([*current, str(value)])
+        self.picker.value = ""
