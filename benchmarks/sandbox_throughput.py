@@ -4,7 +4,7 @@ Prints figures, asserts nothing. The server runs in this process (as in notebook
 benchmarks, sharing the GIL with the client) and again in a forked child process (what the server
 can do when the client is not competing for the same interpreter).
 
-    .venv/bin/python benchmarks/sandbox_throughput.py [--records 200000] [--seconds 3]
+    .venv/bin/python benchmarks/sandbox_throughput.py [--records 120000] [--seconds 3]
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ import orjson
 import requests
 
 import toolkit.sandbox as sandbox
+from toolkit.sandbox import server
 from toolkit.sandbox.emulator import Emulator
 from toolkit.spec import Action, Cursor, Param, Service
 
@@ -37,7 +38,7 @@ ACTIONS = (
 class Bench(Emulator):
     catalog = SimpleNamespace(SERVICE=SERVICE, ACTIONS=ACTIONS)  # type: ignore[assignment]
     collections = {"bench.list_items": "items", "bench.get_item": "items"}
-    records = 200_000          # set from --records before start()
+    records = 120_000          # set from --records before start()
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
@@ -109,15 +110,53 @@ def pages(base: str, token: str, seconds: float) -> tuple[float, float]:
     return total_bytes / elapsed / 1e6, records / elapsed
 
 
-def measure(port: int, token: str, seconds: float, label: str) -> None:
+class ServerCpu:
+    """CPU time the server's threads spend per request (parse, route, handle, serialise, write).
+
+    Unlike the rates above it hardly depends on the client or on other load on the machine, so it
+    says what the server could serve on one core: 1 / (CPU per request).
+    """
+
+    def __init__(self) -> None:
+        self.seconds, self.count = 0.0, 0
+        original = server._Handler._one
+
+        def timed(handler: Any) -> bool:
+            started = time.thread_time()
+            try:
+                return original(handler)
+            finally:
+                self.seconds += time.thread_time() - started
+                self.count += 1
+
+        server._Handler._one = timed  # type: ignore[method-assign]
+
+    def take(self) -> float:
+        """Seconds of CPU per request since the last take."""
+        per = self.seconds / max(self.count, 1)
+        self.seconds, self.count = 0.0, 0
+        return per
+
+
+def measure(port: int, token: str, seconds: float, label: str, cpu: ServerCpu | None = None) -> None:
     base = f"http://127.0.0.1:{port}/bench/v1"
+    path = "/bench/v1/items/00000001-0000-4000-8000-000000000000"
     print(f"[{label}]")
     print(f"  small answers, requests.Session, 1 thread : {small(base, token, seconds, 1):8.0f} requests/s")
     print(f"  small answers, requests.Session, 4 threads: {small(base, token, seconds, 4):8.0f} requests/s")
-    path = "/bench/v1/items/00000001-0000-4000-8000-000000000000"
+    if cpu:
+        cpu.take()
     print(f"  small answers, http.client, 1 connection  : {small_raw(port, path, token, seconds):8.0f} requests/s")
+    if cpu:
+        per = cpu.take()
+        print(f"    server CPU per small answer: {per * 1e6:6.0f} µs  (one core: {1 / per:6.0f} requests/s)")
     megabytes, records = pages(base, token, seconds)
     print(f"  pages of 500 records, requests.Session    : {megabytes:8.1f} MB/s  {records:10.0f} records/s")
+    if cpu:
+        per = cpu.take()
+        size = megabytes * 1e6 / records * 500
+        print(f"    server CPU per page: {per * 1e3:6.2f} ms  (one core: {size / per / 1e6:6.0f} MB/s,"
+              f" {500 / per:8.0f} records/s)")
 
 
 def _child(ready: Any, done: Any) -> None:
@@ -128,7 +167,7 @@ def _child(ready: Any, done: Any) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--records", type=int, default=200_000)
+    parser.add_argument("--records", type=int, default=120_000)
     parser.add_argument("--seconds", type=float, default=3.0)
     args = parser.parse_args()
 
@@ -137,7 +176,8 @@ def main() -> None:
     with sandbox.start(emulators={"bench": Bench}) as box:
         print(f"{len(box.emulator('bench').store['items']):,} records built and served in "
               f"{time.perf_counter() - started:.1f} s")
-        measure(box.port, box.credentials("bench")["token"], args.seconds, "server in this process")
+        measure(box.port, box.credentials("bench")["token"], args.seconds, "server in this process",
+                ServerCpu())
 
     context = multiprocessing.get_context("fork")
     ready, done = context.Queue(), context.Event()

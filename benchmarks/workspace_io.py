@@ -62,27 +62,31 @@ def main(rows: int = 1_000_000, batches: int = 10) -> None:
         for label, path in (("file", Path(folder) / "ws.duckdb"), ("memory", None)):
             ws = Workspace(path)
 
-            def write(ws: Workspace = ws) -> str:
-                with ws.load("translation", "http://bench", "targets", {}, ("id",)) as load:
+            def write(ws: Workspace = ws, resource: str = "targets") -> str:
+                with ws.load("translation", "http://bench", resource, {}, ("id",)) as load:
                     for table in data:
                         load.write(table)
                 return load.load_id
 
             seconds, _ = median(write)
             print(f"write ({label}): {seconds:.2f} s = {rows / seconds / 1e3:.0f}k rows/s; peak RSS {rss_mb():.0f} MB")
+            write(resource="single")
             con = ws._con
             con.execute("CREATE TABLE plain AS SELECT * FROM translation.targets")
-            reads, raws = [], []
-            for _ in range(5):  # interleaved, so a busy neighbour slows both alike
-                read, frame = median(lambda ws=ws: ws.read("translation", "targets"), repeat=1)
-                raw, _ = median(lambda con=con: con.sql("SELECT * FROM plain").to_arrow_table().to_pandas(), repeat=1)
-                reads.append(read)
-                raws.append(raw)
-            read, raw = statistics.median(reads), statistics.median(raws)
+            for resource, what in (("single", "the only load in its table"), ("targets", "latest of 3 loads")):
+                reads, raws = [], []
+                for _ in range(5):  # interleaved, so a busy neighbour slows both alike
+                    read, frame = median(lambda ws=ws, r=resource: ws.read("translation", r), repeat=1)
+                    raw, _ = median(lambda con=con: con.sql("SELECT * FROM plain").to_arrow_table().to_pandas(),
+                                    repeat=1)
+                    reads.append(read)
+                    raws.append(raw)
+                    assert len(frame) == rows
+                read, raw = statistics.median(reads), statistics.median(raws)
+                print(f"read ({label}, {what}): {read:.2f} s; DuckDB .to_arrow_table().to_pandas() of a plain "
+                      f"table {raw:.2f} s: ratio {read / raw:.2f}")
             df, _ = median(lambda con=con: con.sql("SELECT * FROM plain").df(), repeat=1)
-            print(f"read ({label}, latest of 3 loads in the table): {read:.2f} s; DuckDB .to_arrow_table()"
-                  f".to_pandas() of a plain table {raw:.2f} s (ratio {read / raw:.2f}); .df() {df:.2f} s")
-            assert len(frame) == rows
+            print(f"(DuckDB .df() of the plain table: {df:.2f} s)")
             ws.close()
     print(f"peak RSS {rss_mb():.0f} MB at {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
 

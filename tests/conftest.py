@@ -96,3 +96,25 @@ def tms(stub, sleeps):
 @pytest.fixture
 def fast_retry() -> RetryPolicy:
     return RetryPolicy(attempts=3, backoff=0.01, max_backoff=0.02)
+
+
+# --- cassettes: pytest-recording uses toolkit.cassettes' one vcrpy configuration ---------------------
+
+@pytest.fixture
+def vcr_config() -> dict:
+    """toolkit.cassettes.vcr_config() for `@pytest.mark.vcr` tests; the record mode is pytest-recording's
+    `--record-mode` (default none, so CI never opens a socket)."""
+    from toolkit.cassettes import vcr_config as config
+    return {k: v for k, v in config().items() if k != "record_mode"}
+
+
+@pytest.fixture(scope="module")
+def vcr_cassette_dir() -> str:
+    from pathlib import Path
+    return str(Path(__file__).resolve().parent.parent / "cassettes")
+
+
+def pytest_recording_configure(config, vcr) -> None:
+    """Register the JSON-body matcher that vcr_config's match_on names."""
+    from toolkit.cassettes import json_body
+    vcr.register_matcher("json_body", json_body)

@@ -90,7 +90,7 @@ def audit(ws: Any) -> pd.DataFrame:
     found = ws.sql("SELECT 1 FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = '_audit'")
     if found is None or not found.fetchall():
         return pd.DataFrame(columns=list(COLUMNS))
-    return ws.sql('SELECT * FROM _audit ORDER BY "at"').df()
+    return ws.sql('SELECT * FROM _audit ORDER BY "at"').to_arrow_table().to_pandas()
 
 
 def masked_params(entry: Action, params: Mapping[str, Any]) -> str:

@@ -5,6 +5,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -51,12 +52,14 @@ def _cassettes(args: argparse.Namespace) -> int:
         differ = cassettes.check_stable(args.service, folder=args.out or cassettes.FOLDER, actions=actions)
         print("\n".join(differ) or "stable: re-recording gives the committed files byte for byte")
         return 1 if differ else 0
-    examples = json.loads(open(args.examples).read()) if args.examples else None
+    examples = json.loads(Path(args.examples).read_text()) if args.examples else None
     done = cassettes.record(args.service, folder=args.out, base_url=args.base_url, writes=args.writes,
                             actions=actions, examples=examples)
     for result in done:
-        print(f"{'ok  ' if result.ok else 'FAIL'} {result.path}  {result.note}".rstrip())
-    print(f"{sum(r.ok for r in done)} of {len(done)} recorded")
+        flag = "skip" if result.skipped else "ok  " if result.ok else "FAIL"
+        print(f"{flag} {result.path}  {result.note}".rstrip())
+    recorded = [r for r in done if not r.skipped]
+    print(f"{sum(r.ok for r in recorded)} of {len(recorded)} recorded, {len(done) - len(recorded)} skipped")
     return 0 if all(r.ok for r in done) else 1
 
 

@@ -283,7 +283,7 @@ class Client:
         """Check, send and parse one action: parsed JSON, bytes for downloads, None for empty answers."""
         prepared = self.prepare(action, version=version, headers=headers, content_type=content_type, **params)
         if prepared.action.writes and self.workspace is not None:
-            from toolkit import audit       # every write with a workspace attached lands in its _audit table
+            from toolkit import audit  # a write with a workspace attached is recorded in its _audit table
             return audit.sent(self, prepared, params)
         return self.parse(prepared.action, self.send(prepared))
 

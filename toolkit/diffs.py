@@ -22,7 +22,7 @@ class Diff:
     """Rows `added` and `removed`, and rows `changed`: the key, `changed_columns`, and for every column
     that changed anywhere `<column>_before` and `<column>_after`.
 
-        d = ws.diff("translation.targets"); d.changed.explode("changed_columns").changed_columns.value_counts()
+        ws.diff("translation.targets").changed.explode("changed_columns").value_counts("changed_columns")
     """
 
     resource: str

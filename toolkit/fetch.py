@@ -47,12 +47,12 @@ class LoadResult:
     cached: bool = False
 
 
-def progress_bar(total: int | None, description: str, unit: str):
+def progress_bar(total: int | None, description: str, unit: str, show: bool | None = None):
     """tqdm.auto: a widget in Jupyter, a line on a terminal, nothing when output is a log or CI."""
     from tqdm.auto import tqdm
     in_notebook = "ipykernel" in sys.modules
     quiet = os.environ.get("TOOLKIT_PROGRESS", "").lower() in ("0", "false", "off") or os.environ.get("CI")
-    disable = True if quiet else (False if in_notebook else None)
+    disable = True if quiet or show is False else (False if in_notebook or show else None)
     return tqdm(total=total, desc=description, unit=unit, disable=disable, leave=False, dynamic_ncols=True)
 
 
@@ -148,7 +148,7 @@ def pull(client: Client, name: str, *, refresh: bool = False, max_age: float | t
     with ws.load(resource.service, client.base_url, name, key, resource.key) as load, _gc_paused():
         batcher = _Batcher(load)
         before = client.requests_sent
-        with progress_bar(plan.total, f"{resource.service}.{name}", plan.unit) as bar:
+        with progress_bar(plan.total, f"{resource.service}.{name}", plan.unit, progress) as bar:
             for table, step in plan.tables():
                 batcher.add(table)
                 bar.update(step)

@@ -2,10 +2,10 @@
 as one transaction.
 
 A load writes on its own cursor: batches stream in through Arrow (`INSERT ... BY NAME SELECT * FROM`
-the registered batch, never row by row), and only the commit at the end of the `with` block makes them
-visible, so a failed or interrupted pull leaves no rows behind and memory stays bounded. A batch with
-new columns adds them to the table; missing ones are NULL; a column whose values no longer fit its type
-is widened. No secret is stored: params named like one are written as "***".
+the batch, which DuckDB reads in place; never row by row), and only the commit at the end of the `with`
+block makes them visible, so a failed or interrupted pull leaves no rows behind and memory stays
+bounded. A batch with new columns adds them to the table; missing ones are NULL; a column whose values
+no longer fit its type is widened. No secret is stored: params named like one are written as "***".
 """
 from __future__ import annotations
 
@@ -47,7 +47,8 @@ def table_of(service: str, resource: str) -> str:
 
 def view_sql(service: str, resource: str) -> str:
     """The view of the latest finished load; names stay unqualified so a copied file keeps working."""
-    latest = (f"SELECT load_id FROM _loads WHERE service = {literal(service)} AND resource = {literal(resource)} "
+    latest = (f"SELECT load_id FROM _loads WHERE service = {literal(service)} "
+              f"AND resource = {literal(resource)} "
               f"AND status IN {FINISHED} ORDER BY finished DESC, started DESC LIMIT 1")
     return (f"CREATE OR REPLACE VIEW {quote(service)}.{quote(resource)} AS SELECT * EXCLUDE (_load_id) "
             f"FROM {table_of(service, resource)} WHERE _load_id = ({latest})")
@@ -79,7 +80,7 @@ def scrub(value: Any) -> Any:
         return "***"
     if isinstance(value, set | frozenset):
         return sorted((scrub(v) for v in value), key=repr)
-    if hasattr(value, "tolist") and not isinstance(value, str | bytes):  # Series, Index, ndarray, numpy scalar
+    if hasattr(value, "tolist") and not isinstance(value, str | bytes):  # Series, Index, ndarray, numpy
         return scrub(value.tolist())
     if isinstance(value, list | tuple):
         return [scrub(v) for v in value]
@@ -133,8 +134,11 @@ class Load:
 
     def __enter__(self) -> Load:
         ws = self.workspace
-        self._held = ws._resource_lock(self.service, self.resource)
+        self._held, owners = ws._resource_lock(self.service, self.resource), ws._load_owners
+        if owners.get((self.service, self.resource)) == threading.get_ident():  # waiting would deadlock
+            raise WorkspaceError(f"a load of {self.service}.{self.resource} is already open in this thread")
         self._held.acquire()  # loads of one resource follow each other: their DDL would conflict
+        owners[self.service, self.resource] = threading.get_ident()
         try:
             started = _now()
             self.load_id = load_id(started)
@@ -148,14 +152,19 @@ class Load:
                 self._cursor = session(ws._con.cursor())
             self._cursor.execute("BEGIN TRANSACTION")
             described = self._cursor.execute(
-                "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = current_database() "
-                "AND schema_name = ? AND table_name = ?", [self.service, self.resource + "__loads"]).fetchall()
+                "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = "
+                "current_database() AND schema_name = ? AND table_name = ?",
+                [self.service, self.resource + "__loads"]).fetchall()
             self._columns = dict(described) if described else None
             self.status = "running"
         except BaseException:
-            self._held.release()
+            self._release()
             raise
         return self
+
+    def _release(self) -> None:
+        self.workspace._load_owners.pop((self.service, self.resource), None)
+        self._held.release()
 
     def write(self, batch: pa.Table | pa.RecordBatch | pd.DataFrame) -> None:
         """Append a batch: new columns are added to the table, missing ones are NULL."""
@@ -184,7 +193,8 @@ class Load:
     def _create(self, incoming: dict[str, str]) -> None:
         # an all-null column has no type yet: VARCHAR until a later batch brings values (see _evolve)
         columns = ", ".join(f"{quote(n)} {'VARCHAR' if t == 'NULL' else t}" for n, t in incoming.items())
-        self._cursor.execute(f"CREATE TABLE {self._table} ({columns}{', ' if columns else ''}_load_id VARCHAR)")
+        columns += ", " if columns else ""
+        self._cursor.execute(f"CREATE TABLE {self._table} ({columns}_load_id VARCHAR)")
         self._columns = {n: "VARCHAR" if t == "NULL" else t for n, t in incoming.items()}
         self._columns["_load_id"] = "VARCHAR"
         self._ddl = True
@@ -216,11 +226,12 @@ class Load:
             return kind
         try:  # on the shared connection, outside the transaction: this one may fail harmlessly
             with self.workspace._lock:
-                union = self.workspace._con.execute(
-                    f"SELECT typeof(x) FROM (SELECT NULL::{have} AS x UNION ALL SELECT NULL::{kind})").fetchone()[0]
+                union = self.workspace._con.execute(f"SELECT typeof(x) FROM (SELECT NULL::{have} AS x "
+                                                    f"UNION ALL SELECT NULL::{kind})").fetchone()[0]
         except duckdb.Error:
             return "VARCHAR"
-        lost = (f"SELECT count(*) FROM {{}} WHERE {column} IS NOT NULL AND TRY_CAST({column} AS {union}) IS NULL")
+        lost = (f"SELECT count(*) FROM {{}} WHERE {column} IS NOT NULL "
+                f"AND TRY_CAST({column} AS {union}) IS NULL")
         if cursor.execute(lost.format(self._table)).fetchone()[0] or \
                 cursor.execute(lost.format("_toolkit_batch")).fetchone()[0]:
             return "VARCHAR"
@@ -232,7 +243,8 @@ class Load:
         for i, field in enumerate(table.schema):
             if pa.types.is_dictionary(field.type):
                 column = table.column(i)
-                if pa.types.is_string(field.type.value_type) or pa.types.is_large_string(field.type.value_type):
+                values = field.type.value_type
+                if pa.types.is_string(values) or pa.types.is_large_string(values):
                     known = self._categories.setdefault(field.name, [])
                     for chunk in column.chunks:
                         known.extend(v for v in chunk.dictionary.to_pylist() if v not in known)
@@ -251,7 +263,7 @@ class Load:
                 self._fail(error)
         finally:
             self._cursor.close()
-            self._held.release()
+            self._release()
 
     def _commit(self) -> None:
         cursor = self._cursor
@@ -262,7 +274,8 @@ class Load:
             merged += [v for v in values if v not in merged]
             cursor.execute("DELETE FROM _categories WHERE service = ? AND resource = ? AND column_name = ?",
                            [self.service, self.resource, name])
-            cursor.execute("INSERT INTO _categories VALUES (?, ?, ?, ?)", [self.service, self.resource, name, merged])
+            cursor.execute("INSERT INTO _categories VALUES (?, ?, ?, ?)",
+                           [self.service, self.resource, name, merged])
         if self._ddl:  # a view's columns are fixed when it is created: recreate it after the table changed
             cursor.execute(view_sql(self.service, self.resource))
         cursor.execute("UPDATE _loads SET status = 'complete', finished = ?, \"rows\" = ?, requests = ?, "
@@ -295,4 +308,5 @@ def _arrow(batch: pa.Table | pa.RecordBatch | pd.DataFrame) -> pa.Table:
         return pa.Table.from_batches([batch])
     if isinstance(batch, pd.DataFrame):
         return pa.Table.from_pandas(batch, preserve_index=False)
-    raise TypeError(f"a batch is a pyarrow Table or RecordBatch or a pandas DataFrame, not {type(batch).__name__}")
+    raise TypeError(f"a batch is a pyarrow Table or RecordBatch or a pandas DataFrame, "
+                    f"not {type(batch).__name__}")

@@ -67,8 +67,9 @@ def _resources(con: duckdb.DuckDBPyConnection, history: bool) -> list[dict[str, 
     """One entry per resource with a finished load: what goes in and what the manifest says of it."""
     import toolkit
 
-    loads = con.execute(f"SELECT service, resource, load_id, base_url, params, \"key\", \"rows\" FROM _loads "
-                        f"WHERE status IN {FINISHED} ORDER BY service, resource, finished, started").fetchall()
+    loads = con.execute(f"SELECT service, resource, load_id, base_url, params, \"key\", \"rows\" "
+                        f"FROM _loads WHERE status IN {FINISHED} "
+                        "ORDER BY service, resource, finished, started").fetchall()
     tables = {(s, t) for s, t in con.execute("SELECT schema_name, table_name FROM duckdb_tables() "
                                             "WHERE database_name = current_database()").fetchall()}
     by_resource: dict[tuple[str, str], list[tuple]] = {}
@@ -85,8 +86,9 @@ def _resources(con: duckdb.DuckDBPyConnection, history: bool) -> list[dict[str, 
                                                    if name in categories else {})}
                   for name, kind in con.execute(
                       "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = "
-                      "current_database() AND schema_name = ? AND table_name = ? AND column_name != '_load_id' "
-                      "ORDER BY column_index", [service, resource + "__loads"]).fetchall()]
+                      "current_database() AND schema_name = ? AND table_name = ? "
+                      "AND column_name != '_load_id' ORDER BY column_index",
+                      [service, resource + "__loads"]).fetchall()]
         entries.append({
             "toolkit_version": toolkit.__version__, "created": created, "history": history,
             "service": service, "resource": resource, "base_url": latest[3], "key": list(latest[5] or []),
@@ -124,8 +126,9 @@ def _to_duckdb(con: duckdb.DuckDBPyConnection, target: Path, resources: list[dic
                                 f"{table_of(service, resource)} WHERE list_contains(?, _load_id)",
                                 [entry["load_ids"]])
                 else:
-                    con.execute(f"CREATE TABLE {alias}.{quote(service)}.{quote(resource)} AS SELECT * EXCLUDE "
-                                f"(_load_id) FROM {table_of(service, resource)} WHERE _load_id = ?",
+                    con.execute(f"CREATE TABLE {alias}.{quote(service)}.{quote(resource)} AS "
+                                f"SELECT * EXCLUDE (_load_id) FROM {table_of(service, resource)} "
+                                "WHERE _load_id = ?",
                                 [entry["load_id"]])
             con.execute(f"CREATE TABLE {alias}.main._loads AS SELECT * FROM _loads "
                         "WHERE list_contains(?, load_id) ORDER BY started", [_included(resources)])
@@ -162,7 +165,8 @@ def _to_parquet(con: duckdb.DuckDBPyConnection, target: Path, resources: list[di
         table = table_of(service, resource)
         if history:
             for load_id in entry["load_ids"]:
-                copy(f"SELECT * FROM {table} WHERE _load_id = {literal(load_id)}", folder / f"{load_id}.parquet")
+                copy(f"SELECT * FROM {table} WHERE _load_id = {literal(load_id)}",
+                     folder / f"{load_id}.parquet")
         else:
             copy(f"SELECT * EXCLUDE (_load_id) FROM {table} WHERE _load_id = {literal(entry['load_id'])}",
                  folder / "data.parquet")
@@ -208,11 +212,13 @@ class Snapshot:
             source = f"SELECT * FROM read_parquet([{files}], union_by_name = true)"
             if entry["history"]:
                 con.execute(f"CREATE VIEW {table_of(service, resource)} AS {source}")
-                con.execute(f"CREATE VIEW {quote(service)}.{quote(resource)} AS SELECT * EXCLUDE (_load_id) "
-                            f"FROM {table_of(service, resource)} WHERE _load_id = {literal(entry['load_id'])}")
+                con.execute(f"CREATE VIEW {quote(service)}.{quote(resource)} AS SELECT * EXCLUDE "
+                            f"(_load_id) FROM {table_of(service, resource)} "
+                            f"WHERE _load_id = {literal(entry['load_id'])}")
             else:
                 con.execute(f"CREATE VIEW {quote(service)}.{quote(resource)} AS {source}")
-        con.execute(f"CREATE VIEW _loads AS SELECT * FROM read_parquet({literal(str(root / '_loads.parquet'))})")
+        loads = literal(str(root / "_loads.parquet"))
+        con.execute(f"CREATE VIEW _loads AS SELECT * FROM read_parquet({loads})")
         for entry in document["resources"]:
             entry["created"] = datetime.fromisoformat(entry["created"])
         con.register("_toolkit_manifest", _manifest_table(document["resources"]))
@@ -225,8 +231,8 @@ class Snapshot:
 
     def tables(self) -> pd.DataFrame:
         """Every table and view: schema, name, kind."""
-        return self._frame("SELECT schema_name AS schema, table_name AS name, 'table' AS kind FROM duckdb_tables() "
-                           "WHERE database_name = current_database() UNION ALL "
+        return self._frame("SELECT schema_name AS schema, table_name AS name, 'table' AS kind "
+                           "FROM duckdb_tables() WHERE database_name = current_database() UNION ALL "
                            "SELECT schema_name, view_name, 'view' FROM duckdb_views() "
                            "WHERE database_name = current_database() AND NOT internal ORDER BY 1, 2")
 

@@ -39,6 +39,10 @@ CREATE TABLE IF NOT EXISTS _categories (
     service VARCHAR, resource VARCHAR, column_name VARCHAR, categories VARCHAR[])"""
 _OPEN: dict[str, int] = {}  # workspaces open read-write in this process, by file
 _OPEN_LOCK = threading.Lock()
+_NULLABLE = {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(),
+             pa.int64(): pd.Int64Dtype(), pa.uint8(): pd.UInt8Dtype(), pa.uint16(): pd.UInt16Dtype(),
+             pa.uint32(): pd.UInt32Dtype(), pa.uint64(): pd.UInt64Dtype(), pa.bool_(): pd.BooleanDtype()}
+
 
 def open_duckdb(path: Path | None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """A connection; a file locked by another process becomes `WorkspaceInUseError`."""
@@ -57,11 +61,7 @@ def _pandas_type(arrow_type: pa.DataType) -> Any:
     if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) \
             or pa.types.is_string_view(arrow_type):
         return pd.StringDtype("pyarrow")
-    if pa.types.is_integer(arrow_type):  # nullable, so an id column with a gap keeps its type
-        return pd.api.types.pandas_dtype(str(arrow_type).replace("u", "U").replace("int", "Int"))
-    if pa.types.is_boolean(arrow_type):
-        return pd.BooleanDtype()
-    return None
+    return _NULLABLE.get(arrow_type)  # nullable, so an id column with a gap keeps its type
 
 
 def to_frame(table: pa.Table, categories: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
@@ -90,6 +90,27 @@ def _categorical(column: pa.ChunkedArray, known: Sequence[str]) -> pa.ChunkedArr
     return pa.chunked_array([pa.DictionaryArray.from_arrays(indices.cast(pa.int32()), dictionary)])
 
 
+class Query:
+    """A DuckDB relation (`.df()`, `.arrow()`, `.show()`, chaining) that also answers `fetchone()`
+    and `fetchall()`, which DuckDB 2.0 relations no longer have."""
+
+    def __init__(self, relation: duckdb.DuckDBPyRelation) -> None:
+        self.relation = relation
+
+    def fetchone(self) -> tuple | None:
+        rows = self.relation.limit(1).fetchall()
+        return rows[0] if rows else None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.relation, name)
+
+    def __repr__(self) -> str:
+        return repr(self.relation)
+
+    def _repr_html_(self) -> str:
+        return self.relation.limit(20).df().to_html()
+
+
 class Workspace:
     """One DuckDB file (in memory without a path): every load, the current view of each resource, history.
 
@@ -108,6 +129,7 @@ class Workspace:
         self.clients: dict[str, Client] = {}
         self._lock = threading.RLock()
         self._resource_locks: dict[tuple[str, str], threading.Lock] = {}
+        self._load_owners: dict[tuple[str, str], int] = {}  # which thread has a load of a resource open
         self._con = open_duckdb(self.path, read_only)
         self._user = session(self._con.cursor())  # ws.sql() relations run here, never on the shared one
         self._open_key = str(self.path.resolve()) if self.path and not read_only else None
@@ -117,10 +139,10 @@ class Workspace:
 
     def _register(self) -> None:
         with _OPEN_LOCK:
-            first = _OPEN.get(self._open_key, 0) == 0 if self._open_key else True
+            others = _OPEN.get(self._open_key, 0) if self._open_key else 0
             if self._open_key:
-                _OPEN[self._open_key] = _OPEN.get(self._open_key, 0) + 1
-        if first:  # the file lock says no other process writes: a "running" load is from one that died
+                _OPEN[self._open_key] = others + 1
+        if not others:  # the file lock says no other process writes: a "running" load is from one that died
             self._con.execute("UPDATE _loads SET status = 'failed', finished = coalesce(finished, started), "
                               "error = 'interrupted: the process ended during the load' "
                               "WHERE status = 'running'")
@@ -174,9 +196,19 @@ class Workspace:
             raise WorkspaceError(f"no complete load of {service}.{resource} in {self.path or 'memory'}")
         if not self._has_table(service, resource):  # a load that never wrote a batch
             return pd.DataFrame()
+        query = f"SELECT * EXCLUDE (_load_id) FROM {table_of(service, resource)}"
         with self._lock:
-            table = self._con.sql(f"SELECT * EXCLUDE (_load_id) FROM {table_of(service, resource)} "
-                                  "WHERE _load_id = ?", params=[load_id]).to_arrow_table()
+            self._con.execute("BEGIN TRANSACTION")  # the check and the read see the same commits
+            try:
+                holding = self._con.execute(
+                    "SELECT list(load_id) FROM _loads WHERE service = ? AND resource = ? AND \"rows\" > 0 "
+                    "AND status IN ('complete', 'stale')", [service, resource]).fetchall()[0][0] or []
+                if holding == [load_id]:  # the only load with rows in the table: no filter to apply
+                    table = self._con.sql(query).to_arrow_table()
+                else:
+                    table = self._con.sql(query + " WHERE _load_id = ?", params=[load_id]).to_arrow_table()
+            finally:
+                self._con.execute("COMMIT")
         return to_frame(table, self.categories(service, resource))
 
     def latest(self, service: str, resource: str) -> str | None:
@@ -189,13 +221,15 @@ class Workspace:
     def categories(self, service: str, resource: str) -> dict[str, list[str]]:
         if self.read_only and not self._has_categories():
             return {}
-        rows = self._fetch("SELECT column_name, categories FROM _categories WHERE service = ? AND resource = ?",
+        rows = self._fetch("SELECT column_name, categories FROM _categories "
+                           "WHERE service = ? AND resource = ?",
                            [service, resource])
         return {name: list(values) for name, values in rows}
 
-    def sql(self, query: str, params: Any = None) -> duckdb.DuckDBPyRelation | None:
-        """A DuckDB relation (`.df()`, `.to_arrow_table()`, `.show()`); None for a statement without rows."""
-        return self._user.sql(query, params=params)
+    def sql(self, query: str, params: Any = None) -> Query | None:
+        """A DuckDB relation (`.df()`, `.to_arrow_table()`, `.show()`); a statement like UPDATE runs at once."""
+        relation = self._user.sql(query, params=params)
+        return Query(relation) if relation is not None else None
 
     def loads(self) -> pd.DataFrame:
         """Every load: when, what, params (JSON), rows, requests, status, error, failed ids, key."""
@@ -215,7 +249,8 @@ class Workspace:
         """
         service, name = self.resolve(resource)
         finished = [row[0] for row in self._fetch(
-            "SELECT load_id FROM _loads WHERE service = ? AND resource = ? AND status IN ('complete', 'stale') "
+            "SELECT load_id FROM _loads WHERE service = ? AND resource = ? "
+            "AND status IN ('complete', 'stale') "
             "ORDER BY finished, started", [service, name])]
         for given in (before, after):
             if given is not None and given not in finished:
@@ -224,12 +259,14 @@ class Workspace:
         if before is None and after in finished and finished.index(after) > 0:
             before = finished[finished.index(after) - 1]
         if before is None or after is None:
-            raise WorkspaceError(f"{service}.{name} needs two complete loads to compare; it has {len(finished)}")
+            raise WorkspaceError(f"{service}.{name} needs two complete loads to compare; "
+                                 f"it has {len(finished)}")
         key = self._fetch("SELECT \"key\" FROM _loads WHERE load_id = ?", [after])[0][0] or []
         from toolkit.diffs import diff_loads
 
         with self._lock:
-            return diff_loads(self._con, f"{service}.{name}", table_of(service, name), before, after, list(key),
+            return diff_loads(self._con, f"{service}.{name}", table_of(service, name), before, after,
+                              list(key),
                               self.categories(service, name))
 
     def resolve(self, resource: str) -> tuple[str, str]:

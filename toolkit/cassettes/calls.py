@@ -19,7 +19,7 @@ import orjson
 import requests
 
 from toolkit.client import Client
-from toolkit.errors import ApiError, ToolkitError
+from toolkit.errors import ApiError, ToolkitError, error_for
 from toolkit.paging import Cursor, Offset, PageNumber, Unpaged
 from toolkit.spec import Action, camel
 
@@ -119,7 +119,8 @@ def _call(client: Client, action: Action, version: str | None, params: dict[str,
         prepared.method, prepared.url, data=prepared.data, timeout=client.transport.timeout,
         auth=(auth.client_id, auth.client_secret.reveal()))
     if response.status_code >= 400:
-        raise ApiError(client.service.key, action.id, response.status_code, response.reason)
+        raise error_for(client.service.key, action.id, response.status_code, client.service.error_shape,
+                        client.redactor.scrub(response.text[:300]), response.reason, None)
     return Client.parse(action, response)
 
 

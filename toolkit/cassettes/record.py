@@ -4,7 +4,7 @@ From the sandbox every catalog row gets its own fresh sandbox (seed 0, the clock
 a start costs 5-50 ms, and a delete or a state change then never reaches another row's recording, so
 re-recording one cassette gives the bytes that re-recording all of them gives. Each cassette is
 replayed once right after it is written, and the replay's summary is stored with it
-(`metadata.toolkit.expect`), so the replay test compares like with like.
+(`toolkit.expect`, a top-level key of the file), so the replay test compares like with like.
 
 Against a real service (`base_url` and credentials, or TOOLKIT_<SERVICE>_<FIELD>) only read-only rows
 are recorded unless `writes=True`; an error answer is recorded as the outcome to expect.
@@ -21,7 +21,6 @@ from typing import Any
 from unittest import mock
 
 import vcr as vcrpy
-import yaml
 from vcr.serializers import yamlserializer
 
 from toolkit import catalog
@@ -29,6 +28,7 @@ from toolkit.cassettes.calls import example_params, exercise, summary, walk_para
 from toolkit.cassettes.scrub import MASK, Scrubber, json_body
 from toolkit.client import Client, connect, credentials_from_env
 from toolkit.http import RateBudget
+from toolkit.rules import version_tuple
 from toolkit.spec import Action
 
 FOLDER = "cassettes"
@@ -82,8 +82,8 @@ def rows(service: str | None = None, actions: list[str] | None = None) -> list[t
 
 def metadata(path: Path | str) -> dict[str, Any]:
     """What the cassette says about its call: action, version, params, walk, client options, expect."""
-    data = yaml.load(Path(path).read_text(), Loader=yamlserializer._CassetteLoader)
-    return (data.get("metadata") or {}).get("toolkit") or {}
+    data = yamlserializer.deserialize(Path(path).read_text())
+    return data.get("toolkit") or {}
 
 
 def replay_client(service: str, options: Mapping[str, Any] | None = None) -> Client:
@@ -119,6 +119,7 @@ class Recorded:
     path: Path
     ok: bool
     note: str = ""
+    skipped: bool = False
 
 
 @contextlib.contextmanager
@@ -148,14 +149,11 @@ def _write(path: Path, action: Action, version: str, source: str, client_options
     try:
         _, outcome, seen = replay(path)
     except Exception as error:  # a cassette that does not replay is worse than none
-        path.unlink(missing_ok=True)
         return Recorded(action.id, version, path, False, f"does not replay: {type(error).__name__}: {error}")
     if outcome["unplayed"]:
-        path.unlink(missing_ok=True)
         return Recorded(action.id, version, path, False, f"{outcome['unplayed']} exchanges not replayed")
     recorded = summary(action, outcome_of_record)
     if {k: v.get("error") for k, v in recorded.items()} != {k: v.get("error") for k, v in seen.items()}:
-        path.unlink(missing_ok=True)
         return Recorded(action.id, version, path, False, f"replay differs: {recorded} vs {seen}")
     _set_metadata(path, {**meta, "expect": seen})
     errors = [f"{k}: {v['error']} {v['status']}" for k, v in seen.items() if "error" in v]
@@ -163,28 +161,39 @@ def _write(path: Path, action: Action, version: str, source: str, client_options
 
 
 def _set_metadata(path: Path, meta: dict[str, Any]) -> None:
-    data = yaml.load(path.read_text(), Loader=yamlserializer._CassetteLoader)
-    data["metadata"] = {"toolkit": meta}
+    # a top-level key of its own, which vcrpy and pytest-recording read past (vcrpy 9's own
+    # `metadata` breaks pytest-recording 0.14's persister, and older vcrpy has none)
+    data = yamlserializer.deserialize(path.read_text())
+    data["toolkit"] = meta
     path.write_text(yamlserializer.serialize(data))
 
 
 def _record_one(path: Path, action: Action, version: str, client: Client, scrubber: Scrubber,
-                params: Mapping[str, Any], source: str, client_options: Mapping[str, Any]) -> Recorded:
+                params: Mapping[str, Any], source: str, client_options: Mapping[str, Any],
+                errors_expected: bool) -> Recorded:
+    """Record into `<path>.part`, check it replays, then put it in place; a failed recording (or, from
+    the sandbox, an error answer) leaves the cassette that was there."""
     walk = walk_params(action, params)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.unlink(missing_ok=True)
-    with _fixed_boundary(), use_cassette(path, scrubber, record_mode="all"):
-        try:
-            outcome = exercise(client, action, version, params, walk)
-        except Exception as error:
-            outcome = {"failure": error}
-    if "failure" in outcome:
-        path.unlink(missing_ok=True)
-        error = outcome["failure"]
-        return Recorded(action.id, version, path, False, f"{type(error).__name__}: {error}")
-    if not path.exists():
-        return Recorded(action.id, version, path, False, "no request was made")
-    return _write(path, action, version, source, client_options, params, walk, outcome)
+    part = path.with_name(path.name + ".part")
+    part.unlink(missing_ok=True)
+    try:
+        with _fixed_boundary(), use_cassette(part, scrubber, record_mode="all"):
+            try:
+                outcome = exercise(client, action, version, params, walk)
+            except Exception as error:
+                return Recorded(action.id, version, path, False, f"{type(error).__name__}: {error}")
+        if not part.exists():
+            return Recorded(action.id, version, path, False, "no request was made")
+        result = _write(part, action, version, source, client_options, params, walk, outcome)
+        result.path = path
+        if result.ok and result.note and not errors_expected:
+            result.ok, result.note = False, f"the service answered an error: {result.note}"
+        if result.ok:
+            part.replace(path)
+        return result
+    finally:
+        part.unlink(missing_ok=True)
 
 
 def record_sandbox(service: str | None = None, *, folder: Path | str = FOLDER,
@@ -207,29 +216,48 @@ def record_sandbox(service: str | None = None, *, folder: Path | str = FOLDER,
             params = example_params(action, version, box.examples(action.service), credentials)
             options = {k: credentials[k] for k in ("mode", "system_version") if k in credentials}
             done.append(_record_one(cassette_path(folder, action, version), action, version, client, scrubber,
-                                    params, f"sandbox seed {seed}", options))
+                                    params, f"sandbox seed {seed}", options, errors_expected=False))
     return done
 
 
 def record_real(service: str, *, base_url: str | None = None, credentials: Mapping[str, Any] | None = None,
                 folder: Path | str = REAL_FOLDER, writes: bool = False, actions: list[str] | None = None,
                 examples: Mapping[str, Any] | None = None) -> list[Recorded]:
-    """The read-only rows (all with `writes`) of one real service, credentials from the environment."""
+    """The read-only rows (all with `writes`) of one real service, credentials from the environment.
+
+    Ids for path params come from `examples` (`{"asset_id": ...}`), else the catalog's examples; an
+    error answer (a 404 for an id the account lacks) is recorded as what to expect.
+    """
     given = credentials_from_env(service, {**(credentials or {}), "base_url": base_url})
-    client = connect(service, **given)
     svc = catalog.SERVICES[service]
-    origin = "/".join(client.base_url.split("/")[:3])
-    scrubber = Scrubber({client.base_url: f"{REAL_ORIGIN}/{service}{svc.base_path}", origin: REAL_ORIGIN},
-                        redact=client.redactor.scrub)
     options = {k: given[k] for k in ("mode", "system_version") if given.get(k)}
     done = []
     for action, version in rows(service, actions):
         if action.writes and not writes:
             continue
+        path = cassette_path(folder, action, version)
+        why = _not_offered(action, options)
+        if why:
+            done.append(Recorded(action.id, version, path, True, why, skipped=True))
+            continue
+        client = connect(service, **given)      # its own client: each cassette holds its own token exchange
+        origin = "/".join(client.base_url.split("/")[:3])
+        scrubber = Scrubber({client.base_url: f"{REAL_ORIGIN}/{service}{svc.base_path}", origin: REAL_ORIGIN},
+                            redact=client.redactor.scrub)
         params = example_params(action, version, examples or {}, given)
-        done.append(_record_one(cassette_path(folder, action, version), action, version, client, scrubber,
-                                params, "real", options))
+        done.append(_record_one(path, action, version, client, scrubber, params, "real", options,
+                                errors_expected=True))
     return done
+
+
+def _not_offered(action: Action, options: Mapping[str, Any]) -> str:
+    """Why the connection's mode or system version does not offer the action ("" when it does)."""
+    mode, system = options.get("mode") or "client", options.get("system_version")
+    if mode not in action.modes:
+        return f"offered only in {' and '.join(action.modes)} mode"
+    if system and action.min_version and version_tuple(system) < version_tuple(action.min_version):
+        return f"needs system version {action.min_version}"
+    return ""
 
 
 def record(service: str | None = None, *, folder: Path | str | None = None, base_url: str | None = None,

@@ -169,7 +169,8 @@ class AssetImport(Steps):
                   status == "succeeded")
         if status == "succeeded":
             self.stale("asset_library.create_import")
+        self.finish(result, f"import {import_id}: {status}"
+                    + (f" ({error.get('type')}: {error.get('message')})" if error else ""))
         if status.startswith("still"):
             self.state = "timed out"
-        return self.finish(result, f"import {import_id}: {status}"
-                           + (f" ({error.get('type')}: {error.get('message')})" if error else ""))
+        return result

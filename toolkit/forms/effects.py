@@ -114,8 +114,10 @@ def board_cascade(client: Client, board_id: Any) -> tuple[int, int] | None:
     board = str(board_id)
     children = set(boards.loc[boards.parent_board_id.astype(str) == board, "id"].astype(str))
     doomed = {board} | children
-    where = placed.groupby(placed.asset_id.astype(str))["id"].agg(lambda ids: set(ids.astype(str)))
-    gone = sum(1 for ids in where if ids and ids <= doomed)
+    where: dict[str, set[str]] = {}
+    for asset, in_board in zip(placed.asset_id.astype(str), placed["id"].astype(str), strict=True):
+        where.setdefault(asset, set()).add(in_board)
+    gone = sum(1 for ids in where.values() if ids <= doomed)
     return len(children), gone
 
 

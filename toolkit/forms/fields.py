@@ -55,7 +55,11 @@ class Field:
 
     @property
     def row(self) -> W.Widget:
-        line = W.HBox([self.widget, *self.extras[:2]]) if self.extras else self.widget
+        # a TagsInput does not draw its description: give it a label like the others have
+        lead = [W.Label(self.widget.description, layout=W.Layout(width=LABEL_WIDTH))] \
+            if isinstance(self.widget, W.TagsInput) else []
+        inline = [*lead, self.widget, *self.extras[:2]]
+        line = W.HBox(inline) if len(inline) > 1 else self.widget
         return W.VBox([line, *self.extras[2:], self.help, self.problem], layout=W.Layout(margin="0 0 4px 0"))
 
     def read(self) -> Any:
@@ -103,13 +107,12 @@ def build(param: Param, lookup: bool = False) -> Field:
         widget = W.Dropdown(options=[("", None), ("true", True), ("false", False)], value=None, **common)
     elif kind in ("datetime", "epoch_ms"):
         widget = W.NaiveDatetimePicker(**common)
-    elif kind == "list" and not lookup:
-        widget = W.TagsInput(value=[], allowed_tags=[str(c) for c in param.choices], allow_duplicates=False,
-                             **common)
     elif kind == "list":
-        widget = W.TagsInput(value=[], allow_duplicates=False, **common)
+        allowed = [] if lookup else [str(c) for c in param.choices]
+        widget = W.TagsInput(value=[], allowed_tags=allowed, allow_duplicates=False,
+                             placeholder=hint or "type, then Enter", **common)
     elif kind == "file":
-        widget = W.FileUpload(multiple=False, **common)
+        widget = W.FileUpload(multiple=False, description=label(param), tooltip=param.doc or param.name)
     elif kind in ("object",) or kind in LONG_TEXT:
         rows = 5 if kind == "object" else 3
         widget = W.Textarea(placeholder=hint, rows=rows, layout=W.Layout(width="640px"), **common)

@@ -214,18 +214,18 @@ class Form(W.VBox):
             return None
         finally:
             self._busy(False)
+            if self.action.destructive:
+                self.confirm.value = False            # the next click must be confirmed again
         self.state, self.result = "sent", result
         self.status.value = note(f"✓ sent {self.action.id}", "#2e7d32")
         self._mark_stale()
         show(self.output, result)
-        if self.action.destructive:
-            self.confirm.value = False                # a second click must be confirmed again
         return result
 
     def _busy(self, on: bool) -> None:
-        self.button.disabled = on
         self.button.description = "Sending…" if on else "Send"
         self.button.icon = "spinner" if on else "paper-plane"
+        self.button.disabled = on
         if on:
             self.status.value = note(SPINNER + "Sending…")
 

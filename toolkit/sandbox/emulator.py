@@ -23,6 +23,11 @@ How to add an emulator (asset_library, audience_platform, translation):
 5. Register the module in `REGISTRY` in `toolkit/sandbox/__init__.py`; `start()` skips a service
    whose module does not import yet, so each emulator is usable as soon as it lands.
 
+The server does the rest for every service: routing from the catalog (404/405 in the service's
+shape), 401 when `authenticate` says no, the service's own rate limit (`LIMITS` in server.py),
+injected faults and latency, statistics. `clamp_page_size = True` makes a page size above the
+paging style's maximum be cut instead of refused.
+
 Handlers of one emulator run one at a time (under `self.lock`), so they need no locking of their own;
 never sleep in a handler (latency and slow faults are the server's job) and never read wall time.
 """

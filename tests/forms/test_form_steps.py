@@ -1,0 +1,144 @@
+"""The multi-step helpers end to end against the sandbox: upload, import, new submission, download."""
+from __future__ import annotations
+
+import datetime as dt
+import zipfile
+
+import ipywidgets as W
+import pytest
+
+from toolkit import audit
+from toolkit.forms import AssetImport, Download, MultipartUpload, SubmissionWizard
+
+MIB = 1024 * 1024
+
+
+def advance(e):
+    return lambda seconds: e.box.advance(seconds=seconds)
+
+
+def test_a_large_file_goes_up_in_parts_with_progress(env, tmp_path):
+    e = env("asset_library")
+    board = e.box.examples("asset_library")["board_id"]
+    path = tmp_path / "keynote-cut.mp4"
+    path.write_bytes(bytes(range(256)) * (11 * MIB // 256) + b"tail")
+    up = MultipartUpload(e.client)
+    result = up.run(path, parent_board_id=board)
+    assert result["parts"] == 3 and result["size"] == path.stat().st_size
+    assert (up.progress.value, up.progress.max) == (3, 3) and up.state == "done"
+    assert [s["step"] for s in up.steps] == ["create_upload", "upload parts", "complete_upload"]
+    assets = e.client.fetch("assets", refresh=True)
+    assert result["asset_id"] in set(assets.id)
+    inside = {a["id"] for a in e.client.rows("list_assets", parent_board_id=board)}
+    assert result["asset_id"] in inside
+    sources = audit.audit(e.ws).source
+    assert (sources == "helper:MultipartUpload").sum() == 5          # create, 3 parts, complete
+
+
+def test_a_small_file_picked_in_the_widget_goes_up_in_one_put(env):
+    e = env("asset_library")
+    up = MultipartUpload(e.client)
+    up.file.value = ({"name": "logo.png", "type": "image/png", "size": 2048, "content": memoryview(b"p" * 2048),
+                      "last_modified": dt.datetime.now(dt.UTC)},)
+    before = e.requests()
+    up.button.click()
+    assert up.state == "done" and up.result["parts"] == 1, up.error
+    assert e.requests() == before + 2                                  # create_upload, PUT
+    version = e.client.call("get_asset_version", asset_id=up.result["asset_id"], version_id=up.result["version_id"])
+    assert version["size"] == 2048 and version["fileName"] == "logo"
+
+
+def test_the_upload_button_shows_an_error_instead_of_raising(env):
+    up = MultipartUpload(env("asset_library").client)
+    assert up.click() is None and up.state == "failed" and "choose a file" in up.status.value
+
+
+@pytest.mark.parametrize(("url", "status", "error"), [
+    ("https://files.example.org/press/beach.jpg", "succeeded", None),
+    ("https://files.example.org/missing/brochure.pdf", "failed", "SOURCE_FILE_NOT_FOUND"),
+    ("https://blocked.example/leak.jpg", "failed", "SOURCE_URL_BLOCKED"),
+])
+def test_an_import_is_followed_until_it_ends(env, url, status, error):
+    e = env("asset_library")
+    helper = AssetImport(e.client, wait=advance(e))
+    result = helper.run(url)
+    assert result["status"] == status and result["error_type"] == error
+    assert 0 < result["waited"] <= 60
+    if status == "succeeded":
+        assert result["asset_id"] in set(e.client.fetch("assets", refresh=True).id)
+
+
+def test_an_import_that_outlasts_the_timeout_says_so(env):
+    e = env("asset_library")
+    helper = AssetImport(e.client, wait=advance(e), interval=30, timeout=90)
+    result = helper.run("https://files.example.org/slow/raw.mov")
+    assert result["status"] == "still inProgress" and result["waited"] == 90
+    assert helper.state == "timed out"
+
+
+def test_the_import_widget_runs_from_its_fields(env):
+    e = env("asset_library")
+    helper = AssetImport(e.client, wait=advance(e))
+    helper.url.value = "https://files.example.org/press/launch.mp4"
+    helper.button.click()
+    assert helper.state == "done" and helper.result["status"] == "succeeded"
+    assert "succeeded" in helper.status.value
+
+
+def test_a_submission_is_created_uploaded_analyzed_and_started(env):
+    e = env("translation")
+    ids = e.box.examples("translation")
+    wizard = SubmissionWizard(e.client, wait=advance(e))
+    result = wizard.run(name="Autumn site", project_id=ids["project_id"], workflow_id=ids["workflow_id"],
+                        source_language="en-US", target_languages=["fr-FR", "de-DE"],
+                        file=("home.html", b"<html><body><p>Welcome to the autumn sale</p></body></html>"),
+                        file_format_name="HTML")
+    assert result["started"] and result["document_ids"]
+    assert [s["step"] for s in wizard.steps] == ["create_submission", "upload_source", "analyze_submission",
+                                                 "analysis", "save_submission"]
+    assert all(s["ok"] for s in wizard.steps)
+    targets = e.client.fetch("targets", submission_ids=[result["submission_id"]])
+    assert sorted(targets.target_language) == ["de-DE", "fr-FR"]
+
+
+def test_the_wizard_offers_the_projects_workflows(env):
+    e = env("translation")
+    e.client.fetch("workflows", refresh=True)
+    wizard = SubmissionWizard(e.client, wait=advance(e))
+    wizard.project.widget.value = str(e.box.examples("translation")["project_id"])
+    workflows = e.ws.read("translation", "workflows")
+    mine = workflows[workflows.project_id == e.box.examples("translation")["project_id"]]
+    assert len(wizard.workflow.widget.options) == len(mine) > 0
+
+
+def test_a_failed_step_is_marked_and_raised(env):
+    e = env("translation")
+    wizard = SubmissionWizard(e.client, wait=advance(e))
+    with pytest.raises(Exception, match="project"):
+        wizard.run(name="Nowhere", project_id=999999, workflow_id=1, source_language="en-US",
+                   target_languages=["fr-FR"], file=("a.html", b"<p>a</p>"), file_format_name="HTML")
+    assert wizard.state == "failed" and "✗" in wizard.status.value
+
+
+def test_a_download_is_polled_saved_and_listed(env, tmp_path):
+    e = env("translation")
+    ids = e.box.examples("translation")
+    helper = Download(e.client, wait=advance(e))
+    files = helper.run(ids["submission_id"], tmp_path / "deliverables.zip",
+                       deliverable_target_ids=ids["deliverable_target_ids"])
+    assert len(files) >= len(ids["deliverable_target_ids"])
+    with zipfile.ZipFile(tmp_path / "deliverables.zip") as archive:
+        assert sorted(archive.namelist()) == sorted(files.name)
+    assert [s["step"] for s in helper.steps] == ["start_download", "prepare", "download_files", "list"]
+
+
+def test_the_download_widget_uses_its_fields(env, tmp_path, monkeypatch):
+    e = env("translation")
+    monkeypatch.chdir(tmp_path)
+    helper = Download(e.client, wait=advance(e))
+    helper.submission.widget.value = str(e.box.examples("translation")["submission_id"])
+    helper.source_files.widget.value = True
+    helper.button.click()
+    assert helper.state == "done", helper.error
+    assert helper.path_written.exists() and helper.path.value == str(helper.path_written)
+    assert isinstance(helper.output, W.Output) and helper.output.outputs

@@ -1,0 +1,71 @@
+"""The audit trail: every write sent with a workspace, from code or a form, secrets masked."""
+from __future__ import annotations
+
+import pytest
+
+import toolkit as tk
+from toolkit import audit, catalog
+from toolkit.errors import NotFoundError
+from toolkit.sandbox import available
+
+SERVICE = "audience_platform"
+
+
+@pytest.fixture(scope="module")
+def box():
+    with tk.sandbox.start(emulators={SERVICE: available()[SERVICE]}, enforce_limits=False) as running:
+        yield running
+
+
+@pytest.fixture
+def ws():
+    with tk.Workspace() as workspace:
+        yield workspace
+
+
+def test_an_empty_trail_has_the_columns(ws):
+    assert list(audit.audit(ws).columns) == list(audit.COLUMNS)
+
+
+def test_writes_through_call_are_recorded_and_reads_are_not(box, ws):
+    cdp = ws.connect(SERVICE, **box.credentials(SERVICE))
+    cdp.call("list_users")
+    cdp.call("create_user", username="audit-bot", email="audit.bot@example.com", password="pw-typed-in-code")
+    rows = audit.audit(ws)
+    assert len(rows) == 1
+    row = rows.iloc[0]
+    assert (row.service, row.action, row.source, row.ok) == (SERVICE, "audience_platform.create_user", "call", True)
+    assert row.status in (200, 201)
+    assert row.response_id == "audit-bot" and row.at is not None
+    assert "pw-typed-in-code" not in row.params and '"password":"***"' in row.params
+    assert not [s for s in box.secrets() if s in row.params]
+
+
+def test_a_refused_write_is_recorded_with_the_service_status(box, ws):
+    cdp = ws.connect(SERVICE, **box.credentials(SERVICE))
+    with pytest.raises(NotFoundError):
+        cdp.call("delete_user", username="nobody-by-that-name")
+    row = audit.audit(ws).iloc[-1]
+    assert row.status == 404 and not row.ok and "nobody-by-that-name" in row.error
+
+
+def test_a_client_without_a_workspace_sends_without_recording(box):
+    cdp = tk.connect(SERVICE, **box.credentials(SERVICE))
+    assert cdp.workspace is None
+    cdp.call("update_profile_merge_configuration", enabled=True)
+
+
+def test_recording_never_breaks_the_call(box):
+    ws = tk.Workspace()
+    cdp = ws.connect(SERVICE, **box.credentials(SERVICE))
+    ws.close()                                      # the trail cannot be written any more
+    with pytest.warns(UserWarning, match="audit"):
+        cdp.call("update_profile_merge_configuration", enabled=False)
+
+
+def test_masked_params_show_files_and_secrets_safely():
+    entry = catalog.action("translation.upload_source")
+    text = audit.masked_params(entry, {"submission_id": 1, "file": ("a.html", b"12345")})
+    assert "<file a.html: 5 bytes>" in text
+    token = catalog.action("audience_platform.update_document_generation_configuration")
+    assert '"client_secret":"***"' in audit.masked_params(token, {"client_secret": "abc"})
