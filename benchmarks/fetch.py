@@ -30,7 +30,8 @@ STYLES = {
 def _serve(service: str, scale: float, latency_ms: float, pipe) -> None:
     import toolkit
     from toolkit.sandbox import available
-    box = toolkit.sandbox.start(scale=scale, latency_ms=latency_ms, emulators={service: available()[service]})
+    box = toolkit.sandbox.start(scale=scale, latency_ms=latency_ms, emulators={service: available()[service]},
+                                cache_reads=True)
     pipe.send((box.credentials(service), box.examples(service)))
     while True:
         message = pipe.recv()

@@ -261,3 +261,17 @@ def test_json_fields_round_trip(env):
     assert json.loads(form.fields["values"].value) == [{"name": "Spring"}]
     values, problems = form.collect()
     assert not problems and values["values"] == [{"name": "Spring"}]
+
+
+def test_a_select_fields_values_are_picked_into_the_json(env):
+    e = env("asset_library")
+    e.client.fetch("custom_field_values", refresh=True)
+    values = e.ws.read("asset_library", "custom_field_values")
+    field_id = values.custom_field_id.iloc[0]
+    form = e.client.form("set_board_custom_field")
+    form.fields["custom_field_id"].value = str(field_id)
+    picker = form.lookups["values"].picker
+    assert len(picker.options) == (values.custom_field_id == field_id).sum()
+    picker.value = picker.options[0]
+    chosen = form.collect()[0]["values"]
+    assert chosen == [{"id": form.lookups["values"].field.choices[picker.options[0]]}] and picker.value == ""

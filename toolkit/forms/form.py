@@ -26,7 +26,7 @@ from toolkit.forms.lookups import Choices, lookup_for
 if TYPE_CHECKING:
     from toolkit.client import Client
 
-LOOKUP_KINDS = ("id", "string", "list", "int_list")
+LOOKUP_KINDS = ("id", "string", "list", "int_list", "object")
 SPINNER = '<i class="fa fa-spinner fa-spin"></i> '
 
 

@@ -48,6 +48,7 @@ LOOKUPS: dict[str, dict[str, Lookup]] = {
         "tag_id": Lookup("tags", "id", "{name}"),
         "custom_field_id": Lookup("custom_fields", "id", "{name} · {type}"),
         "value_id": Lookup("custom_field_values", "id", "{name}", parent=("custom_field_id", "custom_field_id")),
+        "values": Lookup("custom_field_values", "id", "{name}", parent=("custom_field_id", "custom_field_id")),
         "board_id": Lookup("boards", "id", "{title}"),
         "parent_board_id": Lookup("boards", "id", "{title}"),
         "asset_id": Lookup("assets", "id", "{cover_version_title}"),
@@ -65,8 +66,8 @@ LOOKUPS: dict[str, dict[str, Lookup]] = {
                                          parent=_SUB),
         "language_reference_files": Lookup("targets", "target_language", "{target_language}", parent=_SUB),
         "document_ids": Lookup("documents", "document_id", "{name}", parent=_SUB),
-        "target_ids": Lookup("targets", "target_id", "{document_name} → {target_language} · {status}",
-                             parent=_SUB),
+        "target_ids": Lookup("targets", "target_id",
+                             "{document_name} → {target_language} · {status} {current_phase}", parent=_SUB),
         "phase_name": Lookup("phases", "current_phase", "{current_phase}", parent=_SUB),
         "transition": Lookup("phases", "transitions", parent=_SUB, nested="transitions"),
         "languages": Lookup("targets", "target_language", "{target_language}", parent=_SUB),
@@ -93,6 +94,7 @@ OVERRIDES: dict[str, Lookup | None] = {
     "audience_platform.delete_warehouse_profile_query:definition_id": Lookup("warehouse_profile_queries", "id",
                                                                              "{name}"),
     "translation.add_custom_attribute:name": Lookup("custom_attributes", "name", "{name} · {type}"),
+    "asset_library.create_custom_field:values": None,          # new values by name, not existing ones
 }
 
 
@@ -162,7 +164,8 @@ def _json_list(value: Any) -> list:
 
 
 class Choices:
-    """The live choices of one field: its picker (the Combobox itself, or one beside a list), ↻ and a note."""
+    """The live choices of one field: its picker (the Combobox itself, or one beside a list or a JSON list of
+    {id}s that adds the picked id to it), ↻ and a note."""
 
     def __init__(self, client: Client, lookup: Lookup, field: Field, parent: Field | None) -> None:
         self.client, self.lookup, self.field, self.parent = client, lookup, field, parent
@@ -230,6 +233,10 @@ class Choices:
         if isinstance(widget, W.TagsInput):
             if str(value) not in widget.value:
                 widget.value = [*widget.value, str(value)]
+        elif self.field.param.kind == "object":           # a select field's values: [{"id": ...}, ...]
+            current = _json_list(widget.value) if widget.value.strip() else []
+            if {"id": value} not in current:
+                widget.value = json.dumps([*current, {"id": value}], indent=2)
         else:
             current = [v.strip() for v in str(widget.value).split(",") if v.strip()]
             if str(value) not in current:

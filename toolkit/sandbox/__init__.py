@@ -104,6 +104,7 @@ class Sandbox:
         for emulator in self._app.emulators.values():
             with emulator.lock:
                 emulator.on_advance(now)
+        self._app.clear_cache()
         return now
 
     def stop(self) -> None:
@@ -125,12 +126,14 @@ class Sandbox:
 def start(seed: int = 0, scale: float = 1, latency_ms: float = 0,
           faults: str | Fault | Iterable[Fault | str] | None = None, mode: str = "client",
           system_version: str = "6.2", port: int = 0, enforce_limits: bool = True,
-          emulators: Mapping[str, type[Emulator]] | None = None) -> Sandbox:
+          emulators: Mapping[str, type[Emulator]] | None = None, cache_reads: bool = False) -> Sandbox:
     """Serve the emulated services on 127.0.0.1 from a background thread.
 
     `scale` multiplies the seed data; `faults` as Fault records or `"429@0.05,500#3"`;
     `mode` ("client" or "hosted") and `system_version` shape the translation service;
-    `emulators` replaces the registry (tests and benchmarks serve their own).
+    `emulators` replaces the registry (tests and benchmarks serve their own); `cache_reads` answers a
+    repeated GET from the bytes of its first answer until a write or a clock move, so that client
+    benchmarks measure the client rather than the emulator's record rendering.
     """
     if mode not in ("client", "hosted"):
         raise ValueError(f"mode must be 'client' or 'hosted', not {mode!r}")
@@ -138,7 +141,7 @@ def start(seed: int = 0, scale: float = 1, latency_ms: float = 0,
     options = {"mode": mode, "system_version": system_version}
     classes = available() if emulators is None else dict(emulators)
     built = {key: cls(seed, scale, clock, options) for key, cls in classes.items()}
-    app = App(built, FaultPlan(faults, seed), latency_ms, enforce_limits)
+    app = App(built, FaultPlan(faults, seed), latency_ms, enforce_limits, cache_reads)
     server = SandboxServer(app, port)
     server.start()
     return Sandbox(server, app, clock)

@@ -71,8 +71,12 @@ class App:
     """Routes requests to emulators and applies limits, faults and latency."""
 
     def __init__(self, emulators: Mapping[str, Emulator], faults: FaultPlan, latency_ms: float = 0,
-                 enforce_limits: bool = True) -> None:
+                 enforce_limits: bool = True, cache_reads: bool = False) -> None:
         self.emulators = dict(emulators)
+        # Benchmarks measure the client, not the emulator: with cache_reads, a GET answered once is
+        # answered again from its bytes until a write to that service or a clock move.
+        self.cache: dict[tuple[str, str, str], bytes] | None = {} if cache_reads else None
+        self.cache_lock = threading.Lock()
         self.routers = {key: Router(e.service, e.actions, e.extra_routes) for key, e in emulators.items()}
         self.faults = faults
         self.latency = latency_ms / 1000
@@ -117,7 +121,7 @@ class App:
                 request = Request(method, path, parse_qs(query, keep_blank_values=True), headers, body, key,
                                   root, root + emulator.service.base_path, params, route.action,
                                   route.version)
-                response = self._answer(emulator, route, request)
+                response = self._cached(emulator, route, request, query)
         if self.latency:
             time.sleep(self.latency)
         return response
@@ -143,6 +147,28 @@ class App:
             seconds = fault.retry_after
             answer.headers["Retry-After"] = str(int(seconds)) if float(seconds).is_integer() else str(seconds)
         return answer
+
+    def _cached(self, emulator: Emulator, route: Any, request: Request, query: str) -> bytes | Response:
+        if self.cache is None:
+            return self._answer(emulator, route, request)
+        key = (emulator.service.key, request.path, query)
+        if request.method == "GET":
+            found = self.cache.get(key)
+            if found is not None and (route.public or emulator.authenticate(request)):
+                return found
+        answer = self._answer(emulator, route, request)
+        with self.cache_lock:
+            if request.method != "GET":
+                for stale in [k for k in self.cache if k[0] == key[0]]:
+                    del self.cache[stale]
+            elif isinstance(answer, bytes) and answer.startswith(b"HTTP/1.1 200"):
+                self.cache[key] = answer
+        return answer
+
+    def clear_cache(self) -> None:
+        if self.cache is not None:
+            with self.cache_lock:
+                self.cache.clear()
 
     def _answer(self, emulator: Emulator, route: Any, request: Request) -> bytes | Response:
         if not route.public and not emulator.authenticate(request):
