@@ -1,10 +1,126 @@
-"""`toolkit demo`: the main job on the embedded sandbox (filled in by the demo issue)."""
+"""`toolkit demo`: the main job on the embedded sandbox, from an empty folder to a report.
+
+It starts the sandbox, pulls every resource of the four services into `DIR/toolkit-demo.duckdb`, acts
+the way an analyst would (queues a dozen URL imports in the asset library, imports two audiences),
+moves the sandbox clock forward through five 8-hour working days with a pull of the moving resources
+after each (so the workspace holds history: a burndown, memberships gained and lost), exports a
+snapshot (`DIR/snapshot.duckdb`) and writes `DIR/report.html`. Before it ends it checks that none of
+the sandbox's secrets reached the files it wrote.
+"""
 from __future__ import annotations
 
+import time
+from pathlib import Path
+from typing import Any
 
-def run(out: str = "demo-output", scale: float = 1) -> int:
-    print("toolkit demo will start the embedded sandbox, pull every resource of the four services into\n"
-          f"{out}/toolkit-demo.duckdb, advance the sandbox clock over a few working days, export a snapshot\n"
-          f"and write {out}/report.html. The fetchers and the report are not built yet, so it does none of\n"
-          "that today; `toolkit actions` lists the catalog and `toolkit sandbox` serves the emulator.")
+from toolkit import bulk
+
+SERVICES = ("media_review", "asset_library", "audience_platform", "translation")
+DAYS, HOURS_PER_DAY = 5, 8
+# what moves while the clock does: pulled again after each working day
+DAILY = {"translation": ("submissions", "targets", "phases"),
+         "audience_platform": ("audiences", "memberships"),
+         "asset_library": ("imports",)}
+# URL imports whose outcome the asset library decides from the URL (toolkit/sandbox/asset_library_transfers.py)
+IMPORT_URLS = (
+    "https://media.partner-cdn.example/shoots/{n}/harbour-dawn.jpg",
+    "https://media.partner-cdn.example/shoots/{n}/harbour-dusk.jpg",
+    "https://files.example.org/press/{n}/launch-teaser.mp4",
+    "https://files.example.org/press/{n}/fact-sheet.pdf",
+    "https://downloads.agency.example/{n}/brand-fonts.zip",
+    "https://blocked.example/{n}/scraped-photo.jpg",
+    "https://files.example.org/missing/{n}/price-list.pdf",
+    "https://files.example.org/missing/{n}/catalogue.pdf",
+    "https://cdn.retailer.example/status/403/{n}/shelf.png",
+    "https://cdn.retailer.example/status/500/{n}/window.png",
+    "https://media.partner-cdn.example/slow/{n}/interview-raw.mov",
+)
+
+
+def run(out: str | Path = "demo-output", scale: float = 1) -> int:
+    """Run the demo into folder `out`; 0 when everything was written and no secret leaked."""
+    import toolkit as tk
+    from toolkit import reports
+
+    began = time.monotonic()
+    out = Path(out).expanduser().absolute()
+    out.mkdir(parents=True, exist_ok=True)
+    database, snapshot, report = out / "toolkit-demo.duckdb", out / "snapshot.duckdb", out / "report.html"
+    for old in (database, Path(f"{database}.wal"), snapshot, report):
+        old.unlink(missing_ok=True)
+    print(f"toolkit demo: the embedded sandbox (scale {scale:g}) → {out}")
+    with tk.sandbox.start(scale=scale) as box, tk.Workspace(database) as ws:
+        clients = {service: ws.connect(service, **box.credentials(service)) for service in SERVICES}
+        inputs = {service: box.examples(service) for service in SERVICES}
+        print("\n1. Pull every resource of the four services")
+        for service in SERVICES:
+            pulled = bulk.pull_service(clients[service], inputs=inputs[service])
+            if any(p.error or p.skipped for p in pulled):
+                return 1
+        print("\n2. Act: queue URL imports in the asset library, import two audiences")
+        inputs["asset_library"]["import_ids"] = [*inputs["asset_library"]["import_ids"],
+                                                 *_queue_imports(clients["asset_library"])]
+        _import_audiences(clients["audience_platform"], box, inputs["audience_platform"]["profile_ids"])
+        moving = "; ".join(f"{service}: {', '.join(names)}" for service, names in DAILY.items())
+        print(f"\n3. Five working days on the sandbox clock, a pull of what moves after each ({moving})")
+        for day in range(1, DAYS + 1):
+            now = box.advance(hours=HOURS_PER_DAY)
+            lines = [p for service, names in DAILY.items()
+                     for p in bulk.pull_service(clients[service], names, inputs[service], log=None)]
+            failed = [p for p in lines if p.error or p.skipped]
+            for problem in failed:
+                print(problem.line())
+            if failed:
+                return 1
+            open_targets = ws.sql("SELECT count(*) FROM translation.targets WHERE status NOT IN "
+                                  "('PROCESSED', 'DELIVERED', 'COMPLETED', 'CANCELLED')").fetchone()[0]
+            print(f"  day {day}: clock {now:%a %d %b %H:%M} UTC, {sum(p.rows for p in lines):,} rows in "
+                  f"{sum(p.requests for p in lines)} requests, {open_targets} targets open")
+        print("\n4. Export a snapshot and write the report")
+        ws.export(snapshot, overwrite=True)
+        reports.write_report(ws, report)
+        leaked = _leaks(box.secrets(), (database, snapshot, report))
+    took = time.monotonic() - began
+    if leaked:
+        print(f"\nA secret of the sandbox reached {', '.join(leaked)}: the files are not safe to share.")
+        return 1
+    size = database.stat().st_size / 1e6
+    print(f"""
+Done in {took:.0f} s; no secret of the sandbox is in these files.
+  workspace  {database}  ({size:.1f} MB: every load, its history)
+  snapshot   {snapshot}
+  report     {report}
+
+Open them:
+  python -c "import toolkit; snap = toolkit.open_snapshot('{snapshot}'); print(snap.tables())"
+  xdg-open {report}      (or {report.as_uri()} in a browser)""")
     return 0
+
+
+def _queue_imports(client: Any) -> list[str]:
+    """Create URL imports (some will fail, by design of their URLs); their ids."""
+    ids = []
+    for n, url in enumerate(IMPORT_URLS):
+        answer = client.call("asset_library.create_import", source_url=url.format(n=7000 + n),
+                             tags=["demo"])
+        ids.append(answer["id"])
+    print(f"  {len(ids)} imports queued from partner URLs (the asset library fetches them as the clock moves)")
+    return ids
+
+
+def _import_audiences(client: Any, box: Any, profile_ids: list[str]) -> None:
+    """A partner file by URL (a new audience) and an enclosed list replacing an audience's members."""
+    url = f"{box.url('audience_platform')}/files/audiences/vip-event-2027.json"
+    client.call("audience_platform.import_audience", package={"type": "url", "url": url})
+    members = profile_ids[::3]
+    client.call("audience_platform.import_audience", package={
+        "type": "enclosed", "members": members,
+        "audience": {"id": "webinar-attendees", "name": "Webinar attendees", "tags": ["content", "b2b"]}})
+    print(f"  audience vip-event-2027 from a partner file; webinar-attendees replaced by {len(members)} "
+          "profiles (both apply when the clock moves)")
+
+
+def _leaks(secrets: list[str], files: tuple[Path, ...]) -> list[str]:
+    """The files holding any secret (six characters or more) the sandbox knows."""
+    held = [s.encode() for s in secrets if isinstance(s, str) and len(s) >= 6]
+    return [f.name for f in files if f.exists() and any(s in f.read_bytes() for s in held)]

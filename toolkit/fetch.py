@@ -131,7 +131,7 @@ def _parent_ids(client: Client, service: str, parent_name: str, column: str | No
     return frame[column or parent.key[0]].dropna().tolist()
 
 
-def pull(client: Client, name: str, *, refresh: bool = False, max_age: float | timedelta | None = None,
+def pull(client: Client, name: str, /, *, refresh: bool = False, max_age: float | timedelta | None = None,
          on_error: str = "raise", workers: int | None = None, progress: bool | None = None,
          **filters: Any) -> LoadResult:
     """Pull one resource into the client's workspace; the load is reused when younger than max_age."""
@@ -162,7 +162,7 @@ def pull(client: Client, name: str, *, refresh: bool = False, max_age: float | t
     return result
 
 
-def fetch(client: Client, name: str, **options: Any) -> pd.DataFrame:
+def fetch(client: Client, name: str, /, **options: Any) -> pd.DataFrame:
     """Pull (or reuse) one resource and return it as a typed DataFrame."""
     result = pull(client, name, **options)
     frame = client.workspace.read(client.service.key, name, result.load_id)

@@ -47,13 +47,13 @@ def _timestamps(values: list) -> pa.Array:
     if isinstance(sample, int | float):
         return pa.array([None if v is None else int(v) for v in values], pa.int64()).cast(TIMESTAMP)
     text = pa.array([None if v is None else str(v) for v in values], pa.string())
-    # `2026-11-02T09:00:00.000Z`, with or without fractions or a Z: normalise to one format first
+    # `2026-11-02T09:00:00.000Z`, with or without fractions, a Z or an offset (`+02:00` or `+0200`)
     text = pc.replace_substring_regex(text, r"Z$", "+00:00")
     try:
         parsed = pc.strptime(pc.utf8_slice_codeunits(text, 0, 19), "%Y-%m-%dT%H:%M:%S", "ms")
         fraction = pc.extract_regex(text, r"^.{19}\.(?P<f>\d{1,3})")
         millis = pc.cast(pc.utf8_rpad(pc.struct_field(fraction, [0]), 3, "0"), pa.int64())
-        offset = pc.extract_regex(text, r"(?P<s>[+-])(?P<h>\d\d):(?P<m>\d\d)$")
+        offset = pc.extract_regex(text, r"(?P<s>[+-])(?P<h>\d\d):?(?P<m>\d\d)$")
         sign = pc.if_else(pc.equal(pc.struct_field(offset, [0]), "-"), -1, 1)
         minutes = pc.add(pc.multiply(pc.cast(pc.struct_field(offset, [1]), pa.int64()), 60),
                          pc.cast(pc.struct_field(offset, [2]), pa.int64()))
@@ -61,7 +61,8 @@ def _timestamps(values: list) -> pa.Array:
         epoch = pc.add(pc.add(parsed.cast(pa.int64()), pc.fill_null(millis, 0)), shift)
         return epoch.cast(TIMESTAMP)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return pa.array(pd.to_datetime(pd.Series(values), utc=True, errors="coerce", format="mixed"), TIMESTAMP)
+        parsed = pd.to_datetime(pd.Series(values), utc=True, errors="coerce", format="mixed")
+        return pa.array(parsed).cast(TIMESTAMP, safe=False)  # microseconds truncated, as on the fast path
 
 
 def _json_text(values: list) -> pa.Array:
@@ -71,6 +72,12 @@ def _json_text(values: list) -> pa.Array:
 # ids keep their wire type: integers for the translation service, UUID strings elsewhere
 ID_TYPES = {"translation": pa.int64()}
 PANDAS_TYPES = {pa.string(): pd.StringDtype("pyarrow"), pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
+
+
+def _pandas_type(arrow_type: pa.DataType) -> Any:
+    if pa.types.is_nested(arrow_type):  # cells read as Python lists, as from the workspace
+        return pd.ArrowDtype(arrow_type)
+    return PANDAS_TYPES.get(arrow_type)
 
 
 def _column(column: Column, values: list, service: str) -> pa.Array:
@@ -86,6 +93,8 @@ def _column(column: Column, values: list, service: str) -> pa.Array:
     if dtype == "json":
         return _json_text(values)
     if dtype == "list":
+        if not values:  # no element type to infer: strings, the commonest lists, rather than a null column
+            return pa.array([], pa.list_(pa.string()))
         try:
             return pa.array(values)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
@@ -105,6 +114,31 @@ def declared_keys(resource: Resource) -> set[str]:
     return {source_of(c)[0] for c in resource.columns}
 
 
+def _read_in_part(resource: Resource) -> dict[str, set[str]]:
+    """Objects the Resource flattens (`coverVersion.fileName`) without a column of their own: their
+    top key and the fields it reads of them."""
+    whole = {source_of(c)[0] for c in resource.columns if len(source_of(c)) == 1}
+    out: dict[str, set[str]] = {}
+    for column in resource.columns:
+        path = source_of(column)
+        if len(path) > 1 and path[0] not in whole:
+            out.setdefault(path[0], set()).add(path[1])
+    return out
+
+
+def _unread(row: dict, known: set[str], nested: dict[str, set[str]]) -> dict:
+    """What no column reads of a record: undeclared keys, and the unread fields of a flattened object."""
+    out = {}
+    for key, value in row.items():
+        if key not in known:
+            out[key] = value
+        elif key in nested and isinstance(value, dict):
+            rest = {k: v for k, v in value.items() if k not in nested[key]}
+            if rest:
+                out[key] = rest
+    return out
+
+
 def to_arrow(rows: Sequence[dict], resource: Resource, *, parent: dict[str, Any] | None = None) -> pa.Table:
     """One page (or batch) of records as a typed Arrow table with the Resource's columns and `extra`.
 
@@ -112,18 +146,17 @@ def to_arrow(rows: Sequence[dict], resource: Resource, *, parent: dict[str, Any]
     """
     parent = parent or {}
     arrays, names = [], []
-    for column in resource.columns:
-        if column.name in parent:
-            continue
-        arrays.append(_column(column, _pick(rows, source_of(column)), resource.service))
+    # a declared parent column keeps its declared place; an undeclared one goes after the declared ones
+    declared = [c.name for c in resource.columns]
+    for column in (*resource.columns, *(Column(n, "id") for n in parent if n not in declared)):
+        values = [parent[column.name]] * len(rows) if column.name in parent else _pick(rows, source_of(column))
+        arrays.append(_column(column, values, resource.service))
         names.append(column.name)
-    types = {c.name: c for c in resource.columns}
-    for name, value in parent.items():
-        column = types.get(name, Column(name, "id"))
-        arrays.append(_column(column, [value] * len(rows), resource.service))
-        names.append(name)
-    known = declared_keys(resource)
-    extra = [{k: v for k, v in row.items() if k not in known} for row in rows]
+    known, nested = declared_keys(resource), _read_in_part(resource)
+    if nested:
+        extra = [_unread(row, known, nested) for row in rows]
+    else:
+        extra = [{k: v for k, v in row.items() if k not in known} for row in rows]
     arrays.append(pa.array([orjson.dumps(e).decode() if e else None for e in extra], pa.string()))
     names.append("extra")
     return pa.Table.from_arrays(arrays, names=names)
@@ -136,7 +169,7 @@ def empty(resource: Resource) -> pa.Table:
 
 def to_pandas(table: pa.Table, resource: Resource) -> pd.DataFrame:
     """An Arrow table as the analyst's DataFrame: categoricals for statuses, tz-aware timestamps."""
-    frame = table.to_pandas(types_mapper=PANDAS_TYPES.get, split_blocks=True)
+    frame = table.to_pandas(types_mapper=_pandas_type, split_blocks=True)
     return conform(frame, resource)
 
 

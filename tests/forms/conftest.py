@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 import toolkit as tk
+from toolkit.http import RateBudget
 from toolkit.sandbox import available
 from toolkit.spec import Action
 
@@ -34,7 +35,9 @@ def env():
         if service not in made:
             box = tk.sandbox.start(emulators={service: available()[service]}, enforce_limits=False)
             ws = tk.Workspace()
-            made[service] = Env(box, ws, ws.connect(service, **box.credentials(service)))
+            client = ws.connect(service, **box.credentials(service))
+            client.transport.budget = RateBudget(None, None)   # the sandbox runs without limits here
+            made[service] = Env(box, ws, client)
         return made[service]
 
     yield get

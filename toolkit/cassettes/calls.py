@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import orjson
-import requests
 
 from toolkit.client import Client
 from toolkit.errors import ApiError, ToolkitError, error_for
@@ -178,7 +177,3 @@ def row_ids(action: Action, rows: list, limit: int = 10) -> list:
             ids += [row[f] for f in dict.fromkeys(fields) if f in row and row[f] is not None]
     return ids
 
-
-def is_transport_failure(error: BaseException) -> bool:
-    """A failure that is not the service's answer (no cassette entry, connection refused)."""
-    return isinstance(error, requests.RequestException) or "CannotOverwriteExistingCassette" in type(error).__name__

@@ -25,7 +25,7 @@ from vcr.serializers import yamlserializer
 
 from toolkit import catalog
 from toolkit.cassettes.calls import example_params, exercise, summary, walk_params
-from toolkit.cassettes.scrub import MASK, Scrubber, json_body
+from toolkit.cassettes.scrub import FORM_SECRET_FIELDS, MASK, Scrubber, json_body, norm
 from toolkit.client import Client, connect, credentials_from_env
 from toolkit.http import RateBudget
 from toolkit.rules import version_tuple
@@ -132,7 +132,8 @@ def _masked_params(action: Action, params: Mapping[str, Any]) -> dict[str, Any]:
     out = {}
     for name, value in params.items():
         param = action.param(name)
-        if param.secret and value:
+        login = param.where == "form" and norm(param.wire) in FORM_SECRET_FIELDS
+        if (param.secret or login) and value:
             value = MASK
         elif isinstance(value, tuple):
             value = list(value)

@@ -33,21 +33,21 @@ from toolkit import catalog
 MASK = "***"
 
 
-def _norm(name: str) -> str:
+def norm(name: str) -> str:
     return re.sub(r"[^0-9a-z]", "", name.lower())
 
 
 # Field names whose value is a secret wherever they appear in a body, normalised (`client_secret`,
 # `clientSecret` → `clientsecret`). The catalog adds its own secret params below.
-SECRET_FIELDS = frozenset(_norm(name) for name in (
+SECRET_FIELDS = frozenset(norm(name) for name in (
     "access_token", "refresh_token", "id_token", "token", "password", "passphrase", "client_secret",
     "secret", "api_key", "api_secret", "private_key", "secret_key", "session_token", "credentials_json",
     "google_credentials_json", "authorization",
-)) | frozenset(_norm(p.wire) for a in catalog.ACTIONS.values() for p in a.params if p.secret) \
-   | frozenset(_norm(name) for s in catalog.SERVICES.values() for name in s.secrets)
+)) | frozenset(norm(p.wire) for a in catalog.ACTIONS.values() for p in a.params if p.secret) \
+   | frozenset(norm(name) for s in catalog.SERVICES.values() for name in s.secrets)
 
 # Query params that carry a secret (presigned URLs, tokens in the URL).
-SECRET_QUERY = frozenset(_norm(name) for name in (
+SECRET_QUERY = frozenset(norm(name) for name in (
     "access_token", "refresh_token", "token", "api_key", "apikey", "password", "client_secret",
     "signature", "sig", "X-Amz-Signature", "X-Amz-Credential", "X-Amz-Security-Token",
     "X-Goog-Signature", "X-Goog-Credential",
@@ -145,7 +145,7 @@ class Scrubber:
         except UnicodeDecodeError:
             return body
         if "x-www-form-urlencoded" in content_type:
-            pairs = [(k, MASK if _norm(k) in FORM_SECRET_FIELDS and v else v)
+            pairs = [(k, MASK if norm(k) in FORM_SECRET_FIELDS and v else v)
                      for k, v in parse_qsl(text, keep_blank_values=True)]
             text = urlencode(pairs)
         elif "json" in content_type or text[:1] in "{[":
@@ -164,7 +164,7 @@ class Scrubber:
 def mask_fields(value: Any) -> Any:
     """A JSON value with every secret field (at any depth) set to ***; empty values stay empty."""
     if isinstance(value, dict):
-        return {k: (MASK if _norm(k) in SECRET_FIELDS and value_is_set(v) else mask_fields(v))
+        return {k: (MASK if norm(k) in SECRET_FIELDS and value_is_set(v) else mask_fields(v))
                 for k, v in value.items()}
     if isinstance(value, list):
         return [mask_fields(v) for v in value]
@@ -181,9 +181,9 @@ def scrub_url(url: str) -> str:
     if not parts.query:
         return url
     pairs = parse_qsl(parts.query, keep_blank_values=True)
-    if not any(_norm(k) in SECRET_QUERY for k, _ in pairs):
+    if not any(norm(k) in SECRET_QUERY for k, _ in pairs):
         return url
-    query = urlencode([(k, MASK if _norm(k) in SECRET_QUERY and v else v) for k, v in pairs], safe="*")
+    query = urlencode([(k, MASK if norm(k) in SECRET_QUERY and v else v) for k, v in pairs], safe="*")
     return urlunsplit(parts._replace(query=query))
 
 

@@ -22,6 +22,7 @@ from toolkit.errors import ApiError, ToolkitError, ValidationError
 from toolkit.forms import effects
 from toolkit.forms.fields import MISSING, Field, build
 from toolkit.forms.lookups import Choices, lookup_for
+from toolkit.spec import CONTENT_TYPES
 
 if TYPE_CHECKING:
     from toolkit.client import Client
@@ -76,20 +77,23 @@ class Form(W.VBox):
         self.result: Any = None
         self.error: BaseException | None = None
         self.state = "new"
-        self._fields: dict[str, Field] = {}
-        for param in entry.params:
-            found = lookup_for(entry, param.name)
-            self._fields[param.name] = build(param, found is not None and param.kind in LOOKUP_KINDS)
+        wanted = {p.name: lookup_for(entry, p.name) for p in entry.params if p.kind in LOOKUP_KINDS}
+        wanted = {name: found for name, found in wanted.items() if found is not None}
+        self._fields: dict[str, Field] = {p.name: build(p, p.name in wanted) for p in entry.params}
         self.fields: dict[str, W.Widget] = {name: f.widget for name, f in self._fields.items()}
-        self.lookups: dict[str, Choices] = {}
-        for name, field in self._fields.items():
-            found = lookup_for(entry, name)
-            if found is None or field.param.kind not in LOOKUP_KINDS:
-                continue
-            parent = self._fields.get(found.parent[0]) if found.parent else None
-            self.lookups[name] = Choices(client, found, field, parent)
+        self.lookups: dict[str, Choices] = {
+            name: Choices(client, found, self._fields[name],
+                          self._fields.get(found.parent[0]) if found.parent else None)
+            for name, found in wanted.items()}
         for choices in self.lookups.values():
+            choices.peers = [c for c in self.lookups.values()
+                             if c is not choices and c.lookup.resource == choices.lookup.resource]
             choices.load()
+        # an action that takes two body formats (JSON Merge Patch or JSON Patch) lets the person choose
+        self.content_type = W.Dropdown(
+            options=[(CONTENT_TYPES[k], k) for k in entry.content_types], value=entry.body,
+            description="content type", style={"description_width": "190px"},
+            layout=W.Layout(display=None if len(entry.content_types) > 1 else "none"))
         self.confirm = W.Checkbox(value=False, indent=False, description="I understand: send it",
                                   layout=W.Layout(display=None if entry.destructive else "none"))
         self.loss = W.HTML(layout=W.Layout(display=None if entry.destructive else "none"))
@@ -105,7 +109,8 @@ class Form(W.VBox):
             for field in self._fields.values():
                 field.widget.observe(lambda _: self._update_loss(), names="value")
             self._update_loss()
-        self.children = [self._header(), *(f.row for f in self._fields.values()), self.loss, self.confirm,
+        self.children = [self._header(), *(f.row for f in self._fields.values()), self.content_type,
+                         self.loss, self.confirm,
                          W.HBox([self.button, self.preview_button]), self.status, self.preview_output,
                          self.output]
 
@@ -155,6 +160,10 @@ class Form(W.VBox):
             problems.setdefault(found.param, found.rule)
         return values, problems
 
+    def _options(self) -> dict[str, Any]:
+        chosen = self.content_type.value
+        return {"content_type": CONTENT_TYPES[chosen]} if chosen and chosen != self.action.body else {}
+
     def _flag(self, problems: dict[str, str]) -> None:
         for name, field in self._fields.items():
             field.flag(problems.get(name))
@@ -170,7 +179,7 @@ class Form(W.VBox):
             text = head + "\n\nnot ready:\n" + "\n".join(f"  {k}: {v}" for k, v in problems.items())
         else:
             try:
-                prepared = self.client.prepare(self.action, **values)
+                prepared = self.client.prepare(self.action, **self._options(), **values)
                 text = prepared.describe(self.client.redactor, self.client.auth_headers())
             except ToolkitError as error:
                 text = f"{head}\n\nnot ready: {error}"
@@ -204,7 +213,7 @@ class Form(W.VBox):
         self._busy(True)
         try:
             with audit.source(f"form:{self.action.name}"):
-                result = self.client.call(self.action, **values)
+                result = self.client.call(self.action, **self._options(), **values)
         except Exception as error:                    # shown, kept, never lost
             self.state, self.error = "failed", error
             if isinstance(error, ValidationError) and error.param in self._fields:

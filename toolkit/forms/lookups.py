@@ -170,6 +170,7 @@ class Choices:
     def __init__(self, client: Client, lookup: Lookup, field: Field, parent: Field | None) -> None:
         self.client, self.lookup, self.field, self.parent = client, lookup, field, parent
         self.rows: pd.DataFrame | None = None
+        self.peers: list[Choices] = []          # other fields of the form reading the same resource
         self.button = W.Button(icon="refresh", tooltip=f"load {lookup.resource} again",
                                layout=W.Layout(width="36px"))
         self.note = W.HTML(layout=W.Layout(display="none", margin="0 0 0 190px"))
@@ -202,7 +203,8 @@ class Choices:
             return
         finally:
             self.button.disabled = False
-        self.load()
+        for choices in (self, *self.peers):
+            choices.load()
 
     def update(self) -> None:
         if self.rows is None:

@@ -1,0 +1,91 @@
+"""Many resources of a service in one go: the loop behind `toolkit demo` and `toolkit pull`.
+
+Each resource is pulled through `Client.pull` (progress bar on a terminal or in Jupyter) and then
+reported in one plain line (rows, requests, seconds), so a scheduled run leaves a readable log.
+A resource that cannot be pulled without ids the analyst holds (`profile_ids`, `import_ids`, ...) or
+a required path param is skipped with a message saying what it needs, unless `inputs` has them.
+
+    bulk.pull_service(ws.connect("translation", **creds), inputs=sandbox.examples("translation"))
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from toolkit import catalog
+from toolkit.errors import ToolkitError
+
+if TYPE_CHECKING:
+    from toolkit.client import Client
+    from toolkit.spec import Resource
+
+
+@dataclass
+class Pulled:
+    """One resource's outcome: rows, requests and seconds, or why it was skipped or failed."""
+    service: str
+    resource: str
+    rows: int = 0
+    requests: int = 0
+    seconds: float = 0.0
+    skipped: str | None = None
+    error: str | None = None
+
+    def line(self) -> str:
+        name = f"{self.service}.{self.resource}"
+        if self.skipped:
+            return f"  skip {name}: {self.skipped}"
+        if self.error:
+            return f"  FAIL {name}: {self.error}"
+        return f"  ok   {name:<42} {self.rows:>8,} rows {self.requests:>6,} requests {self.seconds:>6.1f} s"
+
+
+def needs(resource: Resource) -> list[str]:
+    """The inputs a resource cannot be pulled without: the ids it fans out over, required path params."""
+    wanted = []
+    if resource.fan_out and (resource.service, resource.parent) not in catalog.RESOURCES:
+        wanted.append(resource.parent)
+    action = catalog.ACTIONS[resource.action]
+    wanted += [p.name for p in action.params
+               if p.required and p.default is None and p.name != resource.fan_out and p.where == "path"
+               and not resource.fan_out]
+    return wanted
+
+
+def resource_names(service: str) -> list[str]:
+    """Every resource of a service, parents before the resources that fan out over them."""
+    names = [name for (owner, name) in catalog.RESOURCES if owner == service]
+    return sorted(names, key=lambda name: catalog.RESOURCES[(service, name)].parent in names)
+
+
+def pull_one(client: Client, name: str, inputs: Mapping[str, Any] | None = None,
+             progress: bool | None = None) -> Pulled:
+    """Pull one resource with what it needs from `inputs`; never raises for a service's refusal."""
+    resource = catalog.resource(client.service.key, name)
+    inputs = inputs or {}
+    missing = [need for need in needs(resource) if inputs.get(need) is None]
+    if missing:
+        return Pulled(resource.service, name, skipped=f"needs {', '.join(missing)} "
+                      f"(from Python: client.pull({name!r}, {missing[0]}=[...]))")
+    filters = {need: inputs[need] for need in needs(resource)}
+    started = time.monotonic()
+    try:
+        result = client.pull(name, refresh=True, progress=progress, **filters)
+    except ToolkitError as error:
+        return Pulled(resource.service, name, seconds=time.monotonic() - started,
+                      error=f"{type(error).__name__}: {error}")
+    return Pulled(resource.service, name, result.rows, result.requests, time.monotonic() - started)
+
+
+def pull_service(client: Client, names: Sequence[str] | None = None, inputs: Mapping[str, Any] | None = None,
+                 progress: bool | None = None, log: Callable[[str], None] | None = print) -> list[Pulled]:
+    """Pull the named resources of the client's service (all of them when none), one line each."""
+    done = []
+    for name in names or resource_names(client.service.key):
+        outcome = pull_one(client, name, inputs, progress)
+        if log:
+            log(outcome.line())
+        done.append(outcome)
+    return done

@@ -1,0 +1,235 @@
+"""Audience reports: sizes, tags and providers, the overlap between audiences, memberships gained and
+lost between two loads, and how many audiences a profile is in.
+
+Sizes come from `audience_platform.audiences` (the platform's own `profile_count`, every profile);
+overlap, changes and the per-profile counts from `audience_platform.memberships`, which holds the
+profiles that were pulled (a sample of them on a large platform), so they describe that sample.
+
+    sizes = reports.audiences.sizes(ws); reports.audiences.plot_sizes(sizes)
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from toolkit.reports import plots
+from toolkit.reports.source import frame, has, history, loads, table
+
+SERVICE = "audience_platform"
+
+
+def sizes(source: Any) -> pd.DataFrame:
+    """One row per audience, largest first: id, name, provider, profile_count, tags, system_tags, hidden."""
+    found = table(source, SERVICE, "audiences",
+                  "id, name, provider, profile_count, tags, system_tags, hidden, enabled")
+    if found.empty:
+        return found
+    return found.sort_values(["profile_count", "name"], ascending=[False, True], ignore_index=True)
+
+
+def plot_sizes(sizes: pd.DataFrame) -> Figure:
+    """Horizontal bars of profiles per audience, coloured by provider."""
+    title = "Audience sizes"
+    if sizes.empty:
+        return plots.empty(title, "No audiences were pulled.")
+    shown = sizes.iloc[::-1]
+    fig = plots.figure(plots.bar_height(len(shown), per_bar=0.24))
+    ax = fig.subplots()
+    providers = list(dict.fromkeys(sizes["provider"].fillna("unknown")))
+    colours = {p: plots.colour(p, plots.PROVIDER, i) for i, p in enumerate(providers)}
+    positions = np.arange(len(shown))
+    ax.barh(positions, shown["profile_count"], color=[colours[p] for p in shown["provider"].fillna("unknown")])
+    ax.set_yticks(positions, [plots.shorten(n, 36) for n in shown["name"]])
+    ax.set_ylim(-0.6, len(shown) - 0.4)
+    plots.label_bars(ax, shown["profile_count"], positions)
+    ax.legend(handles=[Patch(color=colours[p], label=p) for p in providers], title="provider",
+              loc="lower right", frameon=False, fontsize=9)
+    plots.finish(ax, title, "profiles in the audience", "")
+    return fig
+
+
+def tag_counts(source: Any) -> pd.DataFrame:
+    """One row per tag and system tag: kind ("tag" or "system tag"), tag, audiences, profiles (summed)."""
+    if not has(source, SERVICE, "audiences"):
+        return pd.DataFrame(columns=["kind", "tag", "audiences", "profiles"])
+    return frame(source, f"""
+        SELECT kind, tag, count(*) AS audiences, sum(profile_count) AS profiles FROM (
+            SELECT 'tag' AS kind, unnest(tags) AS tag, profile_count FROM {SERVICE}.audiences
+            UNION ALL
+            SELECT 'system tag', unnest(system_tags), profile_count FROM {SERVICE}.audiences)
+        GROUP BY ALL ORDER BY kind DESC, audiences DESC, tag""")
+
+
+def providers(source: Any) -> pd.DataFrame:
+    """One row per provider: audiences, hidden audiences, profiles (summed over its audiences)."""
+    if not has(source, SERVICE, "audiences"):
+        return pd.DataFrame(columns=["provider", "audiences", "hidden", "profiles"])
+    return frame(source, f"""
+        SELECT coalesce(provider, 'unknown') AS provider, count(*) AS audiences,
+               count(*) FILTER (WHERE hidden) AS hidden, sum(profile_count) AS profiles
+        FROM {SERVICE}.audiences GROUP BY ALL ORDER BY audiences DESC""")
+
+
+def plot_tags(tags: pd.DataFrame) -> Figure:
+    """Audiences per tag and per system tag, side by side."""
+    title = "Tags and system tags"
+    if tags.empty:
+        return plots.empty(title, "No audiences were pulled.")
+    kinds = [k for k in ("tag", "system tag") if (tags["kind"] == k).any()]
+    most = max((tags["kind"] == k).sum() for k in kinds)
+    fig = plots.figure(plots.bar_height(most, per_bar=0.22))
+    axes = np.atleast_1d(fig.subplots(1, len(kinds), width_ratios=[3, 2][: len(kinds)]))
+    for ax, kind, colour in zip(axes, kinds, (plots.BLUE, plots.PURPLE), strict=False):
+        part = tags[tags["kind"] == kind].iloc[::-1]
+        positions = np.arange(len(part))
+        ax.barh(positions, part["audiences"], color=colour)
+        ax.set_yticks(positions, part["tag"])
+        ax.set_ylim(-0.6, len(part) - 0.4)
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        plots.label_bars(ax, part["audiences"], positions)
+        plots.finish(ax, f"{title}: {kind}s" if ax is axes[0] else f"{kind}s", "audiences carrying it", "")
+    return fig
+
+
+# --- memberships ---------------------------------------------------------------------------------
+
+def overlap(source: Any, top: int = 15) -> pd.DataFrame:
+    """Profiles shared by each pair of the `top` audiences with most members among the pulled profiles;
+    the diagonal is each audience's own count. Index and columns are audience names."""
+    if not has(source, SERVICE, "memberships"):
+        return pd.DataFrame()
+    pairs = frame(source, f"""
+        WITH m AS (SELECT DISTINCT profile_id, audience_id, name FROM {SERVICE}.memberships),
+        top AS (SELECT audience_id, any_value(name) AS name, count(*) AS n FROM m GROUP BY 1
+                ORDER BY n DESC, audience_id LIMIT {int(top)})
+        SELECT ta.name AS a, tb.name AS b, ta.n AS na, count(*) AS shared
+        FROM m a JOIN m b ON a.profile_id = b.profile_id
+        JOIN top ta ON ta.audience_id = a.audience_id JOIN top tb ON tb.audience_id = b.audience_id
+        GROUP BY ALL""")
+    if pairs.empty:
+        return pd.DataFrame()
+    order = pairs.drop_duplicates("a").sort_values(["na", "a"], ascending=[False, True])["a"].tolist()
+    matrix = pairs.pivot_table(index="a", columns="b", values="shared", fill_value=0, aggfunc="sum")
+    matrix = matrix.reindex(index=order, columns=order, fill_value=0).astype(int)
+    matrix.index.name, matrix.columns.name = "audience", "audience"
+    return matrix
+
+
+def plot_overlap(matrix: pd.DataFrame) -> Figure:
+    """A heatmap of shared profiles between pairs of audiences (the diagonal: the audience's own count)."""
+    title = "Overlap between audiences"
+    if matrix.empty:
+        return plots.empty(title, "No memberships were pulled (fetch memberships with profile_ids=...).")
+    n = len(matrix)
+    fig = plots.figure(height=max(4.0, 0.42 * n + 2.2))
+    ax = fig.subplots()
+    values = matrix.to_numpy()
+    off = values.copy().astype(float)
+    np.fill_diagonal(off, np.nan)
+    image = ax.imshow(off, cmap="Blues", vmin=0, aspect="auto")
+    for i in range(n):
+        for j in range(n):
+            value = values[i, j]
+            dark = i != j and not np.isnan(off[i, j]) and off[i, j] > 0.6 * np.nanmax(off)
+            ax.text(j, i, f"{value}", ha="center", va="center", fontsize=7.5,
+                    color="white" if dark else plots.INK, fontweight="bold" if i == j else "normal")
+    labels = [plots.shorten(name, 28) for name in matrix.index]
+    ax.set_xticks(range(n), labels, rotation=40, ha="right")
+    ax.set_yticks(range(n), labels)
+    fig.colorbar(image, ax=ax, shrink=0.7, label="profiles in both")
+    plots.finish(ax, f"{title} (top {n} by members; bold diagonal: the audience's own count)", "", "", grid="")
+    ax.tick_params(labelsize=8)
+    return fig
+
+
+def membership_changes(source: Any, before: str | None = None, after: str | None = None) -> pd.DataFrame:
+    """Per audience: members `before` and `after`, `gained` and `lost` between two loads of memberships
+    (the first and the latest by default); empty when the source holds one load only."""
+    columns = ["audience_id", "name", "before", "after", "gained", "lost"]
+    pulled = loads(source, SERVICE, "memberships")
+    if len(pulled) < 2 or not history(source, SERVICE, "memberships"):
+        return pd.DataFrame(columns=columns)
+    before = before or pulled["load_id"].iloc[0]
+    after = after or pulled["load_id"].iloc[-1]
+    changes = frame(source, f"""
+        WITH o AS (SELECT DISTINCT profile_id, audience_id, name FROM {SERVICE}.memberships__loads
+                   WHERE _load_id = $before),
+             n AS (SELECT DISTINCT profile_id, audience_id, name FROM {SERVICE}.memberships__loads
+                   WHERE _load_id = $after),
+             both_sides AS (
+                SELECT coalesce(n.audience_id, o.audience_id) AS audience_id, coalesce(n.name, o.name) AS name,
+                       o.profile_id IS NOT NULL AS was, n.profile_id IS NOT NULL AS is_now
+                FROM o FULL JOIN n ON o.profile_id = n.profile_id AND o.audience_id = n.audience_id)
+        SELECT audience_id, any_value(name) AS name, count(*) FILTER (WHERE was) AS before,
+               count(*) FILTER (WHERE is_now) AS after, count(*) FILTER (WHERE is_now AND NOT was) AS gained,
+               count(*) FILTER (WHERE was AND NOT is_now) AS lost
+        FROM both_sides GROUP BY 1 ORDER BY gained + lost DESC, audience_id""",
+                     {"before": before, "after": after})
+    changes.attrs.update(before=before, after=after)
+    return changes[columns]
+
+
+def plot_membership_changes(changes: pd.DataFrame) -> Figure:
+    """Diverging bars per audience that changed: members gained to the right, lost to the left."""
+    title = "Memberships gained and lost"
+    moved = changes[(changes["gained"] > 0) | (changes["lost"] > 0)] if not changes.empty else changes
+    if moved.empty:
+        why = ("No membership changed between the two loads." if not changes.empty
+               else "Needs two loads of memberships (a workspace, or a snapshot exported with history).")
+        return plots.empty(title, why)
+    shown = moved.iloc[::-1]
+    fig = plots.figure(plots.bar_height(len(shown), per_bar=0.4, least=2.4))
+    ax = fig.subplots()
+    positions = np.arange(len(shown))
+    ax.barh(positions, shown["gained"], color=plots.GREEN, label="gained")
+    ax.barh(positions, -shown["lost"], color=plots.RED, label="lost")
+    ax.axvline(0, color=plots.GREY, linewidth=1)
+    ax.set_yticks(positions, [plots.shorten(n, 36) for n in shown["name"]])
+    for y, (gained, lost) in enumerate(zip(shown["gained"], shown["lost"], strict=True)):
+        if gained:
+            ax.annotate(f"+{gained}", (gained, y), xytext=(3, 0), textcoords="offset points", va="center",
+                        fontsize=8, color=plots.MUTED)
+        if lost:
+            ax.annotate(f"−{lost}", (-lost, y), xytext=(-3, 0), textcoords="offset points", va="center",
+                        ha="right", fontsize=8, color=plots.MUTED)
+    reach = max(shown["gained"].max(), shown["lost"].max(), 1) * 1.2
+    ax.set_xlim(-reach, reach)
+    ax.xaxis.set_major_formatter(lambda value, _: f"{abs(value):,.0f}")
+    ax.legend(loc="lower right", frameon=False, fontsize=9)
+    plots.finish(ax, title, "profiles lost (left) and gained (right)", "")
+    return fig
+
+
+def audiences_per_profile(source: Any) -> pd.DataFrame:
+    """How many of the pulled profiles are in 0, 1, 2, ... audiences: audiences, profiles."""
+    if not has(source, SERVICE, "memberships"):
+        return pd.DataFrame(columns=["audiences", "profiles"])
+    everyone = (f"SELECT item_id AS profile_id FROM {SERVICE}.profiles UNION "
+                if has(source, SERVICE, "profiles") else "")
+    counts = frame(source, f"""
+        WITH p AS ({everyone}SELECT DISTINCT profile_id FROM {SERVICE}.memberships),
+        n AS (SELECT p.profile_id, count(DISTINCT m.audience_id) AS audiences
+              FROM p LEFT JOIN {SERVICE}.memberships m USING (profile_id) GROUP BY 1)
+        SELECT audiences, count(*) AS profiles FROM n GROUP BY 1 ORDER BY 1""")
+    if counts.empty:
+        return counts
+    full = pd.RangeIndex(0, int(counts["audiences"].max()) + 1, name="audiences")
+    return counts.set_index("audiences").reindex(full, fill_value=0).reset_index()
+
+
+def plot_audiences_per_profile(counts: pd.DataFrame) -> Figure:
+    """A histogram: profiles by the number of audiences they are in."""
+    title = "Audiences per profile"
+    if counts.empty:
+        return plots.empty(title, "No memberships were pulled.")
+    fig = plots.figure(3.4)
+    ax = fig.subplots()
+    ax.bar(counts["audiences"], counts["profiles"], color=plots.TEAL, width=0.8)
+    ax.set_xticks(counts["audiences"])
+    plots.label_bars(ax, counts["profiles"], counts["audiences"], horizontal=False)
+    plots.finish(ax, title, "audiences the profile is in", "profiles", grid="y")
+    return fig

@@ -1,0 +1,93 @@
+"""What a report reads: a Workspace, a Snapshot, or a DuckDB connection (anything with `.sql()`).
+
+Every report asks SQL of the source: `<service>.<resource>` is the latest load in all three, `_loads`
+lists the loads, and `<service>.<resource>__loads` (a workspace, or a snapshot exported with
+`history=True`) holds every load's rows with `_load_id`, which the reports over time need.
+
+The sandbox runs on a virtual clock that the loads' wall-clock times do not show, so for data pulled
+from it (a loopback base URL) "now" is the latest thing that happened in the data; for a real service
+it is when the load finished. Every report that compares against now takes `now=` to override it.
+"""
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+from urllib.parse import urlsplit
+
+import pandas as pd
+
+from toolkit.loads import quote
+
+FINISHED = ("complete", "stale")
+
+
+def frame(source: Any, query: str, params: Any = None) -> pd.DataFrame:
+    """The query's rows as a DataFrame."""
+    relation = source.sql(query, params=params) if params is not None else source.sql(query)
+    return relation.df()
+
+
+def has(source: Any, service: str, table: str) -> bool:
+    """Whether the source holds table or view `service.table`."""
+    query = ("SELECT count(*) AS n FROM (SELECT schema_name, table_name FROM duckdb_tables() UNION ALL "
+             "SELECT schema_name, view_name FROM duckdb_views()) WHERE schema_name = ? AND table_name = ?")
+    return bool(frame(source, query, [service, table])["n"].iloc[0])
+
+
+def table(source: Any, service: str, resource: str, columns: str = "*") -> pd.DataFrame:
+    """The latest load of a resource; an empty frame when the source does not hold it."""
+    if not has(source, service, resource):
+        return pd.DataFrame()
+    return frame(source, f"SELECT {columns} FROM {quote(service)}.{quote(resource)}")
+
+
+def loads(source: Any, service: str, resource: str) -> pd.DataFrame:
+    """The finished loads of a resource, oldest first: load_id, base_url, started, finished, rows."""
+    if not has(source, "main", "_loads"):
+        return pd.DataFrame(columns=["load_id", "base_url", "started", "finished", "rows"])
+    return frame(source, "SELECT load_id, base_url, started, finished, \"rows\" FROM _loads WHERE service = ? "
+                 "AND resource = ? AND status IN ('complete', 'stale') ORDER BY finished, started",
+                 [service, resource])
+
+
+def history(source: Any, service: str, resource: str) -> bool:
+    """Whether the rows of every load are there (not only the latest)."""
+    return has(source, service, f"{resource}__loads")
+
+
+def from_sandbox(base_url: Any) -> bool:
+    """Whether a base URL is on a loopback address: the sandbox (or a stand-in for a service)."""
+    host = urlsplit(str(base_url or "")).hostname or ""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def utc(value: Any) -> pd.Timestamp | None:
+    """A tz-aware UTC Timestamp, or None for a missing value."""
+    if value is None or pd.isna(value):
+        return None
+    stamp = pd.Timestamp(value)
+    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+
+
+def translation_now(source: Any, now: Any = None) -> pd.Timestamp | None:
+    """The moment the translation reports measure against: `now` when given, else the sandbox's latest
+    event (completions, submissions created, started, finished, cancelled) or the latest load's end."""
+    if now is not None:
+        return utc(now)
+    pulled = loads(source, "translation", "targets")
+    if pulled.empty:
+        return None
+    latest = pulled.iloc[-1]
+    if not from_sandbox(latest["base_url"]):
+        return utc(latest["finished"])
+    events = []
+    if has(source, "translation", "targets"):
+        events.append("SELECT max(date_completed) AS t FROM translation.targets")
+    if has(source, "translation", "submissions"):
+        events += [f"SELECT max({c}) FROM translation.submissions"
+                   for c in ("date_created", "date_started", "date_completed", "date_canceled")]
+    found = frame(source, "SELECT max(t) AS t FROM (" + " UNION ALL ".join(events) + ")")["t"].iloc[0]
+    return utc(found) or utc(latest["finished"])
