@@ -6,6 +6,7 @@ import zipfile
 
 import ipywidgets as W
 import pytest
+import requests
 
 from toolkit import audit
 from toolkit.forms import AssetImport, Download, MultipartUpload, SubmissionWizard
@@ -142,3 +143,21 @@ def test_the_download_widget_uses_its_fields(env, tmp_path, monkeypatch):
     assert helper.state == "done", helper.error
     assert helper.path_written.exists() and helper.path.value == str(helper.path_written)
     assert isinstance(helper.output, W.Output) and helper.output.outputs
+
+
+def test_a_part_refused_for_the_rate_is_sent_again(env, monkeypatch):
+    e = env("asset_library")
+    up = MultipartUpload(e.client)
+    session, calls = e.client.transport.session, []
+    real = session.put
+
+    def busy_once(url, **kwargs):
+        calls.append(url)
+        if len(calls) == 1:
+            answer = requests.Response()
+            answer.status_code, answer.headers["Retry-After"] = 429, "0"
+            return answer
+        return real(url, **kwargs)
+
+    monkeypatch.setattr(session, "put", busy_once)
+    assert up.run(("clip.mov", b"z" * (6 * MIB)))["parts"] == 2 and len(calls) == 3

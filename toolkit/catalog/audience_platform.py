@@ -471,7 +471,9 @@ RESOURCES = (
         "profiles", "audience_platform", "audience_platform.get_profile", key=("item_id",),
         doc="The given profiles with their properties, segments, scores and consents.",
         fan_out="profile_id", parent="profile_ids",
-        columns=(Column("item_id", "id"), Column("item_type", "category"), Column("properties", "json"),
+        columns=(Column("profile_id", "id", doc="the profile asked for (added by the fetcher); item_id is "
+                        "the profile that answered, a merged profile's master"),
+                 Column("item_id", "id"), Column("item_type", "category"), Column("properties", "json"),
                  Column("system_properties", "json"), Column("segments", "list"), Column("scores", "json"),
                  Column("consents", "json")),
     ),

@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
+import requests
 
 from toolkit import catalog
 from toolkit.errors import ToolkitError
 from toolkit.forms.steps import Steps, Wait, lookup_field, value_of
+from toolkit.http import RETRY_STATUSES
 
 if TYPE_CHECKING:
     from toolkit.client import Client
@@ -121,8 +123,23 @@ class MultipartUpload(Steps):
         return self.finish(result, f"uploaded {result['file_name']} as asset {result['asset_id']}")
 
     def _put(self, url: str, data: bytes, what: str) -> str:
+        """PUT bytes to a pre-signed URL: no API key (the URL is the credential), the client's rate
+        budget and retry policy (a part PUT may be repeated), the ETag of the stored bytes back."""
         transport = self.client.transport
-        response = transport.session.put(url, data=data, timeout=transport.timeout)
+        attempt = 0
+        while True:
+            attempt += 1
+            response = None
+            try:
+                with transport.budget:
+                    response = transport.session.put(url, data=data, timeout=transport.timeout)
+            except (requests.ConnectionError, requests.Timeout) as error:
+                if attempt >= transport.retry.attempts:
+                    raise ToolkitError(f"storage did not answer for {what}: {type(error).__name__}") from None
+            if response is not None and (response.status_code not in RETRY_STATUSES
+                                         or attempt >= transport.retry.attempts):
+                break
+            transport.sleep(transport.retry.wait(attempt, response))
         if response.status_code >= 400:
             raise ToolkitError(f"storage refused {what}: {response.status_code} "
                                f"{self.client.redactor.scrub(response.text[:300])}")

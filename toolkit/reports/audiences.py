@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
-from matplotlib.patches import Patch
+from matplotlib.patches import Patch, Rectangle
 
 from toolkit.reports import plots
 from toolkit.reports.source import frame, has, history, loads, table
@@ -48,7 +48,7 @@ def plot_sizes(sizes: pd.DataFrame) -> Figure:
     plots.label_bars(ax, shown["profile_count"], positions)
     ax.legend(handles=[Patch(color=colours[p], label=p) for p in providers], title="provider",
               loc="lower right", frameon=False, fontsize=9)
-    plots.finish(ax, title, "profiles in the audience", "")
+    plots.finish(ax, title, "profiles in the audience", "audience")
     return fig
 
 
@@ -57,7 +57,7 @@ def tag_counts(source: Any) -> pd.DataFrame:
     if not has(source, SERVICE, "audiences"):
         return pd.DataFrame(columns=["kind", "tag", "audiences", "profiles"])
     return frame(source, f"""
-        SELECT kind, tag, count(*) AS audiences, sum(profile_count) AS profiles FROM (
+        SELECT kind, tag, count(*) AS audiences, sum(profile_count)::BIGINT AS profiles FROM (
             SELECT 'tag' AS kind, unnest(tags) AS tag, profile_count FROM {SERVICE}.audiences
             UNION ALL
             SELECT 'system tag', unnest(system_tags), profile_count FROM {SERVICE}.audiences)
@@ -70,15 +70,14 @@ def providers(source: Any) -> pd.DataFrame:
         return pd.DataFrame(columns=["provider", "audiences", "hidden", "profiles"])
     return frame(source, f"""
         SELECT coalesce(provider, 'unknown') AS provider, count(*) AS audiences,
-               count(*) FILTER (WHERE hidden) AS hidden, sum(profile_count) AS profiles
+               count(*) FILTER (WHERE hidden) AS hidden, sum(profile_count)::BIGINT AS profiles
         FROM {SERVICE}.audiences GROUP BY ALL ORDER BY audiences DESC""")
 
 
 def plot_tags(tags: pd.DataFrame) -> Figure:
     """Audiences per tag and per system tag, side by side."""
-    title = "Tags and system tags"
     if tags.empty:
-        return plots.empty(title, "No audiences were pulled.")
+        return plots.empty("Audiences per tag", "No audiences were pulled.")
     kinds = [k for k in ("tag", "system tag") if (tags["kind"] == k).any()]
     most = max((tags["kind"] == k).sum() for k in kinds)
     fig = plots.figure(plots.bar_height(most, per_bar=0.22))
@@ -91,7 +90,7 @@ def plot_tags(tags: pd.DataFrame) -> Figure:
         ax.set_ylim(-0.6, len(part) - 0.4)
         ax.xaxis.get_major_locator().set_params(integer=True)
         plots.label_bars(ax, part["audiences"], positions)
-        plots.finish(ax, f"{title}: {kind}s" if ax is axes[0] else f"{kind}s", "audiences carrying it", "")
+        plots.finish(ax, f"Audiences per {kind}", "audiences carrying it", kind)
     return fig
 
 
@@ -139,9 +138,11 @@ def plot_overlap(matrix: pd.DataFrame) -> Figure:
                     color="white" if dark else plots.INK, fontweight="bold" if i == j else "normal")
     labels = [plots.shorten(name, 28) for name in matrix.index]
     ax.set_xticks(range(n), labels, rotation=40, ha="right")
+    for i in range(n):  # the diagonal (an audience with itself) on a neutral ground, apart from the pairs
+        ax.add_patch(Rectangle((i - 0.5, i - 0.5), 1, 1, facecolor=plots.GRID, edgecolor="white"))
     ax.set_yticks(range(n), labels)
-    fig.colorbar(image, ax=ax, shrink=0.7, label="profiles in both")
-    plots.finish(ax, f"{title} (top {n} by members; bold diagonal: the audience's own count)", "", "", grid="")
+    fig.colorbar(image, ax=ax, shrink=0.7, label="profiles in both audiences")
+    plots.finish(ax, f"{title}: profiles in both", "audience", "audience", grid="")
     ax.tick_params(labelsize=8)
     return fig
 
@@ -200,7 +201,7 @@ def plot_membership_changes(changes: pd.DataFrame) -> Figure:
     ax.set_xlim(-reach, reach)
     ax.xaxis.set_major_formatter(lambda value, _: f"{abs(value):,.0f}")
     ax.legend(loc="lower right", frameon=False, fontsize=9)
-    plots.finish(ax, title, "profiles lost (left) and gained (right)", "")
+    plots.finish(ax, title, "profiles lost (left) and gained (right)", "audience")
     return fig
 
 

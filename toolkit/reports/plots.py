@@ -67,6 +67,11 @@ def empty(title: str, message: str, xlabel: str = "", ylabel: str = "") -> Figur
     return fig
 
 
+def legend(fig: Figure, columns: int = 3, **options: object) -> None:
+    """The figure's legend in one row under the plot, where it covers no bar."""
+    fig.legend(loc="outside lower center", ncols=columns, frameon=False, fontsize=8, **options)
+
+
 def bar_height(count: int, per_bar: float = 0.28, least: float = 2.6, most: float = 11.0) -> float:
     """A figure height that gives each of `count` horizontal bars room for its label."""
     return max(least, min(most, 1.3 + per_bar * count))

@@ -1,0 +1,537 @@
+"""Fetchers against the sandbox: every resource typed, page walks through faults, atomic loads, fan-out
+failures, the cache, diffs, snapshots, secrets, progress and the translation service below 5.20.
+
+One sandbox per module (scale 1) serves most tests; tests that inject faults or change data get their own.
+The clients' rate budget is off and their retry waits are recorded instead of slept: pacing and backoff
+have their own tests (tests/test_http.py), here they would only cost time.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import duckdb
+import orjson
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import toolkit
+from toolkit import Workspace, WorkspaceError, catalog, fetch, frames
+from toolkit.errors import ToolkitError
+from toolkit.http import RateBudget, RetryPolicy
+from toolkit.sandbox import Fault, available
+
+SERVICES = ("media_review", "asset_library", "audience_platform", "translation")
+
+
+class Sleeps(list):
+    """Records the retry waits instead of sleeping them."""
+
+    def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+def connect(ws: Workspace, box, service: str, **extra) -> toolkit.Client:
+    client = ws.connect(service, **{**box.credentials(service), **extra})
+    client.transport.retry = RetryPolicy(backoff=0.01, max_backoff=0.05)
+    client.transport.sleep = Sleeps()
+    client.transport.budget = RateBudget(None, None)
+    return client
+
+
+def only(*services: str, **options):
+    """A sandbox serving just these services: it starts in a few milliseconds."""
+    emulators = available()
+    return toolkit.sandbox.start(emulators={s: emulators[s] for s in services}, **options)
+
+
+@pytest.fixture(scope="module")
+def box():
+    with toolkit.sandbox.start(seed=0, scale=1, enforce_limits=False) as sandbox:
+        yield sandbox
+
+
+@pytest.fixture
+def ws():
+    with Workspace() as workspace:
+        yield workspace
+
+
+def faults_delta(box, before: dict) -> dict:
+    after = box.stats()["faults"]
+    return {k: after.get(k, 0) - before.get(k, 0) for k in after if after.get(k, 0) != before.get(k, 0)}
+
+
+def last_load(ws: Workspace) -> dict:
+    return ws.loads().iloc[-1].to_dict()
+
+
+def by_key(frame: pd.DataFrame, key) -> pd.DataFrame:
+    return frame.sort_values(list(key)).reset_index(drop=True)
+
+
+# -- 1. every resource, typed -------------------------------------------------------------------------------
+
+def filters_for(box, service: str, name: str) -> dict:
+    """What the analyst passes: their own ids (the sandbox's examples stand in) or a required filter."""
+    ex = box.examples(service)
+    return {
+        ("asset_library", "versions"): {"asset_ids": ex.get("asset_ids")},
+        ("asset_library", "asset_boards"): {"asset_ids": ex.get("asset_ids")},
+        ("asset_library", "guests"): {"board_ids": [ex.get("board_id"), ex.get("parent_board_id")]},
+        ("asset_library", "imports"): {"import_ids": ex.get("import_ids")},
+        ("audience_platform", "memberships"): {"profile_ids": (ex.get("profile_ids") or [])[:20]},
+        ("audience_platform", "profiles"): {"profile_ids": (ex.get("profile_ids") or [])[:20]},
+        ("audience_platform", "metrics"): {"metric_ids": ex.get("metric_ids")},
+        ("audience_platform", "analytics_audiences"): {"account_id": ex.get("account_id"),
+                                                       "property_id": ex.get("property_id")},
+    }.get((service, name), {})
+
+
+@pytest.fixture(scope="module")
+def everything(box, tmp_path_factory):
+    """A file workspace and `get(service, name)`: the resource fetched into it once per module."""
+    path = tmp_path_factory.mktemp("fetch") / "everything.duckdb"
+    with Workspace(path) as workspace:
+        clients = {s: connect(workspace, box, s) for s in SERVICES}
+        fetched: dict[tuple[str, str], pd.DataFrame] = {}
+
+        def get(service: str, name: str) -> pd.DataFrame:
+            if (service, name) not in fetched:
+                fetched[service, name] = clients[service].fetch(name, **filters_for(box, service, name))
+            return fetched[service, name]
+
+        yield workspace, get, path
+
+
+def check_dtypes(frame: pd.DataFrame, resource) -> None:
+    assert list(frame.columns) == [c.name for c in resource.columns] + ["extra"]
+    assert isinstance(frame["extra"].dtype, pd.StringDtype)
+    for column in resource.columns:
+        series, where = frame[column.name], f"{resource.service}.{resource.name}.{column.name}"
+        dtype, values = series.dtype, series.dropna()
+        if column.dtype == "id":
+            wanted = pd.Int64Dtype() if resource.service == "translation" else pd.StringDtype("pyarrow")
+            assert dtype == wanted, where
+        elif column.dtype == "timestamp":
+            assert isinstance(dtype, pd.DatetimeTZDtype) and str(dtype.tz) == "UTC", where
+        elif column.dtype == "category":
+            assert isinstance(dtype, pd.CategoricalDtype), where
+        elif column.dtype == "list":
+            assert isinstance(dtype, pd.ArrowDtype) and pa.types.is_list(dtype.pyarrow_dtype), where
+            assert all(isinstance(v, list) for v in values), where
+        elif column.dtype == "integer":
+            assert dtype == pd.Int64Dtype(), where
+        elif column.dtype == "number":
+            assert pd.api.types.is_float_dtype(dtype), where
+        elif column.dtype == "boolean":
+            assert dtype == pd.BooleanDtype(), where
+        else:
+            assert isinstance(dtype, pd.StringDtype), where
+            if column.dtype == "json":
+                [orjson.loads(v) for v in values]
+
+
+@pytest.mark.parametrize(("service", "name"), sorted(catalog.RESOURCES), ids=[f"{s}.{n}" for s, n in sorted(catalog.RESOURCES)])
+def test_every_resource_is_fetched_with_its_dtypes(everything, service, name):
+    ws, get, _ = everything
+    resource = catalog.resource(service, name)
+    frame = get(service, name)
+    assert len(frame) > 0, "the sandbox has data for every resource"
+    check_dtypes(frame, resource)
+    assert not frame.duplicated(list(resource.key)).any(), f"{resource.key} is not a key"
+    load = ws.history(f"{service}.{name}").iloc[-1]
+    assert load["status"] == "complete" and load["rows"] == len(frame) and load["requests"] >= 1
+
+
+def test_nothing_of_a_flattened_object_is_dropped(everything):
+    _, get, _ = everything
+    assets = get("asset_library", "assets")
+    extra = [orjson.loads(e) for e in assets["extra"].dropna()]
+    assert len(extra) == len(assets)
+    assert all({"urls", "smartTags"} <= set(e["coverVersion"]) for e in extra)
+    assert not any("fileName" in e["coverVersion"] for e in extra)  # what a column has is not repeated
+
+
+def test_an_empty_result_keeps_the_declared_columns_and_dtypes(box, ws):
+    for service, name, none in (("translation", "submissions", {"name": "no such submission"}),
+                                ("asset_library", "assets", {"search": "no such asset anywhere"})):
+        frame = connect(ws, box, service).fetch(name, **none)
+        assert len(frame) == 0
+        check_dtypes(frame, catalog.resource(service, name))
+
+
+# -- 2. page walks against faults -------------------------------------------------------------------------
+
+WALKS = {  # style: service, resource, its list action, a page size small enough for ten pages or so
+    "cursor": ("asset_library", "assets", "list_assets", {"limit": 25}),
+    "offset": ("audience_platform", "notifications", "list_notifications", {"size": 25}),
+    "page_number": ("translation", "submissions", "list_submissions", {"page_size": 8}),
+    "page_number_from_1": ("media_review", "teams", "list_teams", {"page_size": 4}),
+}
+STUCK = ("audience_platform", "get_profile_audiences")  # a fan-out member that fails five times, twice
+
+
+@pytest.fixture(scope="module")
+def faulty():
+    """A 429 (Retry-After: 0) on the 3rd request and a 500 on the 6th of each walk's action."""
+    faults = [Fault(kind, on=(n,), service=service, action=action, retry_after=0)
+              for service, _, action, _ in WALKS.values() for kind, n in (("429", 3), ("500", 6))]
+    faults.append(Fault("500", on=tuple(range(1, 11)), service=STUCK[0], action=STUCK[1]))
+    with toolkit.sandbox.start(seed=0, scale=1, enforce_limits=False, faults=faults) as sandbox:
+        yield sandbox
+
+
+@pytest.mark.parametrize("style", WALKS)
+def test_a_walk_through_a_429_and_a_500_gives_exactly_the_rows(faulty, ws, style):
+    service, name, _, page = WALKS[style]
+    resource = catalog.resource(service, name)
+    client = connect(ws, faulty, service)
+    before = faulty.stats()["faults"]
+    walked = client.fetch(name, **page)
+    assert faults_delta(faulty, before) == {"429": 1, "500": 1}
+    assert len(client.transport.sleep) == 2, "each fault was retried once"
+    faulted = last_load(ws)
+    assert faulted["status"] == "complete"
+
+    before = faulty.stats()["faults"]
+    clean = client.fetch(name, refresh=True, **page)  # the faulted request numbers are behind us
+    assert faults_delta(faulty, before) == {}
+    pages = last_load(ws)["requests"]
+    assert pages >= 5 and faulted["requests"] == pages + 2
+    whole = client.fetch(name)  # the service's largest page: one or two requests
+    assert last_load(ws)["requests"] < pages
+
+    assert not walked.duplicated(list(resource.key)).any()
+    assert len(walked) == len(whole) == faulted["rows"]
+    assert math.ceil(len(whole) / next(iter(page.values()))) <= pages
+    pd.testing.assert_frame_equal(by_key(walked, resource.key), by_key(clean, resource.key))
+    pd.testing.assert_frame_equal(by_key(walked, resource.key), by_key(whole, resource.key))
+
+
+# -- 3. interrupted loads ---------------------------------------------------------------------------------
+
+def break_on_third_page(monkeypatch, client, where: str, error: BaseException) -> None:
+    if where == "to_arrow":
+        real, calls = frames.to_arrow, []
+
+        def to_arrow(*args, **kwargs):
+            calls.append(1)
+            if len(calls) == 3:
+                raise error
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(frames, "to_arrow", to_arrow)
+    else:
+        pages = client.pages
+
+        def broken(*args, **kwargs):
+            for number, page in enumerate(pages(*args, **kwargs), 1):
+                if number == 3:
+                    raise error
+                yield page
+
+        monkeypatch.setattr(client, "pages", broken)
+
+
+@pytest.mark.parametrize("where", ["to_arrow", "pages"])
+@pytest.mark.parametrize("error", [RuntimeError("page 3 broke"), KeyboardInterrupt()], ids=["error", "ctrl-c"])
+def test_an_interrupted_load_leaves_no_visible_rows(box, ws, monkeypatch, where, error):
+    monkeypatch.setattr(fetch, "BATCH_ROWS", 10)  # every page is written before the failure
+    client = connect(ws, box, "asset_library")
+    break_on_third_page(monkeypatch, client, where, error)
+    with pytest.raises(type(error)):
+        client.fetch("assets", limit=25)
+    with pytest.raises(duckdb.CatalogException):  # the table and view were never committed
+        ws.sql("select count(*) from asset_library.assets").fetchall()
+    with pytest.raises(WorkspaceError):
+        ws.read("asset_library", "assets")
+    [load] = ws.loads().to_dict("records")
+    assert load["status"] == "failed" and load["rows"] == 0
+    assert type(error).__name__ in load["error"] and str(error) in load["error"]
+    assert "rolled back" in load["error"] and "after 50 rows in 2 batches" in load["error"]
+
+
+@pytest.mark.parametrize("error", [RuntimeError("page 3 broke"), KeyboardInterrupt()], ids=["error", "ctrl-c"])
+def test_an_interrupted_load_leaves_the_previous_load_visible(box, ws, monkeypatch, error):
+    monkeypatch.setattr(fetch, "BATCH_ROWS", 10)
+    client = connect(ws, box, "asset_library")
+    first = client.fetch("assets", limit=100)
+    break_on_third_page(monkeypatch, client, "pages", error)
+    with pytest.raises(type(error)):
+        client.fetch("assets", limit=25)
+    assert ws.sql("select count(*) from asset_library.assets").fetchall() == [(len(first),)]
+    assert ws.sql('select count(*) from asset_library."assets__loads"').fetchall() == [(len(first),)]
+    read = frames.conform(ws.read("asset_library", "assets"), catalog.resource("asset_library", "assets"))
+    pd.testing.assert_frame_equal(read, first)
+    assert ws.loads()["status"].tolist() == ["complete", "failed"]
+
+
+# -- 4. fan-out failures ------------------------------------------------------------------------------------
+
+def test_a_member_that_keeps_failing_fails_the_load_unless_skipped(faulty, ws):
+    client = connect(ws, faulty, "audience_platform")
+    profile = faulty.examples("audience_platform")["profile_ids"][0]
+    before = faulty.stats()["faults"]
+    with pytest.raises(ToolkitError, match=f"profile_id={profile} failed"):
+        client.fetch("memberships", profile_ids=[profile])
+    assert faults_delta(faulty, before) == {"500": 5}, "five tries, then it gave up"
+    assert last_load(ws)["status"] == "failed" and "500 Internal Server Error" in last_load(ws)["error"]
+    with pytest.raises(WorkspaceError):
+        ws.read("audience_platform", "memberships")
+
+    before = faulty.stats()["faults"]
+    result = client.pull("memberships", profile_ids=[profile], on_error="skip")
+    assert faults_delta(faulty, before) == {"500": 5}
+    assert (result.rows, result.failed_ids) == (0, [profile])
+    load = last_load(ws)
+    assert load["status"] == "complete" and list(load["failed_ids"]) == [profile]
+
+
+def test_a_missing_member_fails_the_load_and_nothing_is_written(box, ws, monkeypatch):
+    monkeypatch.setattr(fetch, "BATCH_ROWS", 1)  # the members that came back were written in batches
+    client = connect(ws, box, "audience_platform")
+    profiles = box.examples("audience_platform")["profile_ids"][:8]
+    with pytest.raises(ToolkitError, match="profile_id=no-such-profile failed.*404"):
+        client.fetch("memberships", profile_ids=[*profiles, "no-such-profile"])
+    assert last_load(ws)["status"] == "failed" and last_load(ws)["rows"] == 0
+    with pytest.raises(duckdb.CatalogException):
+        ws.sql('select * from audience_platform."memberships__loads"').fetchall()
+
+
+def test_a_missing_member_is_skipped_and_recorded_with_on_error_skip(box, ws):
+    client = connect(ws, box, "audience_platform")
+    profiles = box.examples("audience_platform")["profile_ids"][:8]
+    complete = client.fetch("memberships", profile_ids=profiles)
+    skipped = client.fetch("memberships", profile_ids=[*profiles[:4], "no-such-profile", *profiles[4:]],
+                           on_error="skip")
+    key = ["profile_id", "audience_id"]
+    pd.testing.assert_frame_equal(by_key(skipped, key), by_key(complete, key))
+    loads = ws.loads()
+    assert loads["status"].tolist() == ["complete", "complete"]
+    assert [list(ids) for ids in loads["failed_ids"]] == [[], ["no-such-profile"]]
+    assert ws.history("audience_platform.memberships")["failed_ids"].map(list).tolist()[-1] == ["no-such-profile"]
+
+
+# -- 5. the cache ---------------------------------------------------------------------------------------------
+
+def test_max_age_reuses_a_load_refresh_and_new_filters_pull_again(box, ws):
+    client = connect(ws, box, "asset_library")
+    requests = lambda: box.stats()["requests"]  # noqa: E731
+    first = client.fetch("tags")
+    n = requests()
+    again = client.fetch("tags", max_age=3600)
+    assert requests() == n and len(ws.loads()) == 1
+    pd.testing.assert_frame_equal(again, first)
+    assert client.pull("tags", max_age=3600).cached
+
+    client.fetch("tags", max_age=3600, refresh=True)
+    assert requests() == n + 1 and len(ws.loads()) == 2
+
+    hero = first["name"].iloc[0]
+    named = client.fetch("tags", max_age=3600, name=hero)
+    assert requests() == n + 2 and len(ws.loads()) == 3
+    assert hero in named["name"].tolist() and len(named) < len(first)
+    assert orjson.loads(last_load(ws)["params"]) == {"name": hero}
+    client.fetch("tags", max_age=3600, name=hero)
+    client.fetch("tags", max_age=3600)
+    assert requests() == n + 2, "each filter set has its own cached load"
+
+    assert client.pull("tags", max_age=0.000001).cached is False  # older than that: pulled again
+    assert requests() == n + 3
+
+    ws.mark_stale("asset_library", "tags")
+    client.fetch("tags", max_age=3600)
+    assert requests() == n + 4
+    assert ws.loads()["status"].tolist().count("stale") == 4
+
+
+def test_fetch_without_max_age_always_pulls(box, ws):
+    client = connect(ws, box, "audience_platform")
+    n = box.stats()["requests"]
+    client.fetch("health")
+    client.fetch("health")
+    assert box.stats()["requests"] == n + 2
+
+
+# -- 6. diffs -----------------------------------------------------------------------------------------------
+
+def test_diff_names_the_added_removed_and_changed_boards(ws):
+    with only("asset_library", seed=0) as sandbox:
+        client = connect(ws, sandbox, "asset_library")
+        before = client.fetch("boards")
+        first = last_load(ws)["load_id"]
+        parents = set(before["parent_board_id"].dropna())
+        leaves = [b for b in before["id"] if b not in parents]
+        renamed, deleted = before["id"][~before["id"].isin([leaves[0]])].iloc[0], leaves[0]
+        old_title = before.set_index("id").loc[renamed, "title"]
+        client.call("asset_library.update_board", board_id=renamed, title="Renamed in the diff test")
+        created = client.call("asset_library.create_board", title="Made in the diff test")
+        client.call("asset_library.delete_board", board_id=deleted)
+        after = client.fetch("boards")
+        second = last_load(ws)["load_id"]
+
+    assert len(after) == len(before)
+    diff = ws.diff("asset_library.boards")
+    assert (diff.before, diff.after, diff.key) == (first, second, ["id"])
+    assert diff.added["id"].tolist() == [created["id"]]
+    assert diff.added["title"].tolist() == ["Made in the diff test"]
+    assert diff.removed["id"].tolist() == [deleted]
+    assert diff.changed["id"].tolist() == [renamed]
+    assert list(diff.changed["changed_columns"].iloc[0]) == ["title", "updated_at"]  # the service stamps it
+    assert diff.changed[["title_before", "title_after"]].iloc[0].tolist() == [old_title,
+                                                                                "Renamed in the diff test"]
+    assert dict(diff.columns) == {"title": 1, "updated_at": 1}
+    assert "1 added, 1 removed, 1 changed" in diff.summary()
+    explicit = ws.diff("asset_library.boards", first, second)
+    assert explicit.added["id"].tolist() == [created["id"]] and explicit.removed["id"].tolist() == [deleted]
+    backwards = ws.diff("boards", second, first)
+    assert backwards.added["id"].tolist() == [deleted] and backwards.removed["id"].tolist() == [created["id"]]
+
+
+# -- 7. snapshots -----------------------------------------------------------------------------------------
+
+SNAPSHOT = (("media_review", "teams"), ("asset_library", "tags"), ("asset_library", "boards"),
+            ("audience_platform", "audiences"), ("translation", "submissions"))
+
+
+@pytest.fixture
+def filled(box, tmp_path):
+    with Workspace(tmp_path / "work.duckdb") as workspace:
+        clients = {s: connect(workspace, box, s) for s in SERVICES}
+        fetched = {(s, n): clients[s].fetch(n) for s, n in SNAPSHOT}
+        clients["asset_library"].fetch("tags")  # two loads of one resource: the snapshot holds the latest
+        yield workspace, fetched
+
+
+def test_an_exported_snapshot_opens_with_plain_duckdb_and_open_snapshot(filled, tmp_path):
+    ws, fetched = filled
+    path = ws.export(tmp_path / "snapshot.duckdb")
+    with duckdb.connect(str(path), read_only=True) as con:
+        tables = {(s, t) for s, t in con.execute(
+            "select schema_name, table_name from duckdb_tables() where database_name = current_database()")
+            .fetchall()}
+        assert tables == {*SNAPSHOT, ("main", "_loads"), ("main", "_manifest")}
+        for (service, name), frame in fetched.items():
+            assert con.execute(f"select count(*) from {service}.{name}").fetchall() == [(len(frame),)]
+        manifest = {(s, r): n for s, r, n in con.execute('select service, resource, "rows" from _manifest')
+                    .fetchall()}
+        assert manifest == {key: len(frame) for key, frame in fetched.items()}
+        assert con.execute("select count(*) from _loads").fetchall() == [(len(SNAPSHOT),)]
+    with toolkit.open_snapshot(path) as snapshot:
+        assert len(snapshot.manifest()) == len(SNAPSHOT)
+        assert snapshot.manifest()["toolkit_version"].unique().tolist() == [toolkit.__version__]
+        for (service, name), frame in fetched.items():
+            resource = catalog.resource(service, name)
+            pd.testing.assert_frame_equal(frames.conform(snapshot.read(service, name), resource), frame)
+
+
+def test_a_parquet_export_reads_back_with_pyarrow_and_duckdb(filled, tmp_path):
+    ws, fetched = filled
+    folder = ws.export(tmp_path / "snapshot", format="parquet")
+    manifest = orjson.loads((folder / "manifest.json").read_bytes())
+    assert {(r["service"], r["resource"]) for r in manifest["resources"]} == set(fetched)
+    assert (folder / "_loads.parquet").exists()
+    for (service, name), frame in fetched.items():
+        file = folder / service / name / "data.parquet"
+        table = pq.read_table(file)
+        assert table.num_rows == len(frame) and table.column_names == list(frame.columns)
+        assert duckdb.sql(f"select count(*) from read_parquet('{file}')").fetchall() == [(len(frame),)]
+    with toolkit.open_snapshot(folder) as snapshot:
+        for (service, name), frame in fetched.items():
+            resource = catalog.resource(service, name)
+            pd.testing.assert_frame_equal(frames.conform(snapshot.read(service, name), resource), frame)
+
+
+# -- 8. no secret anywhere ------------------------------------------------------------------------------------
+
+def text_of(con: duckdb.DuckDBPyConnection) -> str:
+    """Every value of every table and view, as text."""
+    relations = con.execute("select schema_name, table_name from duckdb_tables() where database_name = "
+                            "current_database() union all select schema_name, view_name from duckdb_views() "
+                            "where database_name = current_database() and not internal").fetchall()
+    return "\n".join(con.sql(f'select coalesce(string_agg(cast(r as varchar), chr(10)), \'\') '
+                             f'from "{s}"."{t}" r').fetchall()[0][0] for s, t in relations)
+
+
+def test_no_secret_in_the_workspace_file_or_its_exports(everything, box, tmp_path):
+    ws, get, path = everything
+    for service, name in catalog.RESOURCES:
+        get(service, name)
+    exports = [ws.export(tmp_path / "secrets.duckdb"), ws.export(tmp_path / "secrets-parquet", format="parquet")]
+    ws.sql("CHECKPOINT")
+    secrets = box.secrets()  # after the pulls: tokens the translation service issued are in it
+    assert len(secrets) > 5
+    files = [path, Path(f"{path}.wal"), exports[0], *exports[1].rglob("*")]
+    raw = b"".join(f.read_bytes() for f in files if f.is_file())
+    text = text_of(ws._con) + (exports[1] / "manifest.json").read_text()
+    with duckdb.connect(str(exports[0]), read_only=True) as con:
+        text += text_of(con)
+    for file in exports[1].rglob("*.parquet"):
+        text += str(pq.read_table(file).to_pylist())
+    assert "configurations" in text and "***" in text  # the masked configurations are in there
+    for secret in secrets:
+        assert secret.encode() not in raw, f"{secret[:6]}… in the raw bytes"
+        assert secret not in text, f"{secret[:6]}… in a stored value"
+
+
+# -- 9. progress ----------------------------------------------------------------------------------------
+
+def test_progress_shows_rows_and_requests_on_stderr_when_asked(box, ws, capsys, monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("TOOLKIT_PROGRESS", raising=False)
+    made = fetch.progress_bar
+
+    def eager(*args, **kwargs):  # draw on every page, however fast the sandbox answers
+        bar = made(*args, **kwargs)
+        bar.mininterval = 0
+        return bar
+
+    monkeypatch.setattr(fetch, "progress_bar", eager)
+    client = connect(ws, box, "audience_platform")
+    client.fetch("notifications", size=50, progress=True)
+    err = capsys.readouterr().err
+    assert "audience_platform.notifications" in err and "pages" in err
+    assert "rows=" in err and "requests=" in err
+
+
+def test_progress_is_silent_by_default_under_pytest(box, ws, capsys):
+    client = connect(ws, box, "audience_platform")
+    client.fetch("notifications", size=50)
+    client.fetch("memberships", profile_ids=box.examples("audience_platform")["profile_ids"][:5])
+    client.fetch("notifications", size=50, progress=False)
+    assert capsys.readouterr() == ("", "")
+
+
+# -- 10. translation targets below 5.20 -------------------------------------------------------------------------
+
+def test_targets_below_5_20_go_per_submission_and_give_the_same_rows(box, ws):
+    resource = catalog.resource("translation", "targets")
+    modern = connect(ws, box, "translation")
+    with only("translation", seed=0, system_version="5.19") as old:
+        legacy = connect(ws, old, "translation", system_version="5.19")
+        assert old.credentials("translation")["system_version"] == "5.19"
+        submissions = legacy.fetch("submissions")
+        rows = legacy.fetch("targets")
+        by_action = old.stats()["by_action"]
+        picked = legacy.fetch("targets", submission_ids=submissions["submission_id"][:5],
+                              status=["READY", "COMPLETED"])
+    assert not any("list_targets" in a for a in by_action)
+    per_submission = sum(n for a, n in by_action.items() if "list_submission_targets" in a)
+    assert per_submission == len(submissions) > 1
+
+    n = box.stats()["by_action"]
+    expected = modern.fetch("targets")
+    used = {a: c - n.get(a, 0) for a, c in box.stats()["by_action"].items() if c != n.get(a, 0)}
+    assert any("list_targets" in a for a in used) and not any("list_submission_targets" in a for a in used)
+    declared = [c.name for c in resource.columns]
+    assert len(rows) == len(expected) > 0
+    pd.testing.assert_frame_equal(by_key(rows, resource.key)[declared], by_key(expected, resource.key)[declared])
+
+    wanted = expected[expected["submission_id"].isin(submissions["submission_id"][:5])
+                      & expected["status"].isin(["READY", "COMPLETED"])]
+    assert len(picked) == len(wanted) > 0
+    pd.testing.assert_frame_equal(by_key(picked, resource.key)[declared],
+                                  by_key(wanted, resource.key)[declared], check_categorical=False)

@@ -1,0 +1,189 @@
+"""The HTML report: every report of the four services in one self-contained file.
+
+Images are PNGs embedded as `data:` URIs and the CSS is inline, so the file opens anywhere with no
+network and can be mailed as it is. A report that cannot be drawn from the source (a resource never
+pulled, history missing) says so in its place; the others still appear.
+
+    reports.write_report(ws, "report.html")          # or a snapshot: toolkit.open_snapshot(...)
+"""
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from toolkit.reports import assets, audiences, media, plots, translation
+from toolkit.reports.source import frame, has, translation_now
+
+CSS = """
+body { font-family: -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: #1f2933;
+       background: #f5f7fa; margin: 0; line-height: 1.45; }
+main { max-width: 940px; margin: 0 auto; padding: 24px 20px 60px; background: white; }
+h1 { font-size: 26px; margin: 8px 0 4px; } h2 { font-size: 21px; margin: 40px 0 8px; padding-top: 12px;
+     border-top: 3px solid #2f6fb0; } h3 { font-size: 16px; margin: 28px 0 4px; }
+p { margin: 4px 0 10px; } .meta { color: #616e7c; font-size: 13px; }
+nav { font-size: 14px; margin: 12px 0 4px; } nav a { margin-right: 14px; color: #2f6fb0; }
+img { width: 100%; max-width: 900px; height: auto; display: block; margin: 6px 0 10px; }
+table.data { border-collapse: collapse; font-size: 12px; margin: 4px 0 14px; }
+table.data th, table.data td { padding: 3px 8px; border-bottom: 1px solid #e4e7eb; text-align: right; }
+table.data th { background: #f0f4f8; } table.data td:first-child, table.data th:first-child { text-align: left; }
+.note { color: #8a5a00; background: #fff7e0; padding: 6px 10px; border-radius: 4px; font-size: 13px; }
+"""
+
+
+@dataclass
+class Part:
+    """One report in the page: heading, what the plot shows, the figure, a small table."""
+    heading: str
+    text: str
+    draw: Callable[[], tuple[Figure | None, pd.DataFrame | None]]
+    rows: int = 10
+    columns: list[str] = field(default_factory=list)
+
+
+def _table(data: pd.DataFrame | None, rows: int, columns: list[str]) -> str:
+    if data is None or data.empty or rows <= 0:
+        return ""
+    shown = data[[c for c in columns if c in data.columns]] if columns else data
+    shown = shown.head(rows).copy()
+    for name in shown.columns:
+        if shown[name].dtype == object:
+            shown[name] = shown[name].map(lambda v: ", ".join(map(str, v)) if hasattr(v, "__len__")
+                                          and not isinstance(v, str) else v)
+        elif isinstance(shown[name].dtype, pd.DatetimeTZDtype):
+            shown[name] = shown[name].dt.strftime("%Y-%m-%d %H:%M")
+    more = f"<p class=meta>first {rows} of {len(data):,} rows</p>" if len(data) > rows else ""
+    return shown.to_html(index=isinstance(shown.index, pd.Index) and shown.index.name is not None,
+                         classes="data", border=0, na_rep="", float_format=lambda v: f"{v:,.1f}") + more
+
+
+def _part(part: Part) -> str:
+    out = [f"<h3>{html.escape(part.heading)}</h3>", f"<p>{part.text}</p>"]
+    try:
+        figure, data = part.draw()
+    except Exception as error:  # one report that cannot be drawn must not cost the others
+        return "\n".join([*out, f"<p class=note>This report could not be drawn from this source: "
+                                f"{html.escape(type(error).__name__)}: {html.escape(str(error))}</p>"])
+    if figure is not None:
+        out.append(f'<img alt="{html.escape(part.heading)}" src="{plots.data_uri(figure)}">')
+    out.append(_table(data, part.rows, part.columns))
+    return "\n".join(out)
+
+
+def _parts(source: Any, now: Any) -> dict[str, list[Part]]:
+    """The report's sections: heading → parts, each computed only when drawn."""
+    A, T, S, M = audiences, translation, assets, media  # noqa: N806 (short names keep the table readable)
+    progress = T.percent_complete(source, now) if has(source, "translation", "targets") else pd.DataFrame()
+    return {
+        "Audiences": [
+            Part("Audience sizes", "Profiles in each audience, as the platform counts them, coloured by the "
+                 "provider that maintains the audience. The table sums audiences and profiles per provider.",
+                 lambda: (A.plot_sizes(A.sizes(source)), A.providers(source))),
+            Part("Tags and system tags", "How many audiences carry each tag (set by people) and each system "
+                 "tag (set by the platform: where an audience comes from, whether it is hidden).",
+                 lambda: (A.plot_tags(A.tag_counts(source)), None)),
+            Part("Overlap between audiences", "Profiles that two audiences share, for the 15 audiences with "
+                 "the most members among the pulled profiles; the diagonal is the audience's own count. Dark "
+                 "cells are pairs worth a look before targeting both.",
+                 lambda: (A.plot_overlap(A.overlap(source)), None)),
+            Part("Memberships gained and lost", "Profiles that joined (right) or left (left) each audience "
+                 "between the first and the latest load of memberships.",
+                 lambda: _both(A.membership_changes(source), A.plot_membership_changes), 8,
+                 ["audience_id", "name", "before", "after", "gained", "lost"]),
+            Part("Audiences per profile", "How many audiences each pulled profile belongs to.",
+                 lambda: (A.plot_audiences_per_profile(A.audiences_per_profile(source)), None)),
+        ],
+        "Translation progress": [
+            Part("Targets by status and target language", "Every target (one document into one language) "
+                 "by its status, per target language: grey waits, blue is being worked on, green is done.",
+                 lambda: (T.plot_status_by_language(T.status_by_language(source)), None)),
+            Part("Phase funnel", "How far the targets got through their workflow: the light bar counts "
+                 "those that reached a stage, the dark bar those in it now. Workflows differ, so a stage "
+                 "names the phases found at that step.",
+                 lambda: _both(T.phase_funnel(source), T.plot_phase_funnel), 8),
+            Part("Percent complete per submission", "Targets done per open submission, soonest due first; "
+                 "the colour says whether the submission is past due, due within 48 hours, or due later.",
+                 lambda: (T.plot_percent_complete(progress), progress), 10,
+                 ["submission_id", "name", "project_name", "submission_status", "due_date", "targets", "done",
+                  "percent", "hours_left"]),
+            Part("Overdue and at-risk targets", "Open targets past their due date, and those due within 48 "
+                 "hours that are not yet in their workflow's last phase, per submission. The table lists the "
+                 "soonest due.",
+                 lambda: (T.plot_overdue(late := T.overdue(source, now), progress), late), 12),
+            Part("Burndown", "Open targets at each load of targets: the blue line should fall towards zero; "
+                 "the dashed line counts those being worked on in a phase.",
+                 lambda: _both(T.burndown(source), T.plot_burndown), 8,
+                 ["as_of", "open", "in_phase", "done", "cancelled"]),
+            Part("Word counts", "Words to translate per project, split by how much the translation memory "
+                 "already covers (new words cost the most).",
+                 lambda: _both(T.word_counts(source), T.plot_word_counts), 8),
+            Part("Quotes provided against approved", "What the vendors quoted per project and how much of "
+                 "it has been approved.",
+                 lambda: _both(T.quotes(source), T.plot_quotes)),
+        ],
+        "Asset library": [
+            Part("Assets per board tree", "Distinct assets in each top-level board and the boards under it "
+                 "(an asset on several boards of a tree counts once).",
+                 lambda: (S.plot_assets_per_board_tree(S.assets_per_board_tree(source)), None)),
+            Part("Tag usage", "Assets whose current (cover) version carries each tag of the library.",
+                 lambda: (S.plot_tag_usage(S.tag_usage(source)), None)),
+            Part("Custom-field fill rate", "The share of assets with a value in each custom field: low bars "
+                 "are metadata nobody fills in.",
+                 lambda: (S.plot_custom_field_fill_rate(S.custom_field_fill_rate(source)), None)),
+            Part("Imports by outcome", "URL imports by outcome, each failure by its type.",
+                 lambda: _both(S.imports(source), S.plot_imports)),
+        ],
+        "Media review": [
+            Part("Teams against their limits", "Storage and members of the fullest teams as a percent of "
+                 "their plan's limits: gold from 80%, red over the limit.",
+                 lambda: _both(M.team_usage(source), M.plot_team_usage), 10),
+        ],
+    }
+
+
+def _both(data: pd.DataFrame, plot: Callable[[pd.DataFrame], Figure]) -> tuple[Figure, pd.DataFrame]:
+    return plot(data), data
+
+
+def _summary(source: Any, now: Any) -> str:
+    where = getattr(source, "path", None)
+    kind = type(source).__name__
+    rows = []
+    if has(source, "main", "_loads"):
+        counts = frame(source, "SELECT service, count(*) AS loads, count(DISTINCT resource) AS resources, "
+                               "max(finished) AS latest FROM _loads WHERE status IN ('complete', 'stale') "
+                               "GROUP BY 1 ORDER BY 1")
+        rows = [f"{html.escape(s)}: {r} resources, {n} loads" for s, n, r in
+                zip(counts["service"], counts["loads"], counts["resources"], strict=True)]
+    moment = translation_now(source, now)
+    as_of = f" Translation deadlines are measured against {moment:%d %b %Y %H:%M} UTC." if moment else ""
+    return (f"<p class=meta>From the {html.escape(kind.lower())} {html.escape(str(where or 'in memory'))}; "
+            f"{'; '.join(rows) or 'no loads'}. Written {datetime.now(UTC):%d %b %Y %H:%M} UTC.{as_of}</p>")
+
+
+def write_report(source: Any, path: str | Path, now: Any = None, title: str = "toolkit report") -> Path:
+    """Write the HTML report of `source` (a Workspace or a Snapshot) to `path`; returns the path.
+
+    `now` overrides the moment translation deadlines are measured against.
+    """
+    path = Path(path)
+    sections = _parts(source, now)
+    anchors = {name: name.lower().replace(" ", "-") for name in sections}
+    body = [f"<h1>{html.escape(title)}</h1>", _summary(source, now),
+            "<nav>" + "".join(f'<a href="#{anchors[n]}">{html.escape(n)}</a>' for n in sections) + "</nav>"]
+    for name, parts in sections.items():
+        body.append(f'<h2 id="{anchors[name]}">{html.escape(name)}</h2>')
+        body.extend(_part(part) for part in parts)
+    page = (f"<!doctype html>\n<html lang=en><head><meta charset=utf-8>"
+            f"<meta name=viewport content=\"width=device-width, initial-scale=1\">"
+            f"<title>{html.escape(title)}</title><style>{CSS}</style></head>\n<body><main>\n"
+            + "\n".join(body) + "\n</main></body></html>\n")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page, encoding="utf-8")
+    return path

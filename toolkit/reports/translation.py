@@ -1,0 +1,380 @@
+"""Translation progress: targets by status and language, the phase funnel, percent complete per
+submission, overdue and at-risk targets, the burndown over the loads, word counts and quotes.
+
+A target is done once PROCESSED, DELIVERED or COMPLETED; CANCELLED ones are left out of progress;
+every other status is open. "Now" is `source.translation_now` (the sandbox's clock, or the latest
+load's end for a real service); pass `now=` to measure against another moment.
+
+    late = reports.translation.overdue(ws); reports.translation.plot_overdue(late)
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
+
+from toolkit.reports import plots
+from toolkit.reports.source import frame, from_sandbox, has, history, loads, table, translation_now
+
+SERVICE = "translation"
+DONE = ("PROCESSED", "DELIVERED", "COMPLETED")
+CANCELLED = "CANCELLED"
+AT_RISK_HOURS = 48
+_DONE_SQL = "('PROCESSED', 'DELIVERED', 'COMPLETED')"
+
+
+def status_by_language(source: Any) -> pd.DataFrame:
+    """Targets per target language (rows, busiest first) and status (columns, from waiting to done)."""
+    counts = table(source, SERVICE, "targets", "target_language, status")
+    if counts.empty:
+        return pd.DataFrame()
+    pivot = pd.crosstab(counts["target_language"], counts["status"])
+    known = [s for s in plots.STATUS if s in pivot.columns]
+    pivot = pivot[known + sorted(set(pivot.columns) - set(known))]
+    return pivot.loc[pivot.sum(axis=1).sort_values(ascending=False).index]
+
+
+def plot_status_by_language(pivot: pd.DataFrame) -> Figure:
+    """Stacked horizontal bars: each target language's targets by status."""
+    title = "Targets by status and target language"
+    if pivot.empty:
+        return plots.empty(title, "No targets were pulled.")
+    shown = pivot.iloc[::-1]
+    fig = plots.figure(plots.bar_height(len(shown), per_bar=0.3))
+    ax = fig.subplots()
+    left = np.zeros(len(shown))
+    for i, status in enumerate(shown.columns):
+        ax.barh(shown.index, shown[status], left=left, label=status, color=plots.colour(status, plots.STATUS, i))
+        left += shown[status].to_numpy()
+    plots.label_bars(ax, left, range(len(shown)))
+    ax.legend(title="status", frameon=False, fontsize=8, loc="lower right", ncols=2)
+    plots.finish(ax, title, "targets", "target language")
+    return fig
+
+
+# --- phases --------------------------------------------------------------------------------------
+
+def _workflow_phases(source: Any) -> dict[str, list[str]]:
+    """Each workflow's phase names in order, by workflow name."""
+    found = table(source, SERVICE, "workflows", "name, phases")
+    out = {}
+    for name, phases in zip(found.get("name", []), found.get("phases", []), strict=False):
+        steps = json.loads(phases) if isinstance(phases, str) else list(phases or [])
+        out[name] = [p["name"] for p in sorted(steps, key=lambda p: p.get("order", 0))]
+    return out
+
+
+def _targets_with_phase(source: Any) -> pd.DataFrame:
+    """Targets with status, current phase, due date and workflow name (from the phases resource or the
+    workflowName targets carry in `extra`), plus `step` (1-based order of the phase) and `last_step`."""
+    if not has(source, SERVICE, "targets"):
+        return pd.DataFrame()
+    workflow = "json_extract_string(t.extra, '$.workflowName')"
+    if has(source, SERVICE, "phases"):
+        workflow = f"coalesce(p.workflow_name, {workflow})"
+        join = f"LEFT JOIN {SERVICE}.phases p USING (target_id)"
+    else:
+        join = ""
+    targets = frame(source, f"""
+        SELECT t.target_id, t.submission_id, t.document_name, t.target_language, t.status::VARCHAR AS status,
+               t.current_phase, t.due_date, {workflow} AS workflow
+        FROM {SERVICE}.targets t {join}""")
+    phases = _workflow_phases(source)
+    targets["step"] = [
+        (phases.get(w, []).index(p) + 1 if p in phases.get(w, []) else 1) if isinstance(p, str) else 0
+        for w, p in zip(targets["workflow"], targets["current_phase"], strict=True)]
+    targets["last_step"] = [len(phases.get(w, [])) or 1 for w in targets["workflow"]]
+    return targets
+
+
+def phase_funnel(source: Any) -> pd.DataFrame:
+    """How far the targets (cancelled ones aside) got: per stage (queued, phase 1, 2, ..., done) the
+    targets that `reached` it and those `now` in it; `phases` names the phases at each step."""
+    targets = _targets_with_phase(source)
+    if targets.empty:
+        return pd.DataFrame(columns=["stage", "phases", "reached", "now"])
+    targets = targets[targets["status"] != CANCELLED]
+    steps = max(int(targets["last_step"].max()), int(targets["step"].max()), 1)
+    done = targets["status"].isin(DONE)
+    reached_step = np.where(done, steps + 1, targets["step"])
+    names: dict[int, list[str]] = {}
+    for phases in _workflow_phases(source).values():
+        for i, name in enumerate(phases, start=1):
+            names.setdefault(i, [])
+            if name not in names[i]:
+                names[i].append(name)
+    rows = [{"stage": "queued", "phases": "not started yet", "reached": len(targets),
+             "now": int((reached_step == 0).sum())}]
+    for step in range(1, steps + 1):
+        rows.append({"stage": f"phase {step}", "phases": ", ".join(names.get(step, [])),
+                     "reached": int((reached_step >= step).sum()), "now": int((reached_step == step).sum())})
+    rows.append({"stage": "done", "phases": ", ".join(DONE), "reached": int(done.sum()), "now": int(done.sum())})
+    return pd.DataFrame(rows)
+
+
+def plot_phase_funnel(funnel: pd.DataFrame) -> Figure:
+    """The funnel: targets that reached each stage (light) and those in it now (dark)."""
+    title = "Phase funnel"
+    if funnel.empty:
+        return plots.empty(title, "No targets were pulled.")
+    shown = funnel.iloc[::-1].reset_index(drop=True)
+    fig = plots.figure(plots.bar_height(len(shown), per_bar=0.5, least=3.0))
+    ax = fig.subplots()
+    labels = [f"{stage}\n{plots.shorten(phases, 44)}" for stage, phases in zip(shown["stage"], shown["phases"],
+                                                                              strict=True)]
+    ax.barh(labels, shown["reached"], color="#bcd3ea", label="reached this stage")
+    ax.barh(labels, shown["now"], color=plots.BLUE, height=0.5, label="in this stage now")
+    total = max(int(funnel["reached"].iloc[0]), 1)
+    for y, (reached, now) in enumerate(zip(shown["reached"], shown["now"], strict=True)):
+        ax.annotate(f"{reached:,} reached ({reached / total:.0%}), {now:,} here now", (reached, y), xytext=(4, 0),
+                    textcoords="offset points", va="center", fontsize=8, color=plots.MUTED)
+    ax.set_xlim(0, total * 1.6)
+    ax.tick_params(axis="y", labelsize=8)
+    plots.legend(fig, 2)
+    plots.finish(ax, title, "targets (cancelled ones left out)", "stage")
+    return fig
+
+
+# --- submissions and deadlines -------------------------------------------------------------------
+
+def percent_complete(source: Any, now: Any = None) -> pd.DataFrame:
+    """Per submission: targets (cancelled aside), done, open, percent done, with name, status and due date;
+    open submissions first, by due date."""
+    if not has(source, SERVICE, "targets"):
+        return pd.DataFrame()
+    named = has(source, SERVICE, "submissions")
+    names = (f"LEFT JOIN (SELECT submission_id, name, project_name, status::VARCHAR AS submission_status, "
+             f"due_date FROM {SERVICE}.submissions) s USING (submission_id)") if named else ""
+    extra = ", any_value(s.name) AS name, any_value(s.project_name) AS project_name, " \
+            "any_value(s.submission_status) AS submission_status, any_value(s.due_date) AS due_date" if named else ""
+    found = frame(source, f"""
+        SELECT t.submission_id{extra},
+               count(*) FILTER (WHERE t.status::VARCHAR != '{CANCELLED}') AS targets,
+               count(*) FILTER (WHERE t.status::VARCHAR IN {_DONE_SQL}) AS done
+        FROM {SERVICE}.targets t {names} GROUP BY 1""")
+    found["open"] = found["targets"] - found["done"]
+    found["percent"] = (100 * found["done"] / found["targets"].where(found["targets"] > 0)).round(1)
+    moment = translation_now(source, now)
+    if "due_date" in found and moment is not None:
+        found["hours_left"] = ((found["due_date"] - moment).dt.total_seconds() / 3600).round(1)
+    return found.sort_values(["open", "due_date" if named else "submission_id"], ascending=[False, True],
+                             key=lambda c: c.gt(0) if c.name == "open" else c, ignore_index=True)
+
+
+def plot_percent_complete(progress: pd.DataFrame, limit: int = 25) -> Figure:
+    """Percent done of each open submission (up to `limit`, soonest due first), coloured by deadline."""
+    title = "Percent complete per open submission"
+    open_ones = progress[(progress["open"] > 0)] if not progress.empty else progress
+    if open_ones.empty:
+        return plots.empty(title, "Every submission is done (or none was pulled).")
+    shown = open_ones.head(limit).iloc[::-1]
+    fig = plots.figure(plots.bar_height(len(shown), per_bar=0.3))
+    ax = fig.subplots()
+    hours = shown.get("hours_left", pd.Series(np.nan, index=shown.index))
+    colours = [plots.RED if h < 0 else plots.GOLD if h < AT_RISK_HOURS else plots.BLUE for h in hours.fillna(1e9)]
+    labels = [f"{plots.shorten(n, 30)} (#{i})" if isinstance(n, str) else f"#{i}"
+              for n, i in zip(shown.get("name", shown["submission_id"]), shown["submission_id"], strict=True)]
+    positions = np.arange(len(shown))
+    ax.barh(positions, 100, color=colours, alpha=0.18)  # the track: the whole submission, in its deadline colour
+    ax.barh(positions, shown["percent"].fillna(0), color=colours)
+    ax.set_yticks(positions, labels)
+    ax.set_ylim(-0.7, len(shown) - 0.3)
+    for y, (pct, done, total) in enumerate(zip(shown["percent"].fillna(0), shown["done"], shown["targets"],
+                                               strict=True)):
+        ax.annotate(f"{pct:.0f}% ({done}/{total})", (pct, y), xytext=(3, 0), textcoords="offset points",
+                    va="center", fontsize=8, color=plots.MUTED)
+    ax.set_xlim(0, 118)
+    plots.legend(fig, 3, handles=[Patch(color=plots.RED, label="past due"),
+                                  Patch(color=plots.GOLD, label=f"due within {AT_RISK_HOURS} h"),
+                                  Patch(color=plots.BLUE, label="due later")])
+    plots.finish(ax, title, "targets done (%)", "submission")
+    return fig
+
+
+def overdue(source: Any, now: Any = None, within_hours: float = AT_RISK_HOURS) -> pd.DataFrame:
+    """Open targets past their due date ("overdue") or due within `within_hours` and not yet in their
+    workflow's last phase ("at risk"), soonest due first, with `hours_left` (negative: hours late)."""
+    targets = _targets_with_phase(source)
+    moment = translation_now(source, now)
+    columns = ["target_id", "submission_id", "document_name", "target_language", "status", "current_phase",
+               "due_date", "hours_left", "flag"]
+    if targets.empty or moment is None:
+        return pd.DataFrame(columns=columns)
+    open_ = targets[~targets["status"].isin((*DONE, CANCELLED)) & targets["due_date"].notna()].copy()
+    open_["hours_left"] = ((open_["due_date"] - moment).dt.total_seconds() / 3600).round(1)
+    late = open_["hours_left"] < 0
+    risky = ~late & (open_["hours_left"] < within_hours) & (open_["step"] < open_["last_step"])
+    open_["flag"] = np.where(late, "overdue", np.where(risky, "at risk", ""))
+    found = open_[open_["flag"] != ""].sort_values(["due_date", "target_id"], ignore_index=True)[columns]
+    found.attrs["now"] = moment
+    return found
+
+
+def plot_overdue(late: pd.DataFrame, submissions: pd.DataFrame | None = None, limit: int = 20) -> Figure:
+    """Overdue and at-risk targets per submission (the `limit` with most), stacked."""
+    title = "Overdue and at-risk targets"
+    if late.empty:
+        return plots.empty(title, "No open target is overdue or at risk.")
+    counts = pd.crosstab(late["submission_id"], late["flag"]).reindex(columns=["overdue", "at risk"], fill_value=0)
+    counts = counts.loc[counts.sum(axis=1).sort_values(ascending=False).index].head(limit).iloc[::-1]
+    names = {} if submissions is None or submissions.empty else dict(zip(
+        submissions["submission_id"], submissions["name"], strict=False))
+    labels = [f"{plots.shorten(names[i], 30)} (#{i})" if i in names else f"#{i}" for i in counts.index]
+    fig = plots.figure(plots.bar_height(len(counts), per_bar=0.32))
+    ax = fig.subplots()
+    left = np.zeros(len(counts))
+    for flag in counts.columns:
+        ax.barh(labels, counts[flag], left=left, color=plots.FLAG[flag], label=flag, height=0.7)
+        left += counts[flag].to_numpy()
+    plots.label_bars(ax, left, range(len(counts)))
+    ax.set_ylim(-0.8, len(counts) - 0.2)
+    ax.set_xlim(0, left.max() * 1.12)
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    plots.legend(fig, 2)
+    moment = late.attrs.get("now")
+    when = f" at {moment:%d %b %Y %H:%M} UTC" if moment is not None else ""
+    plots.finish(ax, f"{title}{when}", "targets", "submission")
+    return fig
+
+
+# --- over the loads --------------------------------------------------------------------------------
+
+def burndown(source: Any) -> pd.DataFrame:
+    """Per load of targets: `as_of`, `open`, `in_phase` (being worked on), `done`; oldest first.
+    `as_of` is when the load finished, or for the sandbox the latest completion its rows show."""
+    columns = ["load_id", "as_of", "open", "in_phase", "done", "cancelled"]
+    pulled = loads(source, SERVICE, "targets")
+    if pulled.empty:
+        return pd.DataFrame(columns=columns)
+    if history(source, SERVICE, "targets"):
+        rows, by = f"{SERVICE}.targets__loads", "_load_id"
+    else:  # one load: the latest
+        rows, by = f"(SELECT *, {pulled['load_id'].iloc[-1]!r} AS _load_id FROM {SERVICE}.targets)", "_load_id"
+    counts = frame(source, f"""
+        SELECT {by} AS load_id,
+               count(*) FILTER (WHERE status::VARCHAR NOT IN {_DONE_SQL} AND status::VARCHAR != '{CANCELLED}') AS open,
+               count(*) FILTER (WHERE current_phase IS NOT NULL AND status::VARCHAR NOT IN {_DONE_SQL}) AS in_phase,
+               count(*) FILTER (WHERE status::VARCHAR IN {_DONE_SQL}) AS done,
+               count(*) FILTER (WHERE status::VARCHAR = '{CANCELLED}') AS cancelled,
+               max(date_completed) AS latest_completion
+        FROM {rows} GROUP BY 1""")
+    merged = pulled.merge(counts, on="load_id")
+    sandbox = merged["base_url"].map(from_sandbox)
+    merged["as_of"] = merged["finished"].where(~sandbox | merged["latest_completion"].isna(),
+                                               merged["latest_completion"])
+    return merged.sort_values(["as_of", "finished"], ignore_index=True)[columns]
+
+
+def plot_burndown(progress: pd.DataFrame) -> Figure:
+    """Open targets (and those being worked on in a phase) per load, over time."""
+    title = "Burndown: open targets over the loads"
+    if len(progress) < 2:
+        return plots.empty(title, "Needs two loads of targets or more (pull them again later, or open a "
+                                  "workspace or a snapshot exported with history).")
+    fig = plots.figure(3.6)
+    ax = fig.subplots()
+    when = pd.to_datetime(progress["as_of"], utc=True).dt.tz_localize(None)
+    ax.plot(when, progress["open"], marker="o", color=plots.BLUE, linewidth=2, label="open (not done)")
+    ax.plot(when, progress["in_phase"], marker="s", color=plots.ORANGE, linewidth=1.5, linestyle="--",
+            label="in a phase (being worked on)")
+    for x, y in zip(when, progress["open"], strict=True):
+        ax.annotate(f"{y:,}", (x, y), xytext=(0, 6), textcoords="offset points", ha="center", fontsize=8,
+                    color=plots.MUTED)
+    locator = AutoDateLocator()
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+    ax.set_ylim(0, max(progress["open"].max(), 1) * 1.15)
+    ax.legend(frameon=False, fontsize=8)
+    plots.finish(ax, title, "time of the load (UTC)", "targets", grid="y")
+    return fig
+
+
+# --- volume and money ------------------------------------------------------------------------------
+
+def word_counts(source: Any) -> pd.DataFrame:
+    """Per submission: word_count and its breakdown (repetitions, exact, fuzzy, no match) with its project."""
+    if not has(source, SERVICE, "word_counts"):
+        return pd.DataFrame()
+    named = has(source, SERVICE, "submissions")
+    join = f"LEFT JOIN {SERVICE}.submissions s USING (submission_id)" if named else ""
+    pick = "s.name, s.project_name" if named else "NULL AS name, NULL AS project_name"
+    part = "TRY_CAST(json_extract(w.extra, '$.breakdown.{}') AS BIGINT)"
+    return frame(source, f"""
+        SELECT w.submission_id, {pick}, w.word_count, {part.format('repetitions')} AS repetitions,
+               {part.format('exactMatch')} AS exact, {part.format('fuzzyMatch')} AS fuzzy,
+               {part.format('noMatch')} AS no_match
+        FROM {SERVICE}.word_counts w {join} ORDER BY w.word_count DESC NULLS LAST""")
+
+
+def plot_word_counts(words: pd.DataFrame) -> Figure:
+    """Words per project, stacked by how much translation memory covers them."""
+    title = "Word counts per project"
+    if words.empty:
+        return plots.empty(title, "No word counts were pulled.")
+    parts = {"no_match": ("no match (new words)", plots.BLUE), "fuzzy": ("fuzzy match", plots.ORANGE),
+             "exact": ("exact match", plots.GREEN), "repetitions": ("repetitions", plots.GREY)}
+    by = words.assign(project=words["project_name"].fillna("(unknown project)"))
+    totals = by.groupby("project")[list(parts)].sum().fillna(0)
+    if not totals.to_numpy().any():  # no breakdown: the totals alone
+        totals = by.groupby("project")[["word_count"]].sum()
+        parts = {"word_count": ("words", plots.BLUE)}
+    totals = totals.loc[totals.sum(axis=1).sort_values().index]
+    fig = plots.figure(plots.bar_height(len(totals), per_bar=0.5, least=2.8))
+    ax = fig.subplots()
+    left = np.zeros(len(totals))
+    for column, (label, colour) in parts.items():
+        ax.barh(totals.index, totals[column], left=left, color=colour, label=label)
+        left += totals[column].to_numpy()
+    plots.label_bars(ax, left, range(len(totals)))
+    ax.set_xlim(0, left.max() * 1.15)
+    ax.xaxis.set_major_formatter(lambda value, _: f"{value / 1000:,.0f}k" if value else "0")
+    ax.legend(frameon=False, fontsize=8, loc="lower right")
+    plots.finish(ax, title, "words", "project")
+    return fig
+
+
+def quotes(source: Any) -> pd.DataFrame:
+    """Per project and currency: quotes provided and approved, their counts and amounts."""
+    if not has(source, SERVICE, "quotes"):
+        return pd.DataFrame()
+    named = has(source, SERVICE, "submissions")
+    join = f"LEFT JOIN {SERVICE}.submissions s USING (submission_id)" if named else ""
+    project = "coalesce(s.project_name, '(unknown project)')" if named else "'all projects'"
+    return frame(source, f"""
+        SELECT {project} AS project, q.currency, count(*) AS provided,
+               count(*) FILTER (WHERE q.status::VARCHAR = 'APPROVED' OR q.date_approved IS NOT NULL) AS approved,
+               round(sum(q.amount), 2) AS amount_provided,
+               round(coalesce(sum(q.amount) FILTER (WHERE q.status::VARCHAR = 'APPROVED'
+                                                     OR q.date_approved IS NOT NULL), 0), 2) AS amount_approved
+        FROM {SERVICE}.quotes q {join} GROUP BY ALL ORDER BY amount_provided DESC""")
+
+
+def plot_quotes(money: pd.DataFrame) -> Figure:
+    """Amounts quoted against approved, per project (and currency)."""
+    title = "Quotes provided against approved"
+    if money.empty:
+        return plots.empty(title, "No quotes were pulled.")
+    shown = money.iloc[::-1]
+    labels = [f"{plots.shorten(p, 28)} ({c})" for p, c in zip(shown["project"], shown["currency"], strict=True)]
+    fig = plots.figure(plots.bar_height(len(shown), per_bar=0.55, least=2.8))
+    ax = fig.subplots()
+    positions = np.arange(len(shown))
+    ax.barh(positions + 0.2, shown["amount_provided"], height=0.4, color="#bcd3ea", label="provided")
+    ax.barh(positions - 0.2, shown["amount_approved"], height=0.4, color=plots.GREEN, label="approved")
+    for y, (given, approved, n, k) in enumerate(zip(shown["amount_provided"], shown["amount_approved"],
+                                                   shown["provided"], shown["approved"], strict=True)):
+        ax.annotate(f"{given:,.0f} ({n} quotes)", (given, y + 0.2), xytext=(3, 0), textcoords="offset points",
+                    va="center", fontsize=8, color=plots.MUTED)
+        ax.annotate(f"{approved:,.0f} ({k} approved)", (approved, y - 0.2), xytext=(3, 0),
+                    textcoords="offset points", va="center", fontsize=8, color=plots.MUTED)
+    ax.set_yticks(positions, labels)
+    ax.set_xlim(0, shown["amount_provided"].max() * 1.35)
+    ax.xaxis.set_major_formatter(lambda value, _: f"{value:,.0f}")
+    ax.legend(frameon=False, fontsize=8, loc="lower right")
+    plots.finish(ax, title, "amount (in the quote's currency)", "project (currency)")
+    return fig
