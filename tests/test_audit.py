@@ -69,3 +69,14 @@ def test_masked_params_show_files_and_secrets_safely():
     assert "<file a.html: 5 bytes>" in text
     token = catalog.action("audience_platform.update_document_generation_configuration")
     assert '"client_secret":"***"' in audit.masked_params(token, {"client_secret": "abc"})
+
+
+def test_a_write_through_call_makes_the_next_cached_fetch_pull_again(box, ws):
+    cdp = ws.connect(SERVICE, **box.credentials(SERVICE))
+    before = len(cdp.fetch("users"))
+    served = box.stats()["requests"]
+    cdp.fetch("users", max_age=3600)
+    assert box.stats()["requests"] == served, "a fresh cached load is reused"
+    cdp.call("create_user", username="stale-maker", email="stale.maker@example.com", password="pw-x")
+    after = cdp.fetch("users", max_age=3600)
+    assert len(after) == before + 1, "the write marked the users load stale, so fetch pulled again"

@@ -1,4 +1,5 @@
-"""The audit trail: every write sent with a workspace attached, from a form or from `client.call`.
+"""The audit trail: every write sent with a workspace attached, from a form or from `client.call`;
+after a write succeeds, the cached loads it changes are marked stale.
 
 One row per write in the workspace's `_audit` table: when, service, action, where it came from (form,
 call or a multi-step helper), the params with every secret masked, the HTTP status, the id the answer
@@ -60,7 +61,17 @@ def sent(client: Client, prepared: Prepared, params: Mapping[str, Any]) -> Any:
     result = client.parse(entry, response)
     _safely(client, entry, params, status=response.status_code, ok=True, response=response_id(result),
             request=request_id(response.headers))
+    _mark_stale(client, entry)
     return result
+
+
+def _mark_stale(client: Client, entry: Action) -> None:
+    """The cached loads this write changes are not reused by the next fetch."""
+    from toolkit.effects import affected_resources
+    try:
+        client.workspace.mark_stale(entry.service, list(affected_resources(entry)))
+    except Exception as error:
+        warnings.warn(f"toolkit could not mark the loads {entry.id} changes as stale: {error}", stacklevel=3)
 
 
 def _safely(client: Client, entry: Action, params: Mapping[str, Any], **row: Any) -> None:

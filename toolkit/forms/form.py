@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 import pandas as pd
 
-from toolkit import audit, rules
+from toolkit import audit, effects, rules
 from toolkit.errors import ApiError, ToolkitError, ValidationError
-from toolkit.forms import effects
 from toolkit.forms.fields import MISSING, Field, build
 from toolkit.forms.lookups import Choices, lookup_for
 from toolkit.spec import CONTENT_TYPES

@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
-from toolkit import audit
-from toolkit.forms import effects
+from toolkit import audit, effects
 from toolkit.forms.fields import Field, build
 from toolkit.forms.form import LOOKUP_KINDS, error_html, note, show
 from toolkit.forms.lookups import Choices, lookup_for

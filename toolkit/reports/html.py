@@ -78,7 +78,7 @@ def _part(part: Part) -> str:
 
 def _parts(source: Any, now: Any) -> dict[str, list[Part]]:
     """The report's sections: heading → parts, each computed only when drawn."""
-    A, T, S, M = audiences, translation, assets, media  # noqa: N806 (short names keep the table readable)
+    A, T, S, M = audiences, translation, assets, media
     progress = T.percent_complete(source, now) if has(source, "translation", "targets") else pd.DataFrame()
     return {
         "Audiences": [

@@ -12,6 +12,7 @@ import io
 from collections.abc import Iterable, Sequence
 
 from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 WIDTH = 9.0          # inches: 900 px at the report's 100 px per inch
@@ -98,10 +99,21 @@ def shorten(text: object, limit: int = 32) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def png(fig: Figure) -> bytes:
-    """The figure as PNG bytes."""
+def png(fig: Figure, dpi: int = DPI) -> bytes:
+    """The figure as PNG bytes, drawn once by Agg (`savefig` would lay it out in a draw of its own)."""
+    from PIL import Image
+
+    before = fig.get_dpi()
+    canvas = FigureCanvasAgg(fig)
+    fig.set_dpi(dpi)
+    try:
+        canvas.draw()
+        size = canvas.get_width_height(physical=True)
+        image = Image.frombuffer("RGBA", size, canvas.buffer_rgba(), "raw", "RGBA", 0, 1).convert("RGB")
+    finally:
+        fig.set_dpi(before)
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=DPI, facecolor="white")
+    image.save(buffer, format="png")
     return buffer.getvalue()
 
 
