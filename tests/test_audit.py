@@ -77,6 +77,7 @@ def test_a_write_through_call_makes_the_next_cached_fetch_pull_again(box, ws):
     served = box.stats()["requests"]
     cdp.fetch("users", max_age=3600)
     assert box.stats()["requests"] == served, "a fresh cached load is reused"
-    cdp.call("create_user", username="stale-maker", email="stale.maker@example.com", password="pw-x")
+    cdp.call("create_user", username="stale-maker", email="stale.maker@example.com",
+             password="pw-long-enough")
     after = cdp.fetch("users", max_age=3600)
     assert len(after) == before + 1, "the write marked the users load stale, so fetch pulled again"
