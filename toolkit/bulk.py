@@ -39,7 +39,7 @@ class Pulled:
             return f"  skip {name}: {self.skipped}"
         if self.error:
             return f"  FAIL {name}: {self.error}"
-        return f"  ok   {name:<42} {self.rows:>8,} rows {self.requests:>6,} requests {self.seconds:>6.1f} s"
+        return f"  ok   {name:<44} {self.rows:>8,} rows {self.requests:>6,} requests {self.seconds:>6.1f} s"
 
 
 def needs(resource: Resource) -> list[str]:
@@ -67,8 +67,9 @@ def pull_one(client: Client, name: str, inputs: Mapping[str, Any] | None = None,
     inputs = inputs or {}
     missing = [need for need in needs(resource) if inputs.get(need) is None]
     if missing:
+        given = ", ".join(f"{m}=[...]" if m == resource.parent else f"{m}=..." for m in missing)
         return Pulled(resource.service, name, skipped=f"needs {', '.join(missing)} "
-                      f"(from Python: client.pull({name!r}, {missing[0]}=[...]))")
+                      f"(from Python: client.pull({name!r}, {given}))")
     filters = {need: inputs[need] for need in needs(resource)}
     started = time.monotonic()
     try:

@@ -1,4 +1,4 @@
-"""The `toolkit` command: demo, sandbox, actions, resources, call, cassettes."""
+"""The `toolkit` command: demo, sandbox, actions, resources, call, pull, export, cassettes."""
 from __future__ import annotations
 
 import argparse
@@ -45,6 +45,49 @@ def _call(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pull(args: argparse.Namespace) -> int:
+    from toolkit import bulk, catalog
+    from toolkit.errors import ToolkitError
+    from toolkit.loads import scrub_url
+    from toolkit.workspace import Workspace
+    known = [name for (service, name) in catalog.RESOURCES if service == args.service]
+    unknown = [name for name in args.resources if name not in known]
+    if unknown:
+        print(f"toolkit pull: {args.service} has no resource {', '.join(unknown)}; it has {', '.join(known)}",
+              file=sys.stderr)
+        return 2
+    try:
+        with Workspace(args.workspace) as ws:
+            client = ws.connect(args.service)
+            print(f"pull {args.service} from {scrub_url(client.base_url)} into {args.workspace}", flush=True)
+            done = bulk.pull_service(client, args.resources or None,
+                                     log=lambda line: print(line, flush=True))
+    except ToolkitError as error:
+        print(f"toolkit pull: {type(error).__name__}: {error}", file=sys.stderr)
+        return 2
+    pulled = [p for p in done if not p.skipped and not p.error]
+    print(f"{len(pulled)} pulled ({sum(p.rows for p in pulled):,} rows, {sum(p.requests for p in pulled):,} "
+          f"requests), {sum(bool(p.skipped) for p in done)} skipped, {sum(bool(p.error) for p in done)} failed")
+    named_but_skipped = args.resources and any(p.skipped for p in done)
+    return 1 if named_but_skipped or any(p.error for p in done) else 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from toolkit.errors import ToolkitError
+    from toolkit.workspace import Workspace
+    if not Path(args.workspace).exists():
+        print(f"toolkit export: no workspace at {args.workspace}", file=sys.stderr)
+        return 2
+    try:
+        with Workspace(args.workspace) as ws:
+            path = ws.export(args.out, format=args.format, history=args.history, overwrite=args.overwrite)
+    except (ToolkitError, FileExistsError, ValueError) as error:
+        print(f"toolkit export: {error}", file=sys.stderr)
+        return 2
+    print(f"exported {args.workspace} to {path} ({args.format}{', every load' if args.history else ''})")
+    return 0
+
+
 def _cassettes(args: argparse.Namespace) -> int:
     from toolkit import cassettes
     actions = [args.action] if args.action else None
@@ -64,6 +107,7 @@ def _cassettes(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
+    from toolkit import catalog
     top = argparse.ArgumentParser(prog="toolkit", description=__doc__)
     sub = top.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="start the sandbox, pull every resource, write a DuckDB file and a report")
@@ -83,6 +127,19 @@ def parser() -> argparse.ArgumentParser:
     call.add_argument("action", help="an action id, e.g. asset_library.list_tags")
     call.add_argument("params", nargs="?", help="the params as a JSON object")
     call.set_defaults(run=_call)
+    pull = sub.add_parser("pull", help="pull resources of a service into a workspace, credentials from "
+                                       "TOOLKIT_<SERVICE>_<FIELD>; one line per resource (for a scheduled job)")
+    pull.add_argument("service", choices=tuple(catalog.SERVICES))
+    pull.add_argument("resources", nargs="*", help="resources to pull (default: every one that needs no ids)")
+    pull.add_argument("--workspace", required=True, help="the workspace's DuckDB file (created when missing)")
+    pull.set_defaults(run=_pull)
+    export = sub.add_parser("export", help="export a workspace's latest loads as a snapshot file or Parquet folder")
+    export.add_argument("--workspace", required=True, help="the workspace's DuckDB file")
+    export.add_argument("--out", required=True, help="the snapshot file (duckdb) or folder (parquet)")
+    export.add_argument("--format", choices=("duckdb", "parquet"), default="duckdb")
+    export.add_argument("--history", action="store_true", help="every load, not only the latest of each resource")
+    export.add_argument("--overwrite", action="store_true", help="replace what is at --out")
+    export.set_defaults(run=_export)
     tapes = sub.add_parser("cassettes", help="record cassettes from the sandbox or a real service; check-stable")
     tapes.add_argument("task", choices=("record", "check-stable"))
     tapes.add_argument("--service", help="one service (default: every service the sandbox serves)")

@@ -79,7 +79,7 @@ def run(out: str | Path = "demo-output", scale: float = 1) -> int:
             print(f"  +{HOURS} h: clock {now:%a %d %b %H:%M} UTC, {sum(p.rows for p in lines):,} rows in "
                   f"{sum(p.requests for p in lines)} requests, {open_targets} targets open")
         print("\n4. Export a snapshot and write the report")
-        ws.export(snapshot, overwrite=True)
+        ws.export(snapshot, history=True, overwrite=True)  # with history: the report can be redrawn from it
         reports.write_report(ws, report)
         leaked = _leaks(box.secrets(), (database, snapshot, report))
     took = time.monotonic() - began

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 BATCH_ROWS = 50_000
 TARGET_CHUNK = 100            # submission ids per /targets request
 SECRET_WORDS = ("secret", "password", "credentials", "token", "apikey")
+SECRET_ENDINGS = ("secret", "password", "credentialsjson", "apikey", "token")   # not tokenUrl
 
 
 @dataclass
@@ -52,7 +53,8 @@ def progress_bar(total: int | None, description: str, unit: str, show: bool | No
     from tqdm.auto import tqdm
     in_notebook = "ipykernel" in sys.modules
     quiet = os.environ.get("TOOLKIT_PROGRESS", "").lower() in ("0", "false", "off") or os.environ.get("CI")
-    disable = True if quiet or show is False else (False if in_notebook or show else None)
+    # an explicit show=True wins over the environment; otherwise tqdm decides by the terminal
+    disable = False if show else True if quiet or show is False else (False if in_notebook else None)
     return tqdm(total=total, desc=description, unit=unit, disable=disable, leave=False, dynamic_ncols=True)
 
 
@@ -316,7 +318,8 @@ def _configurations(client: Client, resource: Resource, filters: dict, workers: 
         for action in actions:
             body = client.call(action)
             settings = _mask(body)
-            name = action.name.removeprefix("get_").removesuffix("_configuration")
+            name = action.name.removeprefix("get_").removeprefix("list_").removesuffix("_configuration")
+            name = name.removesuffix("_endpoints")
             enabled = settings.get("enabled") if isinstance(settings, dict) else None
             rows.append({"configuration": name, "enabled": enabled, "settings": settings})
         yield frames.to_arrow(rows, resource), len(actions)
@@ -325,7 +328,7 @@ def _configurations(client: Client, resource: Resource, filters: dict, workers: 
 
 def _mask(body: Any) -> Any:
     if isinstance(body, dict):
-        return {k: ("***" if v and any(w in k.lower() for w in SECRET_WORDS) else _mask(v)) for k, v in body.items()}
+        return {k: ("***" if v and k.lower().endswith(SECRET_ENDINGS) else _mask(v)) for k, v in body.items()}
     if isinstance(body, list):
         return [_mask(v) for v in body]
     return body

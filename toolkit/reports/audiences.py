@@ -84,10 +84,10 @@ def plot_tags(tags: pd.DataFrame) -> Figure:
     axes = np.atleast_1d(fig.subplots(1, len(kinds), width_ratios=[3, 2][: len(kinds)]))
     for ax, kind, colour in zip(axes, kinds, (plots.BLUE, plots.PURPLE), strict=False):
         part = tags[tags["kind"] == kind].iloc[::-1]
-        positions = np.arange(len(part))
+        positions = np.arange(len(part)) + (most - len(part))  # same bar size in both panels, top-aligned
         ax.barh(positions, part["audiences"], color=colour)
         ax.set_yticks(positions, part["tag"])
-        ax.set_ylim(-0.6, len(part) - 0.4)
+        ax.set_ylim(-0.6, most - 0.4)
         ax.xaxis.get_major_locator().set_params(integer=True)
         plots.label_bars(ax, part["audiences"], positions)
         plots.finish(ax, f"Audiences per {kind}", "audiences carrying it", kind)
