@@ -117,6 +117,7 @@ def _ceiling(service: str, name: str, credentials: dict, filters: dict) -> dict:
     for chunk in chunks:
         style = action.paging
         params = style.start(chunk)
+        seen = 0                                  # per chunk: the total-size header counts one chunk
         while params is not None:
             prepared = client.prepare(action)
             answer = session.get(prepared.url, params=params, timeout=60)
@@ -124,7 +125,8 @@ def _ceiling(service: str, name: str, credentials: dict, filters: dict) -> dict:
             body = orjson.loads(answer.content)
             page = style.rows(body)
             rows += len(page)
-            params = style.next(params, body, answer.headers, page, rows)
+            seen += len(page)
+            params = style.next(params, body, answer.headers, page, seen)
     return {"rows": rows, "requests": requests_made, "seconds": time.perf_counter() - started}
 
 

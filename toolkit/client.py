@@ -260,6 +260,13 @@ class Client:
             return entry.versions[-1]       # the client's version lacks it: the newest that has it
         raise VersionError(entry.id, " or ".join(entry.versions), wanted)
 
+    def _auth_for(self, entry: Action) -> Any:
+        """The token endpoint authenticates the client itself (HTTP Basic), never with a bearer token."""
+        auth = self.transport.auth
+        if isinstance(auth, OAuthPasswordAuth) and entry.path.rstrip("/").endswith("/oauth/token"):
+            return (auth.client_id, auth.client_secret.reveal())
+        return None
+
     def send(self, prepared: Prepared) -> requests.Response:
         """Send a prepared request; an error status raises the service's error class."""
         entry = prepared.action
@@ -268,7 +275,7 @@ class Client:
             data = orjson.dumps(prepared.json)
         response = self.transport.send(
             prepared.method, prepared.url, params=prepared.query or None, data=data, files=prepared.files,
-            headers=prepared.headers or None, retry_post=entry.retry_safe)
+            headers=prepared.headers or None, retry_post=entry.retry_safe, auth=self._auth_for(entry))
         if response.status_code >= 400:
             try:
                 body = response.json()
@@ -285,7 +292,11 @@ class Client:
         if prepared.action.writes and self.workspace is not None:
             from toolkit import audit  # a write with a workspace attached is recorded in its _audit table
             return audit.sent(self, prepared, params)
-        return self.parse(prepared.action, self.send(prepared))
+        result = self.parse(prepared.action, self.send(prepared))
+        if isinstance(result, dict):
+            for key in ("access_token", "refresh_token"):      # tokens the caller asked for: never shown
+                self.redactor.add(result.get(key))
+        return result
 
     @staticmethod
     def parse(entry: Action, response: requests.Response) -> Any:

@@ -249,8 +249,12 @@ class Transport:
         if isinstance(auth, OAuthPasswordAuth):
             auth.session = self.session
 
-    def send(self, method: str, url: str, *, retry_post: bool = False, **kwargs: Any) -> requests.Response:
-        """The answer to one request, after the retries; raises TransportError when none came."""
+    def send(self, method: str, url: str, *, retry_post: bool = False, auth: Any = None,
+             **kwargs: Any) -> requests.Response:
+        """The answer to one request, after the retries; raises TransportError when none came.
+
+        `auth` replaces the client's own for this request (the OAuth token endpoint takes the
+        client credentials, not a bearer token)."""
         reauthed = False
         attempt = 0
         while True:
@@ -260,14 +264,15 @@ class Transport:
             try:
                 with self.budget:
                     self.requests += 1
-                    response = self.session.request(method, url, auth=self.auth, timeout=self.timeout, **kwargs)
+                    response = self.session.request(method, url, auth=auth or self.auth, timeout=self.timeout,
+                                                    **kwargs)
             # a connection dropped while the body was read surfaces as ChunkedEncodingError
             except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as error:
                 failure = error
             took = (time.perf_counter() - started) * 1000
             status = response.status_code if response is not None else type(failure).__name__
             log.debug("%s %s -> %s in %.1f ms (try %d)", method, self.redactor.scrub(url), status, took, attempt)
-            if (response is not None and response.status_code == 401 and not reauthed
+            if (response is not None and response.status_code == 401 and not reauthed and auth is None
                     and isinstance(self.auth, OAuthPasswordAuth)):
                 reauthed = True           # an expired or revoked token: fetch a new one, once
                 self.auth.invalidate()

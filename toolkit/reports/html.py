@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
@@ -31,8 +32,9 @@ p { margin: 4px 0 10px; } .meta { color: #616e7c; font-size: 13px; }
 nav { font-size: 14px; margin: 12px 0 4px; } nav a { margin-right: 14px; color: #2f6fb0; }
 img { width: 100%; max-width: 900px; height: auto; display: block; margin: 6px 0 10px; }
 table.data { border-collapse: collapse; font-size: 12px; margin: 4px 0 14px; }
-table.data th, table.data td { padding: 3px 8px; border-bottom: 1px solid #e4e7eb; text-align: right; }
-table.data th { background: #f0f4f8; } table.data td:first-child, table.data th:first-child { text-align: left; }
+table.data th, table.data td { padding: 3px 8px; border-bottom: 1px solid #e4e7eb; text-align: left;
+                               vertical-align: top; }
+table.data th { background: #f0f4f8; } table.data td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .note { color: #8a5a00; background: #fff7e0; padding: 6px 10px; border-radius: 4px; font-size: 13px; }
 """
 
@@ -47,20 +49,36 @@ class Part:
     columns: list[str] = field(default_factory=list)
 
 
+def _cell(value: Any, column: str) -> tuple[str, bool]:
+    """A value as table text, and whether it is a number (right-aligned)."""
+    if isinstance(value, list | tuple | np.ndarray):
+        return ", ".join(map(str, value)), False
+    if value is None or value is pd.NA or (isinstance(value, float | np.floating | pd.Timestamp) and pd.isna(value)):
+        return "", False
+    if isinstance(value, bool | np.bool_):
+        return ("yes" if value else "no"), False
+    if isinstance(value, int | np.integer):
+        return f"{value:,}", True
+    if isinstance(value, float | np.floating):
+        return (f"{value:,.2f}" if column.startswith("amount") else f"{value:,.1f}"), True
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M"), False
+    return str(value), False
+
+
 def _table(data: pd.DataFrame | None, rows: int, columns: list[str]) -> str:
+    """The first `rows` rows as a small HTML table: text to the left, numbers to the right."""
     if data is None or data.empty or rows <= 0:
         return ""
     shown = data[[c for c in columns if c in data.columns]] if columns else data
-    shown = shown.head(rows).copy()
-    for name in shown.columns:
-        if shown[name].dtype == object:
-            shown[name] = shown[name].map(lambda v: ", ".join(map(str, v)) if hasattr(v, "__len__")
-                                          and not isinstance(v, str) else v)
-        elif isinstance(shown[name].dtype, pd.DatetimeTZDtype):
-            shown[name] = shown[name].dt.strftime("%Y-%m-%d %H:%M")
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in shown.columns)
+    lines = []
+    for record in shown.head(rows).itertuples(index=False):
+        cells = [_cell(value, str(column)) for value, column in zip(record, shown.columns, strict=True)]
+        lines.append("<tr>" + "".join(f"<td class=num>{html.escape(text)}</td>" if number
+                                      else f"<td>{html.escape(text)}</td>" for text, number in cells) + "</tr>")
     more = f"<p class=meta>first {rows} of {len(data):,} rows</p>" if len(data) > rows else ""
-    return shown.to_html(index=isinstance(shown.index, pd.Index) and shown.index.name is not None,
-                         classes="data", border=0, na_rep="", float_format=lambda v: f"{v:,.1f}") + more
+    return f"<table class=data><thead><tr>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table>{more}"
 
 
 def _part(part: Part) -> str:
@@ -94,7 +112,7 @@ def _parts(source: Any, now: Any) -> dict[str, list[Part]]:
                  lambda: (A.plot_overlap(A.overlap(source)), None)),
             Part("Memberships gained and lost", "Profiles that joined (right) or left (left) each audience "
                  "between the first and the latest load of memberships.",
-                 lambda: _both(A.membership_changes(source), A.plot_membership_changes), 8,
+                 lambda: _changed(A.membership_changes(source)), 8,
                  ["audience_id", "name", "before", "after", "gained", "lost"]),
             Part("Audiences per profile", "How many audiences each pulled profile belongs to.",
                  lambda: (A.plot_audiences_per_profile(A.audiences_per_profile(source)), None)),
@@ -142,9 +160,17 @@ def _parts(source: Any, now: Any) -> dict[str, list[Part]]:
         "Media review": [
             Part("Teams against their limits", "Storage and members of the fullest teams as a percent of "
                  "their plan's limits: gold from 80%, red over the limit.",
-                 lambda: _both(M.team_usage(source), M.plot_team_usage), 10),
+                 lambda: _both(M.team_usage(source), M.plot_team_usage), 10,
+                 ["name", "storage_gib", "storage_limit_gib", "storage_percent", "member_count", "member_limit",
+                  "member_percent"]),
         ],
     }
+
+
+def _changed(changes: pd.DataFrame) -> tuple[Figure, pd.DataFrame]:
+    """The changes' plot, and the table of the audiences that changed only."""
+    moved = changes[(changes["gained"] > 0) | (changes["lost"] > 0)] if not changes.empty else changes
+    return audiences.plot_membership_changes(changes), moved
 
 
 def _both(data: pd.DataFrame, plot: Callable[[pd.DataFrame], Figure]) -> tuple[Figure, pd.DataFrame]:
