@@ -12,26 +12,75 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
+import os
 import resource
 import statistics
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 
 STYLES = {
-    # style: (service, resource, records per unit of scale, how to pull)
-    "cursor": ("asset_library", "assets", 1000),
-    "offset": ("audience_platform", "notifications", 150),
-    "page number": ("translation", "targets", 98),
+    # style: (service, resource)
+    "cursor": ("asset_library", "assets"),
+    "offset": ("audience_platform", "notifications"),
+    "page number": ("translation", "targets"),
 }
+NOTIFICATIONS_MAX = 150_000     # the sandbox seeds min(300 × scale, 150,000) notifications
 
 
-def _serve(service: str, scale: float, latency_ms: float, pipe) -> None:
+def scale_for(style: str, records: int) -> float:
+    """The sandbox scale that serves about `records` records of the style's resource (see the seeds)."""
+    if style == "cursor":       # 300 × scale**GROWTH assets: 300 at scale 1, a million at 1000
+        from toolkit.sandbox.asset_library import GROWTH
+        return max(1.0, (records / 300) ** (1 / GROWTH))
+    if style == "offset":       # 300 × scale notifications, at most NOTIFICATIONS_MAX
+        return max(1.0, min(records, NOTIFICATIONS_MAX) / 300)
+    return max(1.0, records / 98)   # about 98 targets per unit of scale beyond the first
+
+
+# Translation's bearer token per base URL, fetched once in the parent before any walk: a token request
+# is a POST, and any POST to the sandbox empties its read cache for that service, so a child asking
+# for its own token would make every walk after it render its pages again.
+TOKENS: dict[str, str] = {}
+# Base URLs of sandboxes started without their rate limits (the paging and cached benchmarks measure
+# the client's speed, not the asset library's 15 requests/s): clients of these run without a budget.
+UNLIMITED: set[str] = set()
+
+
+def connect(service: str, credentials: dict, workspace=None):
+    """toolkit.connect (or workspace.connect) with the parent's token, so that connecting POSTs nothing."""
+    import toolkit
+    from toolkit.http import RateBudget, Secret
+    client = (workspace.connect if workspace is not None else toolkit.connect)(service, **credentials)
+    if credentials["base_url"] in UNLIMITED:
+        client.transport.budget = RateBudget(None, None)
+    token = TOKENS.get(credentials["base_url"])
+    if token:
+        auth = client.transport.auth
+        auth._access, auth._expires = Secret(token), time.monotonic() + 3000
+        auth.redactor.add(auth._access)
+    return client
+
+
+def fetch_token(credentials: dict) -> str:
+    import toolkit
+    token = toolkit.connect("translation", **credentials).transport.auth.token().reveal()
+    TOKENS[credentials["base_url"]] = token
+    return token
+
+
+def submission_ids(credentials: dict) -> list:
+    client = connect("translation", credentials)
+    return [r["submissionId"] for r in client.rows("list_submissions")]
+
+
+def _serve(service: str, scale: float, latency_ms: float, enforce_limits: bool, pipe) -> None:
     import toolkit
     from toolkit.sandbox import available
     box = toolkit.sandbox.start(scale=scale, latency_ms=latency_ms, emulators={service: available()[service]},
-                                cache_reads=True)
+                                cache_reads=True, enforce_limits=enforce_limits)
     pipe.send((box.credentials(service), box.examples(service)))
     while True:
         message = pipe.recv()
@@ -44,11 +93,14 @@ def _serve(service: str, scale: float, latency_ms: float, pipe) -> None:
 class Sandbox:
     """One emulated service served from a child process."""
 
-    def __init__(self, service: str, scale: float, latency_ms: float = 0) -> None:
+    def __init__(self, service: str, scale: float, latency_ms: float = 0, enforce_limits: bool = True) -> None:
         self.pipe, child = mp.Pipe()
-        self.process = mp.Process(target=_serve, args=(service, scale, latency_ms, child), daemon=True)
+        self.process = mp.Process(target=_serve, args=(service, scale, latency_ms, enforce_limits, child),
+                                  daemon=True)
         self.process.start()
         self.credentials, self.examples = self.pipe.recv()
+        if not enforce_limits:
+            UNLIMITED.add(self.credentials["base_url"])
 
     def stats(self) -> dict:
         self.pipe.send("stats")
@@ -59,19 +111,29 @@ class Sandbox:
         self.process.join(10)
 
 
-def _in_child(function, *args):
-    """Run function(*args) in a fresh process; its result and its peak RSS in MB."""
+def _in_child(function, *args, **kwargs):
+    """Run function(*args, **kwargs) in a fresh process; its result and its peak RSS in MB."""
     parent, child = mp.Pipe()
 
     def target():
-        result = function(*args)
-        child.send((result, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
+        try:
+            result = function(*args, **kwargs)
+        except BaseException as error:     # the parent would otherwise wait for ever
+            child.send(("error", f"{type(error).__name__}: {error}", traceback.format_exc()))
+            raise
+        child.send(("ok", result, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
 
     process = mp.Process(target=target)
     process.start()
-    result = parent.recv()
+    child.close()                          # so that a child dying without a word ends recv() with EOFError
+    try:
+        answer = parent.recv()
+    except EOFError:
+        answer = ("error", f"the child process died (exit code {process.join() or process.exitcode})", "")
     process.join()
-    return result
+    if answer[0] == "error":
+        raise RuntimeError(f"{function.__name__} failed in its child process: {answer[1]}\n{answer[2]}")
+    return answer[1], answer[2]
 
 
 def _baseline_rss() -> float:
@@ -86,7 +148,7 @@ def _baseline_rss() -> float:
 def _pull(service: str, name: str, credentials: dict, filters: dict, limit: int | None) -> dict:
     import toolkit
     ws = toolkit.Workspace(Path(tempfile.mkdtemp()) / "bench.duckdb")
-    client = ws.connect(service, **credentials)
+    client = connect(service, credentials, ws)
     if limit and service == "translation":
         filters = {"submission_ids": filters["submission_ids"][:limit]}
     started = time.perf_counter()
@@ -100,9 +162,8 @@ def _ceiling(service: str, name: str, credentials: dict, filters: dict) -> dict:
     import orjson
     import requests
 
-    import toolkit
     from toolkit import catalog
-    client = toolkit.connect(service, **credentials)
+    client = connect(service, credentials)
     resource_ = catalog.resource(service, name)
     action = catalog.ACTIONS[resource_.action]
     session = requests.Session()
@@ -114,13 +175,19 @@ def _ceiling(service: str, name: str, credentials: dict, filters: dict) -> dict:
     if service == "translation":
         ids = filters["submission_ids"]
         chunks = [{"submissionIds": ",".join(map(str, ids[i:i + 100]))} for i in range(0, len(ids), 100)]
+    url = client.prepare(action).url
+    order = {p.wire: n for n, p in enumerate(action.params) if p.where == "query"}
     for chunk in chunks:
         style = action.paging
         params = style.start(chunk)
         seen = 0                                  # per chunk: the total-size header counts one chunk
         while params is not None:
-            prepared = client.prepare(action)
-            answer = session.get(prepared.url, params=params, timeout=60)
+            # the query in the action's parameter order, as the client sends it: the same bytes, so
+            # that the sandbox's read cache answers the ceiling and the pull alike
+            query = dict(sorted(params.items(), key=lambda item: order.get(item[0], len(order))))
+            answer = session.get(url, params=query, timeout=60)
+            if answer.status_code != 200:
+                raise RuntimeError(f"the ceiling's walk got {answer.status_code}: {answer.text[:200]}")
             requests_made += 1
             body = orjson.loads(answer.content)
             page = style.rows(body)
@@ -130,30 +197,70 @@ def _ceiling(service: str, name: str, credentials: dict, filters: dict) -> dict:
     return {"rows": rows, "requests": requests_made, "seconds": time.perf_counter() - started}
 
 
-def _dlt(service: str, name: str, credentials: dict) -> dict | None:
-    try:
-        import dlt  # noqa: F401
-    except ImportError:
-        return None
-    return None  # measured by benchmarks/dlt_compare.py when dlt is installed
+def _dlt(function_name: str, style: str, credentials: dict, filters: dict, token: str | None,
+         **options) -> dict:
+    """One dlt walk (dlt_compare.dlt_pull or rest_api_pull) over the same requests as the ceiling."""
+    import dlt_compare
+    target = dlt_compare.request_of(style, credentials, filters, token)
+    return getattr(dlt_compare, function_name)(style, params=target.pop("walks"), **target, **options)
 
 
-def paging(records: int) -> None:
-    print(f"\n== pull of about {records:,} records per paging style (median of the runs) ==")
-    for style, (service, name, per_scale) in STYLES.items():
-        scale = max(1, records / per_scale)
-        box = Sandbox(service, scale)
-        filters = {}
-        if service == "translation":
-            import toolkit
-            client = toolkit.connect(service, **box.credentials)
-            filters = {"submission_ids": [r["submissionId"] for r in client.rows("list_submissions")]}
-        ceiling, _ = _in_child(_ceiling, service, name, box.credentials, filters)
-        pulled, peak = _in_child(_pull, service, name, box.credentials, filters, None)
-        ratio = ceiling["seconds"] / pulled["seconds"]
-        print(f"{style:12s} {service}.{name}: pull {pulled['rows']:,} rows in {pulled['seconds']:.1f} s "
-              f"({pulled['rows'] / pulled['seconds']:,.0f}/s, {pulled['requests']} requests, peak {peak:.0f} MB); "
-              f"ceiling {ceiling['rows'] / ceiling['seconds']:,.0f}/s → {ratio:.0%} of the ceiling (goal ≥ 50%)")
+def _load_average() -> str:
+    return "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _rate(result: dict) -> float:
+    return result["rows"] / result["seconds"]
+
+
+def _median_run(function, runs: int, *args) -> tuple[dict, float, list[float]]:
+    """The median run (by time) of `runs` fresh-process runs: its result, its peak RSS, every run's time."""
+    measured = sorted((_in_child(function, *args) for _ in range(runs)), key=lambda m: m[0]["seconds"])
+    result, peak = measured[len(measured) // 2]
+    return result, peak, [m[0]["seconds"] for m in measured]
+
+
+def paging(records: int, runs: int = 3, rest_api_records: int = 0) -> None:
+    import dlt_compare
+    print(f"\n== pull of about {records:,} records per paging style (median of {runs} run{'s' * (runs > 1)} "
+          f"each for the ceiling and the pull, after one discarded walk that fills the sandbox's read cache) ==")
+    have_dlt = dlt_compare.available()
+    print(f"dlt {dlt_compare.version()} installed: its best configuration (RESTClient pages → Arrow tables → "
+          f"duckdb) runs once per style" + (f"; rest_api with defaults on the first {rest_api_records:,} records"
+                                            if rest_api_records else "") if have_dlt else
+          "dlt is not installed: no comparison with dlt (pip install -e '.[bench]')")
+    for style, (service, name) in STYLES.items():
+        wanted = records if style != "offset" else min(records, NOTIFICATIONS_MAX)
+        box = Sandbox(service, scale_for(style, records), enforce_limits=False)
+        token = fetch_token(box.credentials) if service == "translation" else None
+        filters = {"submission_ids": submission_ids(box.credentials)} if service == "translation" else {}
+        started = time.perf_counter()
+        warm, _ = _in_child(_ceiling, service, name, box.credentials, filters)
+        print(f"{style:12s} {service}.{name}: {warm['rows']:,} records, {warm['requests']:,} requests; the "
+              f"sandbox rendered them in {time.perf_counter() - started:.1f} s (the discarded walk)"
+              + (f"; notifications stop at {NOTIFICATIONS_MAX:,} in the sandbox, so this style is measured on "
+                 f"{wanted:,}, not {records:,}" if wanted < records else "") + f"; {_load_average()}")
+        ceiling, _, ceiling_times = _median_run(_ceiling, runs, service, name, box.credentials, filters)
+        pulled, peak, pull_times = _median_run(_pull, runs, service, name, box.credentials, filters, None)
+        if pulled["rows"] != ceiling["rows"]:
+            print(f"{'':12s} !! the pull has {pulled['rows']:,} rows, the ceiling {ceiling['rows']:,}")
+        ratio = _rate(pulled) / _rate(ceiling)
+        print(f"{'':12s} ceiling (requests.Session + orjson): {_rate(ceiling):,.0f}/s "
+              f"(runs {', '.join(f'{t:.2f}' for t in ceiling_times)} s)")
+        print(f"{'':12s} pull: {pulled['rows']:,} rows in {pulled['seconds']:.2f} s ({_rate(pulled):,.0f}/s, "
+              f"{pulled['requests']:,} requests, peak {peak:.0f} MB; runs {', '.join(f'{t:.2f}' for t in pull_times)} s)"
+              f" → {ratio:.0%} of the ceiling (goal ≥ 50%)")
+        if have_dlt:
+            best, best_peak = _in_child(_dlt, "dlt_pull", style, box.credentials, filters, token)
+            print(f"{'':12s} dlt best: {_rate(best):,.0f} rec/s ({best['rows']:,} rows in {best['seconds']:.1f} s, "
+                  f"peak {best_peak:.0f} MB) → ours is {_rate(pulled) / _rate(best):.1f}x (goal ≥ 4x)")
+            if rest_api_records:
+                rest, rest_peak = _in_child(_dlt, "rest_api_pull", style, box.credentials, filters, token,
+                                            max_records=rest_api_records)
+                print(f"{'':12s} dlt rest_api (defaults, first {rest['rows']:,} records only): {_rate(rest):,.0f} rec/s "
+                      f"in {rest['seconds']:.1f} s, peak {rest_peak:.0f} MB → ours is {_rate(pulled) / _rate(rest):.0f}x")
+        else:
+            print(f"{'':12s} dlt: not installed, not compared")
         if style == "cursor":
             small, small_peak = _in_child(_pull_limited, service, name, box.credentials, records // 5)
             base = _in_child(_baseline_rss)[0]
@@ -168,7 +275,7 @@ def _pull_limited(service: str, name: str, credentials: dict, limit: int) -> dic
     import toolkit
     from toolkit import fetch
     ws = toolkit.Workspace(Path(tempfile.mkdtemp()) / "bench.duckdb")
-    client = ws.connect(service, **credentials)
+    client = connect(service, credentials, ws)
     original = fetch._walk
 
     def walk(*args, **kwargs):
@@ -230,7 +337,7 @@ def _cached(service: str, name: str, credentials: dict) -> dict:
     import toolkit
     path = Path(tempfile.mkdtemp()) / "bench.duckdb"
     ws = toolkit.Workspace(path)
-    client = ws.connect(service, **credentials)
+    client = connect(service, credentials, ws)
     client.pull(name, progress=False)
     times, raw = [], []
     for _ in range(3):
@@ -248,7 +355,8 @@ def _cached(service: str, name: str, credentials: dict) -> dict:
 
 def cached(records: int) -> None:
     print(f"\n== cached fetch of about {records:,} rows against DuckDB's .arrow().to_pandas() ==")
-    box = Sandbox("asset_library", max(1, records / 1000))
+    # without the asset library's rate limit: the pull that fills the workspace is not what is measured
+    box = Sandbox("asset_library", scale_for("cursor", records), enforce_limits=False)
     result, _ = _in_child(_cached, "asset_library", "assets", box.credentials)
     print(f"  {result['rows']:,} rows: fetch {result['fetch']:.2f} s, duckdb {result['duckdb']:.2f} s "
           f"→ {result['fetch'] / result['duckdb']:.2f}x (goal ≤ 1.2x)")
@@ -260,15 +368,19 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--quick", action="store_true", help="100k records, 500 fan-out requests")
     parser.add_argument("--only", choices=("paging", "fan_out", "cached"))
+    parser.add_argument("--runs", type=int, default=3, help="runs of the ceiling and the pull per style (median)")
+    parser.add_argument("--rest-api", type=int, default=50_000, metavar="N",
+                        help="records for dlt's rest_api source with defaults (slow; 0: skip it)")
     args = parser.parse_args()
     records = 100_000 if args.quick else args.records
-    print(f"python {sys.version.split()[0]}; {mp.cpu_count()} cores")
+    print(f"python {sys.version.split()[0]}; {mp.cpu_count()} cores; {_load_average()} at the start")
     if args.only in (None, "paging"):
-        paging(records)
+        paging(records, args.runs, min(args.rest_api, records))
     if args.only in (None, "fan_out"):
         fan_out(500 if args.quick else 2000)
     if args.only in (None, "cached"):
         cached(records)
+    print(f"\n{_load_average()} at the end")
 
 
 if __name__ == "__main__":

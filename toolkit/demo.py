@@ -11,6 +11,7 @@ the sandbox's secrets reached the files it wrote.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,33 +52,9 @@ def run(out: str | Path = "demo-output", scale: float = 1) -> int:
         old.unlink(missing_ok=True)
     print(f"toolkit demo: the embedded sandbox (scale {scale:g}) → {out}")
     with tk.sandbox.start(scale=scale) as box, tk.Workspace(database) as ws:
-        clients = {service: ws.connect(service, **box.credentials(service)) for service in SERVICES}
-        inputs = {service: box.examples(service) for service in SERVICES}
-        print("\n1. Pull every resource of the four services")
-        for service in SERVICES:
-            pulled = bulk.pull_service(clients[service], inputs=inputs[service])
-            if any(p.error or p.skipped for p in pulled):
-                return 1
-        print("\n2. Act: queue URL imports in the asset library, import two audiences")
-        inputs["asset_library"]["import_ids"] = [*inputs["asset_library"]["import_ids"],
-                                                 *_queue_imports(clients["asset_library"])]
-        _import_audiences(clients["audience_platform"], box, inputs["audience_platform"]["profile_ids"])
-        moving = "; ".join(f"{service}: {', '.join(names)}" for service, names in DAILY.items())
-        print(f"\n3. The sandbox clock moves {HOURS} hours forward, {STEPS} times; after each step a pull of "
-              f"what moves ({moving})")
-        for _ in range(STEPS):
-            now = box.advance(hours=HOURS)
-            lines = [p for service, names in DAILY.items()
-                     for p in bulk.pull_service(clients[service], names, inputs[service], log=None)]
-            failed = [p for p in lines if p.error or p.skipped]
-            for problem in failed:
-                print(problem.line())
-            if failed:
-                return 1
-            open_targets = ws.sql("SELECT count(*) FROM translation.targets WHERE status NOT IN "
-                                  "('PROCESSED', 'DELIVERED', 'COMPLETED', 'CANCELLED')").fetchone()[0]
-            print(f"  +{HOURS} h: clock {now:%a %d %b %H:%M} UTC, {sum(p.rows for p in lines):,} rows in "
-                  f"{sum(p.requests for p in lines)} requests, {open_targets} targets open")
+        if not populate(ws, box):
+            print("\nThe demo stopped: a pull failed (see above).")
+            return 1
         print("\n4. Export a snapshot and write the report")
         ws.export(snapshot, history=True, overwrite=True)  # with history: the report can be redrawn from it
         reports.write_report(ws, report)
@@ -99,18 +76,56 @@ Open them:
     return 0
 
 
-def _queue_imports(client: Any) -> list[str]:
+def populate(ws: Any, box: Any, log: Callable[[str], None] | None = print,
+             clients: dict[str, Any] | None = None) -> bool:
+    """Steps 1 to 3 of the demo into workspace `ws` from sandbox `box`: pull everything, act, move the
+    clock with a pull after each step. False (having said why) when a pull failed.
+
+    `clients` are the clients to use (connected to `ws`); by default the demo connects its own.
+    """
+    say = log or (lambda line: None)
+    clients = clients or {service: ws.connect(service, **box.credentials(service)) for service in SERVICES}
+    inputs = {service: box.examples(service) for service in SERVICES}
+    say("\n1. Pull every resource of the four services")
+    for service in SERVICES:
+        pulled = bulk.pull_service(clients[service], inputs=inputs[service], log=log)
+        if any(p.error or p.skipped for p in pulled):
+            return False
+    say("\n2. Act: queue URL imports in the asset library, import two audiences")
+    inputs["asset_library"]["import_ids"] = [*inputs["asset_library"]["import_ids"],
+                                             *_queue_imports(clients["asset_library"], say)]
+    _import_audiences(clients["audience_platform"], box, inputs["audience_platform"]["profile_ids"], say)
+    moving = "; ".join(f"{service}: {', '.join(names)}" for service, names in DAILY.items())
+    say(f"\n3. The sandbox clock moves {HOURS} hours forward, {STEPS} times; after each step a pull of what "
+        f"moves ({moving})")
+    for _ in range(STEPS):
+        now = box.advance(hours=HOURS)
+        lines = [p for service, names in DAILY.items()
+                 for p in bulk.pull_service(clients[service], names, inputs[service], log=None)]
+        failed = [p for p in lines if p.error or p.skipped]
+        for problem in failed:
+            say(problem.line())
+        if failed:
+            return False
+        open_targets = ws.sql("SELECT count(*) FROM translation.targets WHERE status NOT IN "
+                              "('PROCESSED', 'DELIVERED', 'COMPLETED', 'CANCELLED')").fetchone()[0]
+        say(f"  +{HOURS} h: clock {now:%a %d %b %H:%M} UTC, {sum(p.rows for p in lines):,} rows in "
+            f"{sum(p.requests for p in lines)} requests, {open_targets} targets open")
+    return True
+
+
+def _queue_imports(client: Any, say: Callable[[str], None]) -> list[str]:
     """Create URL imports (some will fail, by design of their URLs); their ids."""
     ids = []
     for n, url in enumerate(IMPORT_URLS):
         answer = client.call("asset_library.create_import", source_url=url.format(n=7000 + n),
                              tags=["demo"])
         ids.append(answer["id"])
-    print(f"  {len(ids)} imports queued from partner URLs (the asset library fetches them as the clock moves)")
+    say(f"  {len(ids)} imports queued from partner URLs (the asset library fetches them as the clock moves)")
     return ids
 
 
-def _import_audiences(client: Any, box: Any, profile_ids: list[str]) -> None:
+def _import_audiences(client: Any, box: Any, profile_ids: list[str], say: Callable[[str], None]) -> None:
     """A partner file by URL (a new audience) and an enclosed list replacing an audience's members."""
     url = f"{box.url('audience_platform')}/files/audiences/vip-event-2027.json"
     client.call("audience_platform.import_audience", package={"type": "url", "url": url})
@@ -118,7 +133,7 @@ def _import_audiences(client: Any, box: Any, profile_ids: list[str]) -> None:
     client.call("audience_platform.import_audience", package={
         "type": "enclosed", "members": members,
         "audience": {"id": "webinar-attendees", "name": "Webinar attendees", "tags": ["content", "b2b"]}})
-    print(f"  audience vip-event-2027 from a partner file; webinar-attendees replaced by {len(members)} "
+    say(f"  audience vip-event-2027 from a partner file; webinar-attendees replaced by {len(members)} "
           "profiles (both apply when the clock moves)")
 
 

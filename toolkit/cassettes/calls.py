@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from toolkit.client import Client
-from toolkit.errors import ApiError, ToolkitError, error_for
+from toolkit.errors import ApiError, ToolkitError
 from toolkit.paging import Cursor, Offset, PageNumber, Unpaged
 from toolkit.spec import Action, camel
 
@@ -107,20 +107,8 @@ def exercise(client: Client, action: Action, version: str, params: Mapping[str, 
 
 def _call(client: Client, action: Action, version: str | None, params: dict[str, Any]) -> Any:
     params = {k: tuple(v) if action.param(k).where == "file" and isinstance(v, list) else v
-              for k, v in params.items()}
-    if not is_token_action(action):
-        return client.call(action, version=version, **params)
-    # The token endpoint authenticates the client with Basic credentials; client.call would send the
-    # Bearer token of its own OAuth flow instead (see the report on client.call and create_token).
-    prepared = client.prepare(action, version=version, **params)
-    auth = client.transport.auth
-    response = client.transport.session.request(
-        prepared.method, prepared.url, data=prepared.data, timeout=client.transport.timeout,
-        auth=(auth.client_id, auth.client_secret.reveal()))
-    if response.status_code >= 400:
-        raise error_for(client.service.key, action.id, response.status_code, client.service.error_shape,
-                        client.redactor.scrub(response.text[:300]), response.reason, None)
-    return Client.parse(action, response)
+              for k, v in params.items()}           # a file part is a (name, bytes) pair; YAML keeps lists
+    return client.call(action, version=version, **params)
 
 
 # --- what a cassette promises -------------------------------------------------------------------

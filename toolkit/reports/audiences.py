@@ -186,8 +186,9 @@ def plot_membership_changes(changes: pd.DataFrame) -> Figure:
     fig = plots.figure(plots.bar_height(len(shown), per_bar=0.4, least=2.4))
     ax = fig.subplots()
     positions = np.arange(len(shown))
-    ax.barh(positions, shown["gained"], color=plots.GREEN, label="gained")
-    ax.barh(positions, -shown["lost"], color=plots.RED, label="lost")
+    ax.barh(positions, shown["gained"], color=plots.GREEN, label="gained", height=0.6)
+    ax.barh(positions, -shown["lost"], color=plots.RED, label="lost", height=0.6)
+    ax.set_ylim(-0.8, len(shown) - 0.2)
     ax.axvline(0, color=plots.GREY, linewidth=1)
     ax.set_yticks(positions, [plots.shorten(n, 36) for n in shown["name"]])
     for y, (gained, lost) in enumerate(zip(shown["gained"], shown["lost"], strict=True)):
@@ -200,7 +201,7 @@ def plot_membership_changes(changes: pd.DataFrame) -> Figure:
     reach = max(shown["gained"].max(), shown["lost"].max(), 1) * 1.2
     ax.set_xlim(-reach, reach)
     ax.xaxis.set_major_formatter(lambda value, _: f"{abs(value):,.0f}")
-    ax.legend(loc="lower right", frameon=False, fontsize=9)
+    plots.legend(fig, 2)
     plots.finish(ax, title, "profiles lost (left) and gained (right)", "audience")
     return fig
 

@@ -30,9 +30,16 @@ PROVIDER = {"manual": BLUE, "analytics": ORANGE, "warehouse": PURPLE, "import": 
 FLAG = {"overdue": RED, "at risk": GOLD}
 
 
+class ReportFigure(Figure):
+    """A Figure that Jupyter shows as a PNG: made without pyplot, no backend would display it otherwise."""
+
+    def _repr_png_(self) -> bytes:
+        return png(self, dpi=100)
+
+
 def figure(height: float = 4.0, width: float = WIDTH) -> Figure:
     """A figure at report width, laid out so titles and long tick labels fit."""
-    return Figure(figsize=(width, height), dpi=100, layout="constrained", facecolor="white")
+    return ReportFigure(figsize=(width, height), dpi=100, layout="constrained", facecolor="white")
 
 
 def colour(name: str, palette: dict[str, str], index: int = 0) -> str:

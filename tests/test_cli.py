@@ -1,0 +1,111 @@
+"""The command line for scheduled use (`toolkit pull`, `toolkit export`) against a sandbox given through
+TOOLKIT_<SERVICE>_<FIELD> environment variables, and `toolkit demo` end to end at a small scale."""
+from __future__ import annotations
+
+import re
+
+import duckdb
+import pytest
+
+import toolkit as tk
+from toolkit import catalog
+from toolkit.cli import main
+
+
+@pytest.fixture(scope="module")
+def box():
+    with tk.sandbox.start() as running:
+        yield running
+
+
+@pytest.fixture
+def env(box, monkeypatch):
+    """The sandbox's credentials in the environment, as a scheduled job would have them."""
+    for service in box.services:
+        for field, value in box.credentials(service).items():
+            monkeypatch.setenv(f"TOOLKIT_{service.upper()}_{field.upper()}", str(value))
+    monkeypatch.setenv("TOOLKIT_PROGRESS", "0")
+    return box
+
+
+def test_pull_every_resource_of_a_service_skips_those_needing_ids(env, tmp_path, capsys):
+    workspace = tmp_path / "scheduled.duckdb"
+    assert main(["pull", "audience_platform", "--workspace", str(workspace)]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0].startswith("pull audience_platform from http://127.0.0.1:")
+    assert re.search(r"ok +audience_platform\.audiences +30 rows +1 requests +[\d.]+ s", out)
+    assert "skip audience_platform.memberships: needs profile_ids" in out
+    assert "skip audience_platform.analytics_audiences: needs account_id, property_id" in out
+    assert lines[-1].endswith("4 skipped, 0 failed")
+    assert not [s for s in env.secrets() if len(s) >= 6 and s in out]
+    with tk.Workspace(workspace, read_only=True) as ws:
+        pulled = set(ws.loads()["resource"])
+    names = {name for (service, name) in catalog.RESOURCES if service == "audience_platform"}
+    assert pulled == names - {"memberships", "profiles", "metrics", "analytics_audiences"}
+
+
+def test_pull_named_resources_twice_keeps_history(env, tmp_path, capsys):
+    workspace = str(tmp_path / "scheduled.duckdb")
+    for _ in range(2):
+        assert main(["pull", "translation", "targets", "quotes", "--workspace", workspace]) == 0
+    out = capsys.readouterr().out
+    assert out.count("ok   translation.targets") == 2 and "2 pulled" in out
+    with tk.Workspace(workspace) as ws:
+        assert len(ws.history("translation.targets")) == 2
+        assert ws.sql("SELECT count(*) FROM translation.quotes").fetchone()[0] > 0
+
+
+def test_pull_refuses_what_it_cannot_do(env, tmp_path, capsys, monkeypatch):
+    workspace = str(tmp_path / "w.duckdb")
+    assert main(["pull", "translation", "no_such_thing", "--workspace", workspace]) == 2
+    assert "translation has no resource no_such_thing" in capsys.readouterr().err
+    assert main(["pull", "audience_platform", "memberships", "--workspace", workspace]) == 1
+    assert "skip audience_platform.memberships: needs profile_ids" in capsys.readouterr().out
+    monkeypatch.delenv("TOOLKIT_MEDIA_REVIEW_BASE_URL")
+    assert main(["pull", "media_review", "--workspace", workspace]) == 2
+    assert "TOOLKIT_MEDIA_REVIEW_BASE_URL" in capsys.readouterr().err
+
+
+def test_export_duckdb_and_parquet(env, tmp_path, capsys):
+    workspace = str(tmp_path / "w.duckdb")
+    assert main(["pull", "media_review", "--workspace", workspace]) == 0
+    snapshot = tmp_path / "snapshot.duckdb"
+    assert main(["export", "--workspace", workspace, "--out", str(snapshot)]) == 0
+    with tk.open_snapshot(snapshot) as snap:
+        assert len(snap.read("media_review", "teams")) == 40
+    assert main(["export", "--workspace", workspace, "--out", str(snapshot)]) == 2      # exists
+    assert "exists" in capsys.readouterr().err
+    folder = tmp_path / "parquet"
+    assert main(["export", "--workspace", workspace, "--out", str(folder), "--format", "parquet",
+                 "--history"]) == 0
+    assert "(parquet, every load)" in capsys.readouterr().out
+    assert (folder / "manifest.json").exists()
+    rows = duckdb.sql(f"SELECT count(*) FROM read_parquet('{folder}/media_review/teams/*.parquet')").fetchall()
+    assert rows == [(40,)]
+    assert main(["export", "--workspace", str(tmp_path / "missing.duckdb"), "--out", str(tmp_path / "x")]) == 2
+
+
+def test_demo_writes_the_workspace_the_snapshot_and_the_report(tmp_path, capsys):
+    """The README's first command, at a quarter of the seed data to keep the suite quick."""
+    assert main(["demo", "--out", str(tmp_path), "--scale", "0.25"]) == 0
+    out = capsys.readouterr().out
+    database, snapshot, report = (tmp_path / n for n in ("toolkit-demo.duckdb", "snapshot.duckdb", "report.html"))
+    assert database.exists() and snapshot.exists() and report.exists()
+    assert f"xdg-open {report}" in out and f"open_snapshot('{snapshot}')" in out
+    assert "no secret of the sandbox is in these files" in out
+    with duckdb.connect(str(database), read_only=True) as con:
+        schemas = {row[0] for row in con.execute("SELECT DISTINCT table_schema FROM information_schema.tables")
+                   .fetchall()}
+        targets_loads = con.execute("SELECT count(*) FROM _loads WHERE resource = 'targets'").fetchone()[0]
+    assert schemas >= set(catalog.SERVICES)
+    assert targets_loads >= 6                                     # history: the first pull and one per step
+    with tk.open_snapshot(snapshot) as snap:
+        assert set(snap.manifest()["service"]) == set(catalog.SERVICES)
+    page = report.read_text()
+    assert page.count('src="data:image/png;base64,') >= 15 and "could not be drawn" not in page
+    with tk.sandbox.start(scale=0.25) as box:                     # the same seed: the same secrets
+        secrets = [s for s in box.secrets() if len(s) >= 6]
+    for file in (database, snapshot, report):
+        blob = file.read_bytes()
+        assert not [s[:4] for s in secrets if s.encode() in blob], file.name

@@ -1,0 +1,63 @@
+"""The analyst notebooks: stored clean (no outputs, no secret, narrated), and each runs top to bottom
+against the sandbox in a fresh kernel of this interpreter (nbclient, what nbmake drives), its outputs
+holding no secret either.
+
+Credentials of real services in the environment would point the notebooks at them, so the kernels
+run without any TOOLKIT_* variable.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+import toolkit as tk
+
+FOLDER = Path(__file__).resolve().parent.parent / "notebooks"
+BOOKS = sorted(FOLDER.glob("*.ipynb"))
+RUN_ELSEWHERE = {"40_write_actions.ipynb"}      # tests/forms/test_write_actions_notebook.py runs it
+
+
+@pytest.fixture(scope="module")
+def secrets() -> list[str]:
+    with tk.sandbox.start() as box:              # seeded: the notebooks' sandboxes hold the same secrets
+        return [s for s in box.secrets() if isinstance(s, str) and len(s) >= 6]
+
+
+def test_there_is_a_notebook_per_job():
+    names = " ".join(b.stem for b in BOOKS)
+    for job in ("00_start_here", "10_audiences", "20_translation_progress", "30_asset_library",
+                "50_snapshots_and_diffs"):
+        assert job in names
+
+
+@pytest.mark.parametrize("book", BOOKS, ids=lambda b: b.stem)
+def test_stored_without_outputs_or_secrets(book, secrets):
+    text = book.read_text()
+    assert not [s[:4] for s in secrets if s in text]
+    notebook = nbformat.reads(text, as_version=4)
+    nbformat.validate(notebook)
+    cells = notebook.cells
+    assert len(cells) >= 4 and cells[0].cell_type == "markdown"
+    assert sum(c.cell_type == "markdown" for c in cells) >= 3, "narrated: text between the code"
+    code = [c for c in cells if c.cell_type == "code"]
+    assert code and all(not c.outputs and c.execution_count is None for c in code)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("book", [b for b in BOOKS if b.name not in RUN_ELSEWHERE], ids=lambda b: b.stem)
+def test_runs_top_to_bottom_against_the_sandbox(book, secrets, tmp_path, monkeypatch):
+    for name in [n for n in os.environ if n.startswith("TOOLKIT_")]:
+        monkeypatch.delenv(name)
+    notebook = nbformat.read(book, as_version=4)
+    NotebookClient(notebook, timeout=300, kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()   # raises on a failing cell
+    outputs = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    text = json.dumps(outputs)
+    assert not [s[:4] for s in secrets if s in text]
+    assert "image/png" in text or book.stem.startswith("00"), "the report notebooks show their plots"

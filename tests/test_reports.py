@@ -1,0 +1,188 @@
+"""The reports over a demo-like workspace: the demo's pulls, acts and clock steps on a scale-1 sandbox
+(built once per module, without the asset library's client-side rate budget so it takes seconds).
+
+Every report answers a DataFrame with what the demo's data must show; every figure is titled and has
+labelled axes; the HTML report embeds its PNGs, needs no network and holds no secret; a snapshot
+exported with history gives the same report as the workspace.
+"""
+from __future__ import annotations
+
+import base64
+import re
+
+import pandas as pd
+import pytest
+from matplotlib.figure import Figure
+
+import toolkit as tk
+from toolkit import demo, reports
+from toolkit.http import RateBudget
+from toolkit.reports import assets, audiences, media, plots, source, translation
+
+
+@pytest.fixture(scope="module")
+def box():
+    with tk.sandbox.start(scale=1, enforce_limits=False) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def ws(box, tmp_path_factory):
+    workspace = tk.Workspace(tmp_path_factory.mktemp("reports") / "demo.duckdb")
+    clients = {service: workspace.connect(service, **box.credentials(service)) for service in demo.SERVICES}
+    for client in clients.values():
+        client.transport.budget = RateBudget(None, 10)   # the sandbox enforces no limit here
+    assert demo.populate(workspace, box, log=None, clients=clients)
+    yield workspace
+    workspace.close()
+
+
+@pytest.fixture(scope="module")
+def snapshot(ws, tmp_path_factory):
+    path = ws.export(tmp_path_factory.mktemp("snap") / "snapshot.duckdb", history=True)
+    with tk.open_snapshot(path) as snap:
+        yield snap
+
+
+def check_figure(figure: Figure) -> None:
+    """Titled, every data axes labelled, renders to PNG."""
+    assert isinstance(figure, Figure)
+    axes = [ax for ax in figure.axes if ax.get_label() != "<colorbar>"]
+    assert axes
+    assert axes[0].get_title(loc="left")
+    for ax in axes:
+        assert ax.get_title(loc="left"), "every panel has a title"
+        if ax.has_data():
+            assert ax.get_xlabel().strip()
+            # a panel sharing its y axis with a labelled one needs no label of its own
+            assert any(other.get_ylabel().strip() for other in ax.get_shared_y_axes().get_siblings(ax))
+    assert plots.png(figure).startswith(b"\x89PNG")
+
+
+def test_audience_sizes_tags_and_providers(ws):
+    sizes = audiences.sizes(ws)
+    assert len(sizes) >= 30 and sizes["profile_count"].is_monotonic_decreasing
+    assert "vip-event-2027" in set(sizes["id"])                       # the demo's import arrived
+    tags = audiences.tag_counts(ws)
+    assert {"tag", "system tag"} == set(tags["kind"])
+    assert set(audiences.providers(ws)["provider"]) >= {"manual", "analytics", "warehouse", "import"}
+    check_figure(audiences.plot_sizes(sizes))
+    check_figure(audiences.plot_tags(tags))
+
+
+def test_audience_overlap_changes_and_profiles(ws):
+    matrix = audiences.overlap(ws, top=12)
+    assert matrix.shape == (12, 12)
+    assert (matrix.to_numpy() == matrix.to_numpy().T).all()
+    assert (matrix.to_numpy().diagonal() >= matrix.to_numpy().max(axis=1)).all()  # nobody shares more than all
+    check_figure(audiences.plot_overlap(matrix))
+    changes = audiences.membership_changes(ws)
+    webinar = changes.set_index("audience_id").loc["webinar-attendees"]
+    assert webinar["gained"] > 0 and webinar["after"] == webinar["before"] + webinar["gained"] - webinar["lost"]
+    assert changes.set_index("audience_id").loc["vip-event-2027", "before"] == 0
+    check_figure(audiences.plot_membership_changes(changes))
+    counts = audiences.audiences_per_profile(ws)
+    assert counts["profiles"].sum() == 100                            # the sandbox's example profiles
+    check_figure(audiences.plot_audiences_per_profile(counts))
+
+
+def test_translation_status_funnel_and_progress(ws):
+    pivot = translation.status_by_language(ws)
+    targets = ws.sql("SELECT count(*) FROM translation.targets").fetchone()[0]
+    assert pivot.to_numpy().sum() == targets
+    check_figure(translation.plot_status_by_language(pivot))
+    funnel = translation.phase_funnel(ws)
+    assert funnel["stage"].iloc[0] == "queued" and funnel["stage"].iloc[-1] == "done"
+    assert funnel["reached"].is_monotonic_decreasing and funnel["now"].sum() == funnel["reached"].iloc[0]
+    check_figure(translation.plot_phase_funnel(funnel))
+    progress = translation.percent_complete(ws)
+    assert progress["percent"].dropna().between(0, 100).all()
+    assert (progress["done"] + progress["open"] == progress["targets"]).all()
+    check_figure(translation.plot_percent_complete(progress))
+
+
+def test_overdue_and_at_risk_measure_against_the_sandbox_clock(ws, box):
+    now = source.translation_now(ws)
+    assert now == pd.Timestamp(box.clock.now())                       # the latest event is the clock's step
+    late = translation.overdue(ws)
+    assert set(late["flag"]) <= {"overdue", "at risk"} and len(late)
+    assert (late.loc[late["flag"] == "overdue", "hours_left"] < 0).all()
+    risky = late[late["flag"] == "at risk"]
+    assert risky["hours_left"].between(0, translation.AT_RISK_HOURS).all()
+    earlier = translation.overdue(ws, now=now - pd.Timedelta(days=30))
+    assert (earlier["flag"] == "overdue").sum() < (late["flag"] == "overdue").sum()
+    check_figure(translation.plot_overdue(late, translation.percent_complete(ws)))
+
+
+def test_burndown_follows_the_loads(ws):
+    burndown = translation.burndown(ws)
+    assert len(burndown) == demo.STEPS + 1                            # the first pull and one per step
+    assert burndown["as_of"].is_monotonic_increasing
+    assert burndown["open"].iloc[-1] < burndown["open"].iloc[0]
+    check_figure(translation.plot_burndown(burndown))
+
+
+def test_word_counts_and_quotes(ws):
+    words = translation.word_counts(ws)
+    assert (words[["repetitions", "exact", "fuzzy", "no_match"]].sum(axis=1) == words["word_count"]).all()
+    check_figure(translation.plot_word_counts(words))
+    money = translation.quotes(ws)
+    assert (money["approved"] <= money["provided"]).all()
+    assert (money["amount_approved"] <= money["amount_provided"]).all()
+    check_figure(translation.plot_quotes(money))
+
+
+def test_asset_library_reports(ws):
+    trees = assets.assets_per_board_tree(ws)
+    boards = ws.sql("SELECT count(*) FROM asset_library.boards").fetchone()[0]
+    assert trees["boards"].sum() == boards
+    check_figure(assets.plot_assets_per_board_tree(trees))
+    usage = assets.tag_usage(ws)
+    assert set(usage["tag"]) >= set(ws.sql("SELECT name FROM asset_library.tags").df()["name"])
+    check_figure(assets.plot_tag_usage(usage))
+    rates = assets.custom_field_fill_rate(ws)
+    assert len(rates) == ws.sql("SELECT count(*) FROM asset_library.custom_fields").fetchone()[0]
+    assert rates["percent"].between(0, 100).all() and rates["filled"].gt(0).any()
+    check_figure(assets.plot_custom_field_fill_rate(rates))
+    outcomes = assets.imports(ws)
+    failed = outcomes[outcomes["status"] == "failed"]
+    assert set(failed["error_type"]) >= {"SOURCE_URL_BLOCKED", "SOURCE_FILE_NOT_FOUND", "SOURCE_URL_INVALID"}
+    check_figure(assets.plot_imports(outcomes))
+
+
+def test_media_review_teams_against_limits(ws):
+    usage = media.team_usage(ws)
+    assert len(usage) and usage["storage_percent"].notna().all()
+    assert usage["member_percent"].isna().any() and usage["member_percent"].notna().any()
+    check_figure(media.plot_team_usage(usage))
+
+
+def test_write_report_is_self_contained_and_holds_no_secret(ws, box, tmp_path):
+    path = reports.write_report(ws, tmp_path / "report.html")
+    page = path.read_text()
+    images = re.findall(r'<img alt="[^"]*" src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    assert len(images) >= 15
+    assert all(base64.b64decode(image).startswith(b"\x89PNG") for image in images)
+    assert "could not be drawn" not in page
+    assert not re.search(r'(src|href)="https?:', page) and "<script" not in page   # nothing fetched
+    for heading in ("Audiences", "Translation progress", "Asset library", "Media review", "Burndown"):
+        assert f">{heading}</h" in page
+    secrets = [s for s in box.secrets() if len(s) >= 6]
+    assert not [s for s in secrets if s in page]
+
+
+def test_reports_read_a_snapshot_with_history_like_the_workspace(ws, snapshot):
+    pd.testing.assert_frame_equal(translation.burndown(snapshot), translation.burndown(ws))
+    pd.testing.assert_frame_equal(audiences.membership_changes(snapshot), audiences.membership_changes(ws))
+    assert source.translation_now(snapshot) == source.translation_now(ws)
+    pd.testing.assert_frame_equal(translation.overdue(snapshot), translation.overdue(ws))
+    pd.testing.assert_frame_equal(assets.assets_per_board_tree(snapshot), assets.assets_per_board_tree(ws))
+
+
+def test_reports_say_what_is_missing_instead_of_failing(tmp_path):
+    with tk.Workspace(tmp_path / "empty.duckdb") as empty:
+        assert translation.burndown(empty).empty and audiences.overlap(empty).empty
+        assert assets.imports(empty).empty and media.team_usage(empty).empty
+        check_figure(translation.plot_burndown(translation.burndown(empty)))
+        page = reports.write_report(empty, tmp_path / "empty.html").read_text()
+    assert "could not be drawn" not in page and page.count("data:image/png;base64,") >= 15
