@@ -25,8 +25,9 @@ import pandas as pd
 from toolkit.http import Redactor, Secret, request_id
 
 if TYPE_CHECKING:
-    from toolkit.client import Client, Prepared
+    from toolkit.client import Client
     from toolkit.spec import Action
+    from toolkit.wire import Prepared
 
 MASK = "***"
 COLUMNS = ("at", "service", "action", "source", "params", "status", "ok", "response_id", "request_id", "error")

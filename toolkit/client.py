@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import datetime as dt
 import inspect
-import io
 import ipaddress
 import os
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -34,38 +33,10 @@ from toolkit.http import (
     Transport,
     request_id,
 )
-from toolkit.spec import CONTENT_TYPES, Action, Param, Service
+from toolkit.spec import CONTENT_TYPES, Action, Service
+from toolkit.wire import MASK, Prepared, file_part, wire_value
 
 RESERVED = ("version", "headers", "content_type")
-MASK = "***"
-
-
-@dataclass
-class Prepared:
-    """A request ready to send: what `preview()` shows (with secrets masked) and what `send` takes."""
-    action: Action
-    method: str
-    url: str
-    query: list[tuple[str, str]] = field(default_factory=list)
-    json: Any = None
-    data: Any = None
-    files: Any = None
-    headers: dict[str, str] = field(default_factory=dict)
-
-    def describe(self, redactor: Redactor, auth_headers: Mapping[str, str]) -> str:
-        """The request as text, every secret masked."""
-        from urllib.parse import urlencode
-        url = self.url + (f"?{urlencode(self.query)}" if self.query else "")
-        lines = [f"{self.method} {url}"]
-        lines += [f"{k}: {v}" for k, v in {**auth_headers, **self.headers}.items()]
-        if self.json is not None:
-            lines += ["", orjson.dumps(_masked(self.json, self.action), option=orjson.OPT_INDENT_2).decode()]
-        elif self.data:
-            lines += ["", "&".join(f"{k}={v}" for k, v in _masked(dict(self.data), self.action).items())]
-        if self.files:
-            lines += [f"[file {name}: {len(part[1]) if isinstance(part[1], bytes) else '…'} bytes]"
-                      for name, part in self.files.items()]
-        return redactor.scrub("\n".join(lines))
 
 
 @dataclass
@@ -75,60 +46,6 @@ class Page:
     body: Any
     response: requests.Response
     params: dict[str, Any]
-
-
-def _masked(body: Any, action: Action) -> Any:
-    secret_wires = {p.wire for p in action.params if p.secret}
-    if isinstance(body, dict):
-        return {k: (MASK if k in secret_wires and v else _masked(v, action)) for k, v in body.items()}
-    if isinstance(body, list):
-        return [_masked(v, action) for v in body]
-    return body
-
-
-def _wire_value(param: Param, value: Any, in_query: bool) -> Any:
-    """A Python value as the service wants it on the wire."""
-    if isinstance(value, Secret):
-        return value.reveal()
-    if param.kind == "epoch_ms" and isinstance(value, dt.datetime | dt.date):
-        if not isinstance(value, dt.datetime):
-            value = dt.datetime.combine(value, dt.time(), dt.UTC)
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=dt.UTC)
-        return int(value.timestamp() * 1000)
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=dt.UTC)
-        return value.astimezone(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    if isinstance(value, dt.timedelta) and param.kind == "duration":
-        return f"PT{int(value.total_seconds())}S"
-    if in_query:
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        if param.kind == "boolean" and isinstance(value, str):
-            return value.lower()
-        if isinstance(value, list | tuple | set):
-            values = [str(_wire_value(param, v, True)) for v in value]
-            return values if param.repeatable else ",".join(values)
-    if param.kind == "boolean" and isinstance(value, str):
-        return value.lower() == "true"
-    if param.kind == "list" and isinstance(value, str) and not in_query:
-        return [v.strip() for v in value.split(",") if v.strip()]
-    if isinstance(value, set):
-        return sorted(value)
-    return value
-
-
-def _file_part(value: Any) -> tuple[str, Any]:
-    if isinstance(value, tuple):
-        return value
-    if isinstance(value, bytes | bytearray):
-        return ("upload.bin", bytes(value))
-    if isinstance(value, str | os.PathLike):
-        return (os.path.basename(value), open(value, "rb"))  # streamed by requests as the part's body
-    if isinstance(value, io.IOBase):
-        return (os.path.basename(getattr(value, "name", "upload.bin")), value)
-    raise ToolkitError(f"cannot upload a {type(value).__name__}")
 
 
 class Client:
@@ -223,17 +140,17 @@ class Client:
             elif param.where == "query":
                 if value is None:
                     continue
-                wire = _wire_value(param, value, True)
+                wire = wire_value(param, value, True)
                 for item in wire if isinstance(wire, list) else [wire]:
                     prepared.query.append((param.wire, str(item)))
             elif param.where == "raw":
-                body = _wire_value(param, value, False)
+                body = wire_value(param, value, False)
             elif param.where == "body":
-                body[param.wire] = _wire_value(param, value, False)
+                body[param.wire] = wire_value(param, value, False)
             elif param.where == "form" and value is not None:
-                form[param.wire] = str(_wire_value(param, value, True))
+                form[param.wire] = str(wire_value(param, value, True))
             elif param.where == "file":
-                files[param.wire] = _file_part(value)
+                files[param.wire] = file_part(value)
         prepared.url = self.base_url + prefix + path
         kind = content_type or entry.body
         if kind and kind not in CONTENT_TYPES:
