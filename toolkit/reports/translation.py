@@ -222,7 +222,7 @@ def plot_overdue(late: pd.DataFrame, submissions: pd.DataFrame | None = None, li
         return plots.empty(title, "No open target is overdue or at risk.")
     counts = pd.crosstab(late["submission_id"], late["flag"]).reindex(columns=["overdue", "at risk"], fill_value=0)
     counts = counts.loc[counts.sum(axis=1).sort_values(ascending=False).index].head(limit).iloc[::-1]
-    names = {} if submissions is None or submissions.empty else dict(zip(
+    names = {} if submissions is None or "name" not in submissions else dict(zip(
         submissions["submission_id"], submissions["name"], strict=False))
     labels = [f"{plots.shorten(names[i], 30)} (#{i})" if i in names else f"#{i}" for i in counts.index]
     fig = plots.figure(plots.bar_height(len(counts), per_bar=0.32))
