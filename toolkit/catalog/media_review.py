@@ -11,7 +11,7 @@ SERVICE = Service(
     error_shape="code_message_errors",
     paging=PageNumber(page="page", size="page_size", first=1, max_size=100,
                       total_header="total", pages_header="total-pages"),
-    rate_per_second=10,
+    rate_per_second=None,          # a leaky bucket whose size is not documented: 429s are retried
     max_concurrency=4,
     doc="Teams of the user; a bare JSON array paged with page/page_size and total-pages headers.",
 )
