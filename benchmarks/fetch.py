@@ -94,11 +94,20 @@ class Sandbox:
     """One emulated service served from a child process."""
 
     def __init__(self, service: str, scale: float, latency_ms: float = 0, enforce_limits: bool = True) -> None:
-        self.pipe, child = mp.Pipe()
-        self.process = mp.Process(target=_serve, args=(service, scale, latency_ms, enforce_limits, child),
+        # a fresh interpreter (spawn), not a fork: a fork of this process after it has used DuckDB (the
+        # fan-out's workspaces, with their threads) can die of SIGSEGV at its start
+        context = mp.get_context("spawn")
+        self.pipe, child = context.Pipe()
+        self.process = context.Process(target=_serve, args=(service, scale, latency_ms, enforce_limits, child),
                                   daemon=True)
         self.process.start()
-        self.credentials, self.examples = self.pipe.recv()
+        child.close()                      # so that a sandbox dying at its start ends recv() with EOFError
+        try:
+            self.credentials, self.examples = self.pipe.recv()
+        except EOFError:
+            self.process.join(5)
+            raise RuntimeError(f"the {service} sandbox process died at its start "
+                               f"(exit code {self.process.exitcode})") from None
         if not enforce_limits:
             UNLIMITED.add(self.credentials["base_url"])
 
