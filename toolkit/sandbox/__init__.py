@@ -11,9 +11,12 @@ shared the client's assumptions could not catch its mistakes.
 from __future__ import annotations
 
 import importlib
+import json
+import tempfile
 import threading
 from collections.abc import Iterable, Mapping
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from toolkit.sandbox.clock import Clock
@@ -147,13 +150,25 @@ def start(seed: int = 0, scale: float = 1, latency_ms: float = 0,
     return Sandbox(server, app, clock)
 
 
-def serve(port: int = 8000, scale: float = 1, seed: int = 0, **options: Any) -> None:
-    """Serve until Ctrl-C, printing each service's credentials: `toolkit sandbox --port N --scale S`."""
+def serve(port: int = 8000, scale: float = 1, seed: int = 0, credentials_file: str | None = None,
+          **options: Any) -> None:
+    """Serve until Ctrl-C: `toolkit sandbox --port N --scale S`.
+
+    The credentials go to a JSON file readable by the user alone (secrets are never printed), so that
+    another process connects with `ws.connect(service, **json.load(open(path))[service])`.
+    """
     with start(seed=seed, scale=scale, port=port, **options) as box:
+        path = Path(credentials_file or Path(tempfile.gettempdir()) / f"toolkit-sandbox-{box.port}.json")
+        path.touch(mode=0o600)
+        path.chmod(0o600)
+        path.write_text(json.dumps({s: box.credentials(s) for s in box.services}, indent=2))
         print(f"toolkit sandbox on http://127.0.0.1:{box.port} (seed {seed}, scale {scale}); Ctrl-C stops it")
         for service in box.services:
-            print(f"  {service}: {box.credentials(service)}")
+            print(f"  {service:18s} {box.url(service)}")
+        print(f"credentials (readable by you alone): {path}")
         try:
             threading.Event().wait()
         except KeyboardInterrupt:
             print("sandbox stopped")
+        finally:
+            path.unlink(missing_ok=True)

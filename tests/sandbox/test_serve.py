@@ -1,0 +1,35 @@
+"""`toolkit sandbox` serves from the command line; its credentials go to a private file, never to output."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import toolkit as tk
+
+
+def test_the_command_serves_and_keeps_its_secrets_off_the_screen(tmp_path):
+    target = tmp_path / "credentials.json"
+    code = ("import sys; from toolkit.sandbox import serve; "
+            f"serve(port=0, credentials_file={str(target)!r})")
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        lines = []
+        while not lines or not lines[-1].startswith("credentials"):
+            lines.append(process.stdout.readline().strip())
+        assert Path(lines[-1].split(": ", 1)[1]) == target
+        assert stat.S_IMODE(os.stat(target).st_mode) == 0o600
+        credentials = json.loads(target.read_text())
+        teams = tk.connect("media_review", **credentials["media_review"]).rows("list_teams")
+        assert teams and isinstance(teams[0]["id"], str)
+        shown = "\n".join(lines)
+        assert credentials["media_review"]["token"] not in shown
+        assert credentials["translation"]["password"] not in shown
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=20)
+    assert not target.exists(), "the credentials file goes when the sandbox stops"
