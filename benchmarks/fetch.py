@@ -120,25 +120,35 @@ class Sandbox:
         self.process.join(10)
 
 
+def _child_main(pipe, function, args: tuple, kwargs: dict, tokens: dict, unlimited: set) -> None:
+    TOKENS.update(tokens)
+    UNLIMITED.update(unlimited)
+    try:
+        result = function(*args, **kwargs)
+    except BaseException as error:     # the parent would otherwise wait for ever
+        pipe.send(("error", f"{type(error).__name__}: {error}", traceback.format_exc()))
+        raise
+    pipe.send(("ok", result, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
+
+
 def _in_child(function, *args, **kwargs):
-    """Run function(*args, **kwargs) in a fresh process; its result and its peak RSS in MB."""
-    parent, child = mp.Pipe()
+    """Run function(*args, **kwargs) in a fresh process; its result and its peak RSS in MB.
 
-    def target():
-        try:
-            result = function(*args, **kwargs)
-        except BaseException as error:     # the parent would otherwise wait for ever
-            child.send(("error", f"{type(error).__name__}: {error}", traceback.format_exc()))
-            raise
-        child.send(("ok", result, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
-
-    process = mp.Process(target=target)
+    A fresh interpreter (spawn), not a fork: a fork of this process after it has used Arrow's or
+    DuckDB's thread pools (the fan-out's workspaces) can hang in `to_pandas` or die at its start; and
+    its peak RSS is then its own, not partly the parent's.
+    """
+    context = mp.get_context("spawn")
+    parent, child = context.Pipe()
+    process = context.Process(target=_child_main,
+                              args=(child, function, args, kwargs, dict(TOKENS), set(UNLIMITED)))
     process.start()
     child.close()                          # so that a child dying without a word ends recv() with EOFError
     try:
         answer = parent.recv()
     except EOFError:
-        answer = ("error", f"the child process died (exit code {process.join() or process.exitcode})", "")
+        process.join()
+        answer = ("error", f"the child process died (exit code {process.exitcode})", "")
     process.join()
     if answer[0] == "error":
         raise RuntimeError(f"{function.__name__} failed in its child process: {answer[1]}\n{answer[2]}")
@@ -258,7 +268,7 @@ def paging(records: int, runs: int = 3, rest_api_records: int = 0) -> None:
               f"(runs {', '.join(f'{t:.2f}' for t in ceiling_times)} s)")
         print(f"{'':12s} pull: {pulled['rows']:,} rows in {pulled['seconds']:.2f} s ({_rate(pulled):,.0f}/s, "
               f"{pulled['requests']:,} requests, peak {peak:.0f} MB; runs {', '.join(f'{t:.2f}' for t in pull_times)} s)"
-              f" → {ratio:.0%} of the ceiling (goal ≥ 50%)")
+              f" → {ratio:.1%} of the ceiling (goal ≥ 50%)")
         if have_dlt:
             best, best_peak = _in_child(_dlt, "dlt_pull", style, box.credentials, filters, token)
             print(f"{'':12s} dlt best: {_rate(best):,.0f} rec/s ({best['rows']:,} rows in {best['seconds']:.1f} s, "
@@ -393,5 +403,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    mp.set_start_method("fork")
     main()
