@@ -12,6 +12,7 @@ fetcher thread can load while the notebook reads; `ws.sql()` runs on a third cur
 """
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -47,7 +48,12 @@ _NULLABLE = {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32():
 def open_duckdb(path: Path | None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """A connection; a file locked by another process becomes `WorkspaceInUseError`."""
     try:
-        return session(duckdb.connect(str(path) if path else ":memory:", read_only=read_only))
+        con = session(duckdb.connect(str(path) if path else ":memory:", read_only=read_only))
+        if path:
+            # DuckDB keeps written blocks in its buffer pool up to 80% of RAM by default, so a big load
+            # would grow the process with N; a file-backed workspace can spill, so bound it
+            con.execute(f"SET memory_limit = '{os.environ.get('TOOLKIT_DUCKDB_MEMORY_LIMIT', '256MB')}'")
+        return con
     except duckdb.IOException as error:
         if "lock" not in str(error).lower():
             raise
