@@ -24,4 +24,6 @@ test: setup
 
 bench: setup
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
-	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/sandbox_throughput.py
+	$(BIN)/python benchmarks/workspace_io.py
+	$(BIN)/python benchmarks/fetch.py
