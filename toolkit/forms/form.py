@@ -226,8 +226,7 @@ class Form(W.VBox):
                 self.confirm.value = False            # the next click must be confirmed again
         self.state, self.result = "sent", result
         self.status.value = note(f"✓ sent {self.action.id}", "#2e7d32")
-        self._mark_stale()
-        show(self.output, result)
+        show(self.output, result)          # client.call has audited the write and marked its loads stale
         return result
 
     def _busy(self, on: bool) -> None:
@@ -236,16 +235,6 @@ class Form(W.VBox):
         self.button.disabled = on
         if on:
             self.status.value = note(SPINNER + "Sending…")
-
-    def _mark_stale(self) -> None:
-        ws = self.client.workspace
-        if ws is None:
-            return
-        try:
-            ws.mark_stale(self.action.service, effects.affected_resources(self.action))
-        except Exception as error:
-            self.output.append_display_data(_html(note(f"could not mark the cached loads stale: "
-                                                        f"{html.escape(str(error))}", "#8a6d00")))
 
     def _update_loss(self) -> None:
         if not self.action.destructive:
