@@ -243,6 +243,8 @@ def paging(records: int, runs: int = 3, rest_api_records: int = 0) -> None:
     import dlt_compare
     print(f"\n== pull of about {records:,} records per paging style (median of {runs} run{'s' * (runs > 1)} "
           f"each for the ceiling and the pull, after one discarded walk that fills the sandbox's read cache) ==")
+    print("the sandbox runs without its rate limits and the clients without their budget: this measures the "
+          "client, not the asset library's 15 requests/s (which would bind a cursor pull to 7,500 rec/s)")
     have_dlt = dlt_compare.available()
     print(f"dlt {dlt_compare.version()} installed: its best configuration (RESTClient pages → Arrow tables → "
           f"duckdb) runs once per style" + (f"; rest_api with defaults on the first {rest_api_records:,} records"

@@ -136,12 +136,12 @@ class RateBudget:
             with self._lock:
                 now = time.monotonic()
                 # a small margin so that the service's own one-second window agrees with ours
-                while self._starts and now - self._starts[0] >= 1.02:
+                while self._starts and now - self._starts[0] >= 1.05:
                     self._starts.popleft()
                 if len(self._starts) < limit:
                     self._starts.append(now)
                     return
-                wait = 1.02 - (now - self._starts[0])
+                wait = 1.05 - (now - self._starts[0])
             time.sleep(max(wait, 0.001))
 
 
