@@ -27,7 +27,7 @@ STYLES = {
     "offset": ("audience_platform", "notifications"),
     "page number": ("translation", "targets"),
 }
-NOTIFICATIONS_MAX = 150_000     # the sandbox seeds min(300 × scale, 150,000) notifications
+NOTIFICATIONS_MAX = 1_000_000   # the sandbox seeds min(300 × scale, 1,000,000) notifications
 
 
 def scale_for(style: str, records: int) -> float:

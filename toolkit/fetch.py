@@ -13,7 +13,7 @@ import gc
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -77,10 +77,26 @@ def _gc_paused() -> Iterator[None]:
 
 
 class _Batcher:
-    """Collects typed pages and writes them to the load in batches of about BATCH_ROWS rows."""
+    """Collects typed pages and writes them to the load in batches of about BATCH_ROWS rows.
+
+    A batch is written on a thread of its own while the next pages arrive: DuckDB compresses and
+    writes without the GIL, so on a machine with two cores the walk hardly waits for the workspace.
+    One batch is in flight at most, so memory stays bounded; a failed write fails the load.
+    """
 
     def __init__(self, load: Any) -> None:
         self.load, self.tables, self.pending, self.rows = load, [], 0, 0
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="toolkit-write")
+        self._writing: Future | None = None
+
+    def __enter__(self) -> _Batcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._wait()      # before the load commits or rolls back: no write may land after that
+        finally:
+            self._writer.shutdown(wait=True)
 
     def add(self, table: pa.Table) -> None:
         self.tables.append(table)
@@ -89,10 +105,19 @@ class _Batcher:
         if self.pending >= BATCH_ROWS:
             self.flush()
 
-    def flush(self) -> None:
+    def flush(self, *, wait: bool = False) -> None:
         if self.tables:
-            self.load.write(pa.concat_tables(self.tables, promote_options="permissive"))
+            batch = pa.concat_tables(self.tables, promote_options="permissive")
             self.tables, self.pending = [], 0
+            self._wait()
+            self._writing = self._writer.submit(self.load.write, batch)
+        if wait:
+            self._wait()
+
+    def _wait(self) -> None:
+        writing, self._writing = self._writing, None
+        if writing is not None:
+            writing.result()
 
 
 def _rows_of(resource: Resource, action: Action, body: Any) -> list:
@@ -154,15 +179,15 @@ def pull(client: Client, name: str, /, *, refresh: bool = False, max_age: float 
         if cached:
             return LoadResult(cached, name, cached=True)
     plan = _plan(client, resource, filters, workers or client.service.max_concurrency, on_error)
-    with ws.load(resource.service, client.base_url, name, key, resource.key) as load, _gc_paused():
-        batcher = _Batcher(load)
+    with ws.load(resource.service, client.base_url, name, key, resource.key) as load, _gc_paused(), \
+            _Batcher(load) as batcher:
         before = client.requests_sent
         with progress_bar(plan.total, f"{resource.service}.{name}", plan.unit, progress) as bar:
             for table, step in plan.tables():
                 batcher.add(table)
                 bar.update(step)
                 bar.set_postfix(rows=batcher.rows, requests=client.requests_sent - before, refresh=False)
-        batcher.flush()
+        batcher.flush(wait=True)
         if batcher.rows == 0:
             load.write(frames.empty(resource))
         load.requests = client.requests_sent - before

@@ -551,7 +551,7 @@ def test_scale_1000_builds_fast_and_pages_deep():
         total = sum(a["profileCount"] for a in api.ok("GET", "/audiences?size=-1")["list"])
         assert 900_000 <= total <= 1_100_000
         page = api.ok("GET", "/notifications?offset=120000&size=1000")
-        assert page["totalSize"] == 150_000 and len(page["list"]) == 1000
+        assert page["totalSize"] == 300_000 and len(page["list"]) == 1000
         last = emulator.population.id(199_999)
         assert api.ok("GET", f"/profiles/{last}")["itemId"] == last
         assert api.ok("GET", f"/audiences/profiles/{last}") is not None

@@ -354,6 +354,9 @@ COVER_COLUMNS = (
     Column("cover_version_height", "integer", source="coverVersion.height"),
     Column("cover_version_duration", "number", source="coverVersion.duration"),
     Column("cover_version_tags", "list", source="coverVersion.tags"),
+    Column("cover_version_smart_tags", "list", source="coverVersion.smartTags"),
+    Column("cover_version_urls_thumbnail", source="coverVersion.urls.thumbnail"),
+    Column("cover_version_urls_preview", source="coverVersion.urls.preview"),
 )
 
 BOARD_COLUMNS = (

@@ -488,7 +488,8 @@ RESOURCES = (
         "notifications", "audience_platform", "audience_platform.list_notifications", key=("id",),
         doc="Notifications of the platform (imports, refreshes, errors).", filters=("filter", "sort"),
         columns=(Column("id", "id"), Column("type", "category"), Column("message"),
-                 Column("severity", "category"), Column("created", "timestamp"), Column("read", "boolean")),
+                 Column("severity", "category"), Column("created", "timestamp"), Column("read", "boolean"),
+                 Column("source", "category"), Column("details", "json")),
     ),
     Resource(
         "metrics", "audience_platform", "audience_platform.get_metric", key=("metric_id", "timestamp"),

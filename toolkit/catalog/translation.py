@@ -534,6 +534,8 @@ TARGET_COLUMNS = (
     Column("job_id", "id"), Column("document_name"), Column("source_language"),
     Column("target_language"), Column("status", "category"), Column("current_phase"),
     Column("due_date", "timestamp"), Column("date_completed", "timestamp"), Column("file_format_name"),
+    Column("batch_name"), Column("phase_due_date", "timestamp"), Column("workflow_name"),
+    Column("word_count", "integer"), Column("metadata", "json"),
 )
 
 RESOURCES = (

@@ -34,7 +34,7 @@ from toolkit.sandbox.audience_platform_integrations import (
     IntegrationHandlers,
     checked,
 )
-from toolkit.sandbox.audience_platform_notices import METRICS, NoticeHandlers, NotificationLog
+from toolkit.sandbox.audience_platform_notices import METRICS, NOTIFICATIONS_MAX, NoticeHandlers, NotificationLog
 from toolkit.sandbox.audience_platform_profiles import Memberships, ProfileHandlers
 from toolkit.sandbox.audience_platform_seed import (
     ANALYTICS_PROPERTIES,
@@ -82,7 +82,7 @@ class AudiencePlatform(ProfileHandlers, AudienceHandlers, IntegrationHandlers, N
         self.members = Memberships(Layout(self.rng, count), self.population, self.audience_order)
         self.store.collection("users", key="username")
         self.store["properties"].extend(property_records())
-        self.notices = NotificationLog(self.seed, max(1, min(round(300 * self.scale), 150_000)), now)
+        self.notices = NotificationLog(self.seed, max(1, min(round(300 * self.scale), NOTIFICATIONS_MAX)), now)
         self.jobs: list[dict[str, Any]] = []
         self.passwords = {INTEGRATION_USER: self._credentials["password"]}
         self.seeded_secrets: list[str] = []

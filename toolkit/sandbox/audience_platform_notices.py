@@ -1,7 +1,7 @@
 """Notifications and metrics of the audience platform emulator (a mixin of it).
 
 Seeded notifications are computed from their index (0 the newest, spread over the last two weeks
-before the clock's start) and deleted ones are remembered as indices, so 150,000 of them cost
+before the clock's start) and deleted ones are remembered as indices, so a million of them cost
 nothing until a page is read; those raised at run time (imports, synchronisations, anonymizations)
 come first. A list answers at most 1000 per request, even with size -1. A filter or a sort reads
 every notification once; the default order is newest first.
@@ -115,11 +115,15 @@ def _names(tree: tuple | None, sort: str | None) -> set[str]:
     return names
 
 
+# 300 per unit of scale up to this: a million notifications, enough for the offset-paging benchmark
+NOTIFICATIONS_MAX = 1_000_000
+
+
 class NotificationLog:
     """Seeded notifications by index, deletions as indices, run-time ones in front: a sliceable list.
 
     A filter or sort reads only the fields it names from each seeded notification and builds the full
-    records of the page it answers, so a filter over 150,000 of them takes about a second.
+    records of the page it answers, so a filter over 150,000 of them takes about a second (a million, the most there are, seven).
     """
 
     def __init__(self, seed: int, count: int, epoch: datetime) -> None:

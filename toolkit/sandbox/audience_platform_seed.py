@@ -3,7 +3,7 @@
 Big collections are never built as dicts: a profile, its base memberships, a notification and a
 metric reading are computed from their index (a seeded hash), and the ids encode the index through
 an invertible mix with a checksum, so `id → record` needs no table. At scale 1000 there are 200,000
-profiles with about a million memberships and 150,000 notifications, and start() stays instant.
+profiles with about a million memberships and 300,000 notifications, and start() stays instant.
 
     codec = IdCodec(0, "profiles"); codec.decode(codec.encode(7))  # 7
 """
