@@ -34,7 +34,12 @@ from toolkit.sandbox.audience_platform_integrations import (
     IntegrationHandlers,
     checked,
 )
-from toolkit.sandbox.audience_platform_notices import METRICS, NOTIFICATIONS_MAX, NoticeHandlers, NotificationLog
+from toolkit.sandbox.audience_platform_notices import (
+    METRICS,
+    NOTIFICATIONS_MAX,
+    NoticeHandlers,
+    NotificationLog,
+)
 from toolkit.sandbox.audience_platform_profiles import Memberships, ProfileHandlers
 from toolkit.sandbox.audience_platform_seed import (
     ANALYTICS_PROPERTIES,
