@@ -414,3 +414,39 @@ def test_default_timeout_is_set(stub, assets):
     assets.call("asset_library.get_asset", asset_id="a1")
     connect, read = stub.calls[0].request.req_kwargs["timeout"]
     assert 0 < connect <= 30 and 0 < read <= 300
+
+
+# --- reading the body in one call, over a real socket -----------------------------------------------
+
+def _serve(answers: list[bytes]):
+    """A loopback server that sends each raw answer in turn, one per connection, then closes it."""
+    import socket
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def run():
+        for answer in answers:
+            connection, _ = listener.accept()
+            with connection:
+                connection.recv(65536)
+                connection.sendall(answer)
+        listener.close()
+    threading.Thread(target=run, daemon=True).start()
+    return f"http://127.0.0.1:{listener.getsockname()[1]}/things"
+
+
+def test_a_body_cut_short_is_retried_and_the_whole_one_kept(transport, sleeps):
+    whole = b'{"data": [' + b",".join(b'{"id": %d}' % i for i in range(5000)) + b"]}"
+    url = _serve([b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(whole) + whole[:1000],
+                  b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(whole) + whole])
+    response = transport.send("GET", url)
+    assert response.content == whole and response.json()["data"][-1] == {"id": 4999}
+    assert len(sleeps) == 1                       # one retry after the cut
+
+
+def test_a_compressed_body_is_decoded(transport):
+    import gzip
+    whole = b'{"ok": true}' * 1000
+    packed = gzip.compress(whole)
+    url = _serve([b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+                  % len(packed) + packed])
+    assert transport.send("GET", url).content == whole
