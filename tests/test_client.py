@@ -417,3 +417,27 @@ def test_requests_are_counted(stub, assets):
     assets.call("asset_library.get_asset", asset_id="a1")
     assets.call("asset_library.get_asset", asset_id="a1")
     assert assets.requests_sent == 2
+
+
+# --- the next page's request -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("action, params, paging", [
+    ("translation.list_targets", {"submission_ids": list(range(1, 101)), "status": ["DELIVERED"]},
+     {"page_number": 3}),
+    ("asset_library.list_assets", {"search": "hero", "limit": 500}, {"cursor": "c2"}),
+    ("audience_platform.list_notifications", {"filter": "type:audienceImport", "size": 1000}, {"offset": 2000}),
+])
+def test_a_next_page_is_the_first_page_with_its_paging_params_changed(make, action, params, paging):
+    from toolkit.client import _repaged
+    client = make(catalog.action(action).service)
+    first = client.prepare(action, **params)
+    following = {**params, **paging}
+    assert _repaged(catalog.action(action), (first, params), following) == client.prepare(action, **following)
+
+
+def test_a_next_page_with_another_list_is_prepared_afresh(make):
+    from toolkit.client import _repaged
+    client = make("translation")
+    params = {"submission_ids": [1, 2]}
+    first = client.prepare("translation.list_targets", **params)
+    assert _repaged(catalog.action("translation.list_targets"), (first, params), {"submission_ids": [3]}) is None

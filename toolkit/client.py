@@ -7,6 +7,7 @@
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import inspect
 import ipaddress
@@ -239,10 +240,13 @@ class Client:
         to_wire = {p.name: p.wire for p in entry.params if p.where == "query"}
         to_name = {wire: name for name, wire in to_wire.items()}
         request = style.start({to_wire.get(k, k): v for k, v in params.items() if v is not None})
-        seen, previous = 0, None
+        seen, previous, first = 0, None, None
         while request is not None:
             named = {to_name.get(k, k): v for k, v in request.items()}
-            prepared = self.prepare(entry, version=version, headers=headers, **named)
+            prepared = _repaged(entry, first, named) if first else None
+            if prepared is None:
+                prepared = self.prepare(entry, version=version, headers=headers, **named)
+                first = (prepared, named)
             response = self.send(prepared)
             body = self.parse(entry, response)
             rows = style.rows(body)
@@ -382,6 +386,26 @@ def credentials_from_env(service: str, given: Mapping[str, Any]) -> dict[str, An
     found = {f: os.environ[f"TOOLKIT_{service.upper()}_{f.upper()}"] for f in fields
              if os.environ.get(f"TOOLKIT_{service.upper()}_{f.upper()}")}
     return {**found, **{k: v for k, v in given.items() if v is not None}}
+
+
+def _repaged(entry: Action, first: tuple[Prepared, dict], named: dict) -> Prepared | None:
+    """The next page's request built from the first page's checked one when only scalar query params
+    (the page, offset or cursor the paging style set) differ: a walk of /targets with 100 submission
+    ids would otherwise check and encode the same ids again on every page. None: prepare it afresh."""
+    prepared, before = first
+    by_name = {p.name: p for p in entry.params}
+    changed = [name for name in named.keys() | before.keys() if named.get(name) != before.get(name)]
+    if any(name not in by_name or by_name[name].where != "query" or isinstance(named.get(name), list | tuple | dict)
+           for name in changed):
+        return None
+    wires = {by_name[name].wire for name in changed}
+    query = []
+    for param in entry.params:           # the order prepare() gives, so the query reads the same
+        if param.wire not in wires:
+            query.extend(item for item in prepared.query if item[0] == param.wire)
+        elif named.get(param.name) is not None:
+            query.append((param.wire, str(wire_value(param, named[param.name], True))))
+    return dataclasses.replace(prepared, query=query, headers=dict(prepared.headers))
 
 
 def connect(service: str, **credentials: Any) -> Client:

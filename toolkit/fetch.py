@@ -325,7 +325,7 @@ def _targets(client: Client, resource: Resource, filters: dict, workers: int, on
     if modern:
         action = catalog.ACTIONS["translation.list_targets"]
         chunks = [ids[i:i + TARGET_CHUNK] for i in range(0, len(ids), TARGET_CHUNK)]
-        params = {"target_status": statuses} if statuses else {}
+        params = {"status": statuses} if statuses else {}
 
         def chunk_rows(chunk: list) -> list:
             return [row for page in client.pages(action, submission_ids=chunk, **params)
@@ -334,10 +334,18 @@ def _targets(client: Client, resource: Resource, filters: dict, workers: int, on
         return _fan_out(client, resource, action, chunks, {}, workers, on_error, member_rows=chunk_rows,
                         tag_rows=False)
     action = catalog.ACTIONS["translation.list_submission_targets"]
-    params = {"status": statuses[0]} if len(statuses) == 1 else {}
-    return _fan_out(client, resource, action, ids, params, workers, on_error, tag_rows=False,
-                    member_rows=lambda sid: [r for page in client.pages(action, submission_id=sid, **params)
-                                             for r in page.body if not statuses or r.get("status") in statuses])
+
+    def submission_rows(sid: Any) -> list:
+        # one request per status: the service's filter words are not the targets' own statuses
+        # (COMPLETED finds PROCESSED targets), so only the service can apply them
+        rows: dict = {}
+        for status in statuses or [None]:
+            for page in client.pages(action, submission_id=sid, status=status):
+                rows.update((row.get("targetId"), row) for row in page.body)
+        return list(rows.values())
+
+    return _fan_out(client, resource, action, ids, {}, workers, on_error, tag_rows=False,
+                    member_rows=submission_rows)
 
 
 def _configurations(client: Client, resource: Resource, filters: dict, workers: int, on_error: str) -> _Plan:
