@@ -9,8 +9,11 @@ millions of fresh dicts alive it would otherwise spend most of the pull scanning
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
+import queue
+import threading
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -247,8 +250,58 @@ def _plan(client: Client, resource: Resource, filters: dict, workers: int, on_er
 
 def _walk(client: Client, resource: Resource, action: Action, params: dict,
           parent: dict | None = None) -> Iterator[tuple[pa.Table, int]]:
-    for page in client.pages(action, **params):
+    for page in _read_ahead(client.pages(action, **params)):
         yield frames.to_arrow(_rows_of(resource, action, page.body), resource, parent=parent), 1
+
+
+class _Failed:
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+_DONE = object()
+
+
+def _read_ahead(items: Iterator, depth: int = 2) -> Iterator:
+    """Yield from `items` while a thread produces the next ones: page n+1 travels and is parsed while
+    page n is typed. Still one request at a time; at most `depth` pages wait; an error is raised here."""
+    waiting: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                waiting.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put(item):
+                    break
+            else:
+                put(_DONE)
+        except BaseException as error:  # raised in the consumer's thread, where it can be handled
+            put(_Failed(error))
+        finally:
+            with contextlib.suppress(Exception):
+                items.close()
+
+    thread = threading.Thread(target=produce, name="toolkit-pages", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = waiting.get()
+            if item is _DONE:
+                return
+            if isinstance(item, _Failed):
+                raise item.error
+            yield item
+    finally:
+        stop.set()        # an abandoned walk: the thread ends after the request it is in
 
 
 def _single(client: Client, resource: Resource, action: Action, params: dict) -> Iterator[tuple[pa.Table, int]]:

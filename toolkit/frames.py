@@ -241,14 +241,16 @@ def _scalars(rows: Sequence[dict], resource: Resource, parent: dict) -> dict[str
         records = pa.array(rows, type=_struct_of(leaves))
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
         return {}
+    # StructArray.flatten() gives the fields with the parent's nulls merged in, level by level
+    levels: dict[tuple[str, ...], dict[str, pa.Array]] = {(): dict(zip(records.type.names, records.flatten()))}
     out = {}
     for column, path in plan:
-        indices, node = [], records.type
-        for part in path:
-            index = node.get_field_index(part)
-            indices.append(index)
-            node = node.field(index).type
-        wire = pc.struct_field(records, indices)
+        for depth in range(1, len(path)):
+            prefix = path[:depth]
+            if prefix not in levels:
+                parent_array = levels[path[:depth - 1]][path[depth - 1]]
+                levels[prefix] = dict(zip(parent_array.type.names, parent_array.flatten()))
+        wire = levels[path[:-1]][path[-1]]
         out[column.name] = _timestamps_of_wire(wire) if column.dtype == "timestamp" else wire
     return out
 
