@@ -13,8 +13,8 @@ import contextlib
 import gc
 import os
 import queue
-import threading
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager

@@ -230,6 +230,11 @@ def _struct_of(leaves: dict[tuple[str, ...], pa.DataType]) -> pa.StructType:
     return build(tree)
 
 
+def _fields(array: pa.StructArray) -> dict[str, pa.Array]:
+    """A struct array's fields by name, the struct's own nulls merged into each (StructArray.flatten)."""
+    return dict(zip(array.type.names, array.flatten(), strict=True))
+
+
 def _scalars(rows: Sequence[dict], resource: Resource, parent: dict) -> dict[str, pa.Array]:
     """The scalar columns of a page in one pass of Arrow's C++ converter over the records; {} when a
     record does not fit the declared types (the caller then converts column by column)."""
@@ -241,15 +246,14 @@ def _scalars(rows: Sequence[dict], resource: Resource, parent: dict) -> dict[str
         records = pa.array(rows, type=_struct_of(leaves))
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
         return {}
-    # StructArray.flatten() gives the fields with the parent's nulls merged in, level by level
-    levels: dict[tuple[str, ...], dict[str, pa.Array]] = {(): dict(zip(records.type.names, records.flatten()))}
+    levels: dict[tuple[str, ...], dict[str, pa.Array]] = {(): _fields(records)}
     out = {}
     for column, path in plan:
         for depth in range(1, len(path)):
             prefix = path[:depth]
             if prefix not in levels:
                 parent_array = levels[path[:depth - 1]][path[depth - 1]]
-                levels[prefix] = dict(zip(parent_array.type.names, parent_array.flatten()))
+                levels[prefix] = _fields(parent_array)
         wire = levels[path[:-1]][path[-1]]
         out[column.name] = _timestamps_of_wire(wire) if column.dtype == "timestamp" else wire
     return out
