@@ -35,6 +35,9 @@ if TYPE_CHECKING:
     from toolkit.client import Client
 
 BATCH_ROWS = 50_000
+# and at most this many bytes of Arrow: one batch is written while the next fills, so this bounds
+# the pull's memory whatever the width of a row (50,000 assets hold about 40 MB, notifications 10)
+BATCH_BYTES = 16 * 2**20
 TARGET_CHUNK = 100            # submission ids per /targets request
 SECRET_WORDS = ("secret", "password", "credentials", "token", "apikey")
 SECRET_ENDINGS = ("secret", "password", "credentialsjson", "apikey", "token")   # not tokenUrl
@@ -80,7 +83,7 @@ def _gc_paused() -> Iterator[None]:
 
 
 class _Batcher:
-    """Collects typed pages and writes them to the load in batches of about BATCH_ROWS rows.
+    """Collects typed pages and writes them to the load in batches of BATCH_ROWS rows or BATCH_BYTES.
 
     A batch is written on a thread of its own while the next pages arrive: DuckDB compresses and
     writes without the GIL, so on a machine with two cores the walk hardly waits for the workspace.
@@ -88,7 +91,7 @@ class _Batcher:
     """
 
     def __init__(self, load: Any) -> None:
-        self.load, self.tables, self.pending, self.rows = load, [], 0, 0
+        self.load, self.tables, self.pending, self.rows, self.bytes = load, [], 0, 0, 0
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="toolkit-write")
         self._writing: Future | None = None
 
@@ -105,13 +108,14 @@ class _Batcher:
         self.tables.append(table)
         self.pending += table.num_rows
         self.rows += table.num_rows
-        if self.pending >= BATCH_ROWS:
+        self.bytes += table.nbytes
+        if self.pending >= BATCH_ROWS or self.bytes >= BATCH_BYTES:
             self.flush()
 
     def flush(self, *, wait: bool = False) -> None:
         if self.tables:
             batch = pa.concat_tables(self.tables, promote_options="permissive")
-            self.tables, self.pending = [], 0
+            self.tables, self.pending, self.bytes = [], 0, 0
             self._wait()
             self._writing = self._writer.submit(self.load.write, batch)
         if wait:

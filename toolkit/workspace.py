@@ -81,7 +81,8 @@ def to_frame(table: pa.Table, categories: Mapping[str, Sequence[str]] | None = N
             column = table.column(name)
             if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
                 table = table.set_column(table.column_names.index(name), name, _categorical(column, known))
-    return table.to_pandas(types_mapper=_pandas_type, split_blocks=True)
+    # self_destruct: each Arrow column is freed once converted, so the peak is the frame plus a column
+    return table.to_pandas(types_mapper=_pandas_type, split_blocks=True, self_destruct=True)
 
 
 def _categorical(column: pa.ChunkedArray, known: Sequence[str]) -> pa.ChunkedArray:
