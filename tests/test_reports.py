@@ -186,3 +186,17 @@ def test_reports_say_what_is_missing_instead_of_failing(tmp_path):
         check_figure(translation.plot_burndown(translation.burndown(empty)))
         page = reports.write_report(empty, tmp_path / "empty.html").read_text()
     assert "could not be drawn" not in page and page.count("data:image/png;base64,") >= 15
+
+
+def test_the_funnel_knows_each_targets_workflow_without_the_phases_resource(box, tmp_path):
+    with tk.Workspace(tmp_path / "targets-only.duckdb") as only:
+        client = only.connect("translation", **box.credentials("translation"))
+        client.fetch("targets")
+        client.fetch("workflows")                  # the phases of each workflow, in order
+        assert not source.has(only, "translation", "phases")
+        targets = translation._targets_with_phase(only)
+        assert len(targets) > 0 and targets["workflow"].notna().all(), "the targets' workflow_name was not read"
+        # a target in a named phase is at that phase's step of its workflow, not 1 for want of one
+        in_phase = targets[targets["current_phase"].notna()]
+        assert len(in_phase) > 0 and (in_phase["step"] <= in_phase["last_step"]).all()
+        assert (targets["last_step"] > 1).any()

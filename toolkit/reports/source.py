@@ -34,6 +34,13 @@ def has(source: Any, service: str, table: str) -> bool:
     return bool(frame(source, query, [service, table])["n"].iloc[0])
 
 
+def has_column(source: Any, service: str, table: str, column: str) -> bool:
+    """Whether `service.table` has the column (a file written by an older toolkit may lack it)."""
+    query = ("SELECT count(*) AS n FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? "
+             "AND column_name = ?")
+    return bool(frame(source, query, [service, table, column])["n"].iloc[0])
+
+
 def table(source: Any, service: str, resource: str, columns: str = "*") -> pd.DataFrame:
     """The latest load of a resource; an empty frame when the source does not hold it."""
     if not has(source, service, resource):

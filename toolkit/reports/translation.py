@@ -19,7 +19,16 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from toolkit.reports import plots
-from toolkit.reports.source import frame, from_sandbox, has, history, loads, table, translation_now
+from toolkit.reports.source import (
+    frame,
+    from_sandbox,
+    has,
+    has_column,
+    history,
+    loads,
+    table,
+    translation_now,
+)
 
 SERVICE = "translation"
 DONE = ("PROCESSED", "DELIVERED", "COMPLETED")
@@ -71,10 +80,13 @@ def _workflow_phases(source: Any) -> dict[str, list[str]]:
 
 def _targets_with_phase(source: Any) -> pd.DataFrame:
     """Targets with status, current phase, due date and workflow name (from the phases resource or the
-    workflowName targets carry in `extra`), plus `step` (1-based order of the phase) and `last_step`."""
+    targets' own, in `extra` in files written before it was a column), plus `step` (1-based order of
+    the phase) and `last_step`."""
     if not has(source, SERVICE, "targets"):
         return pd.DataFrame()
     workflow = "json_extract_string(t.extra, '$.workflowName')"
+    if has_column(source, SERVICE, "targets", "workflow_name"):
+        workflow = f"coalesce(t.workflow_name, {workflow})"
     if has(source, SERVICE, "phases"):
         workflow = f"coalesce(p.workflow_name, {workflow})"
         join = f"LEFT JOIN {SERVICE}.phases p USING (target_id)"
