@@ -4,8 +4,11 @@ A plain resource walks its list action's pages; a fan-out resource calls its act
 the ids given by the analyst (`profile_ids=...`) or read from the parent resource's latest load, with
 bounded concurrency over the client's Session (the HTTP layer keeps the service's rate budget).
 Rows are typed per page (`toolkit.frames`) and written to the workspace in batches inside one load,
-so a failure leaves nothing visible. Python's garbage collector is paused while pages are parsed: with
-millions of fresh dicts alive it would otherwise spend most of the pull scanning them.
+so a failure leaves nothing visible. A walk fetches and parses the next page on a thread while this
+one is typed, and a batch is written on a thread of its own while the next fills (DuckDB releases the
+GIL): one request at a time still, at most two pages and one batch in flight. Python's garbage
+collector is paused while pages are parsed: with millions of fresh dicts alive it would otherwise
+spend most of the pull scanning them.
 """
 from __future__ import annotations
 
