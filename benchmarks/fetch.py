@@ -27,7 +27,12 @@ STYLES = {
     "offset": ("audience_platform", "notifications"),
     "page number": ("translation", "targets"),
 }
-NOTIFICATIONS_MAX = 1_000_000   # the sandbox seeds min(300 × scale, 1,000,000) notifications
+
+
+def notifications_max() -> int:
+    """The most notifications the sandbox seeds, whatever the scale."""
+    from toolkit.sandbox.audience_platform_notices import NOTIFICATIONS_MAX
+    return NOTIFICATIONS_MAX
 
 
 def scale_for(style: str, records: int) -> float:
@@ -35,8 +40,8 @@ def scale_for(style: str, records: int) -> float:
     if style == "cursor":       # 300 × scale**GROWTH assets: 300 at scale 1, a million at 1000
         from toolkit.sandbox.asset_library import GROWTH
         return max(1.0, (records / 300) ** (1 / GROWTH))
-    if style == "offset":       # 300 × scale notifications, at most NOTIFICATIONS_MAX
-        return max(1.0, min(records, NOTIFICATIONS_MAX) / 300)
+    if style == "offset":       # 300 × scale notifications, at most the sandbox's NOTIFICATIONS_MAX
+        return max(1.0, min(records, notifications_max()) / 300)
     return max(1.0, records / 98)   # about 98 targets per unit of scale beyond the first
 
 
@@ -251,7 +256,7 @@ def paging(records: int, runs: int = 3, rest_api_records: int = 0) -> None:
                                             if rest_api_records else "") if have_dlt else
           "dlt is not installed: no comparison with dlt (pip install -e '.[bench]')")
     for style, (service, name) in STYLES.items():
-        wanted = records if style != "offset" else min(records, NOTIFICATIONS_MAX)
+        wanted = records if style != "offset" else min(records, notifications_max())
         box = Sandbox(service, scale_for(style, records), enforce_limits=False)
         token = fetch_token(box.credentials) if service == "translation" else None
         filters = {"submission_ids": submission_ids(box.credentials)} if service == "translation" else {}
@@ -259,7 +264,7 @@ def paging(records: int, runs: int = 3, rest_api_records: int = 0) -> None:
         warm, _ = _in_child(_ceiling, service, name, box.credentials, filters)
         print(f"{style:12s} {service}.{name}: {warm['rows']:,} records, {warm['requests']:,} requests; the "
               f"sandbox rendered them in {time.perf_counter() - started:.1f} s (the discarded walk)"
-              + (f"; notifications stop at {NOTIFICATIONS_MAX:,} in the sandbox, so this style is measured on "
+              + (f"; notifications stop at {notifications_max():,} in the sandbox, so this style is measured on "
                  f"{wanted:,}, not {records:,}" if wanted < records else "") + f"; {_load_average()}")
         ceiling, _, ceiling_times, _ = _median_run(_ceiling, runs, service, name, box.credentials, filters)
         pulled, peak, pull_times, peaks = _median_run(_pull, runs, service, name, box.credentials, filters, None)
