@@ -123,7 +123,7 @@ class NotificationLog:
     """Seeded notifications by index, deletions as indices, run-time ones in front: a sliceable list.
 
     A filter or sort reads only the fields it names from each seeded notification and builds the full
-    records of the page it answers, so a filter over 150,000 of them takes about a second (a million, the most there are, seven).
+    records of the page it answers, so a filter over 150,000 of them takes about a second (a million, the most there are, about five).
     """
 
     def __init__(self, seed: int, count: int, epoch: datetime) -> None:
