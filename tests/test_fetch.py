@@ -146,6 +146,37 @@ def test_every_resource_is_fetched_with_its_dtypes(everything, service, name):
     assert load["status"] == "complete" and load["rows"] == len(frame) and load["requests"] >= 1
 
 
+@pytest.mark.parametrize(("service", "name"), sorted(catalog.RESOURCES), ids=[f"{s}.{n}" for s, n in sorted(catalog.RESOURCES)])
+def test_a_fresh_fetch_gives_what_reading_the_load_back_gives(everything, service, name):
+    """A fresh fetch makes its DataFrame from the batches it wrote, not from DuckDB: the same frame."""
+    ws, get, _ = everything
+    frame = get(service, name)
+    pd.testing.assert_frame_equal(frame, frames.conform(ws.read(service, name), catalog.resource(service, name)))
+
+
+def test_a_load_into_a_widened_column_is_read_back(ws):
+    """A stored type the batches do not cast to unchanged (text, after an earlier load) comes from DuckDB."""
+    with ws.load("asset_library", "http://x", "tags", {}, ("id",)) as load:
+        load.write(pa.table({"id": ["a"], "count": ["many"]}))
+    with ws.load("asset_library", "http://x", "tags", {}, ("id",), keep=True) as load:
+        load.write(pa.table({"id": ["b", "c"], "count": [3, 4]}))
+    frame = ws.frame_of("asset_library", "tags", load.load_id, load.kept)
+    assert frame["count"].tolist() == ["3", "4"] and load.kept == []
+    pd.testing.assert_frame_equal(frame, ws.read("asset_library", "tags", load.load_id))
+    assert ws.loads()["status"].tolist() == ["complete", "complete"]  # widening left no open result
+
+
+def test_a_load_without_a_column_the_table_has_reads_it_as_null(ws):
+    with ws.load("asset_library", "http://x", "tags", {}, ("id",)) as load:
+        load.write(pa.table({"id": ["a"], "color": ["red"], "at": pa.array([0], pa.timestamp("ms", tz="UTC"))}))
+    with ws.load("asset_library", "http://x", "tags", {}, ("id",), keep=True) as load:
+        load.write(pa.table({"id": ["b"], "at": pa.array([1], pa.timestamp("ms", tz="UTC"))}))
+        load.write(pa.table({"id": ["c"], "at": pa.array([2], pa.timestamp("ms", tz="UTC"))}))
+    frame = ws.frame_of("asset_library", "tags", load.load_id, load.kept)
+    assert frame["id"].tolist() == ["b", "c"] and frame["color"].isna().all()
+    pd.testing.assert_frame_equal(frame, ws.read("asset_library", "tags", load.load_id))
+
+
 def test_nothing_of_a_flattened_object_is_dropped(everything, box):
     _, get, _ = everything
     assets = get("asset_library", "assets").set_index("id")

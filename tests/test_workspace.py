@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -438,3 +439,24 @@ def test_settings_on_every_connection(tmp_path):
             assert load._cursor.sql("select current_setting('enable_progress_bar')").fetchall()[0][0] is False
             assert load._cursor.sql("select current_setting('TimeZone')").fetchall()[0][0] == "UTC"
     assert Path(tmp_path / "ws.duckdb").exists()
+
+
+def test_a_frame_from_kept_batches_leaves_the_memory_limit_as_it_was(tmp_path):
+    """Making a fetch's DataFrame lowers DuckDB's memory limit for a moment, to have it give memory back."""
+    with Workspace(tmp_path / "ws.duckdb") as ws:
+        before = ws.sql("select current_setting('memory_limit')").fetchall()[0][0]
+        with ws.load("translation", URL, "targets", keep=True) as load:
+            load.write(pa.table({"id": [1, 2], "status": ["READY", "DONE"]}))
+        frame = ws.frame_of("translation", "targets", load.load_id, load.kept)
+        assert frame["id"].tolist() == [1, 2]
+        assert ws.sql("select current_setting('memory_limit')").fetchall()[0][0] == before
+
+
+@pytest.mark.parametrize(("chosen", "backend"), [(None, "system"), ("mimalloc", "mimalloc")])
+def test_arrow_uses_the_system_allocator_unless_the_analyst_chose_one(chosen, backend):
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    if chosen:
+        env["ARROW_DEFAULT_MEMORY_POOL"] = chosen
+    code = "import toolkit.frames, pyarrow as pa; print(pa.default_memory_pool().backend_name)"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == backend

@@ -179,6 +179,14 @@ def pull(client: Client, name: str, /, *, refresh: bool = False, max_age: float 
          on_error: str = "raise", workers: int | None = None, progress: bool | None = None,
          **filters: Any) -> LoadResult:
     """Pull one resource into the client's workspace; the load is reused when younger than max_age."""
+    return _pull(client, name, False, refresh=refresh, max_age=max_age, on_error=on_error, workers=workers,
+                 progress=progress, **filters)[0]
+
+
+def _pull(client: Client, name: str, keep: bool, /, *, refresh: bool = False,
+          max_age: float | timedelta | None = None, on_error: str = "raise", workers: int | None = None,
+          progress: bool | None = None, **filters: Any) -> tuple[LoadResult, list[pa.Table] | None]:
+    """The pull; with `keep`, also the batches it wrote (None when the load was reused)."""
     if on_error not in ("raise", "skip"):
         raise ValidationError("on_error", on_error, "must be raise or skip")
     resource = catalog.resource(client.service.key, name)
@@ -187,9 +195,9 @@ def pull(client: Client, name: str, /, *, refresh: bool = False, max_age: float 
     if not refresh and max_age is not None:
         cached = ws.fresh_load(resource.service, client.base_url, name, key, max_age)
         if cached:
-            return LoadResult(cached, name, cached=True)
+            return LoadResult(cached, name, cached=True), None
     plan = _plan(client, resource, filters, workers or client.service.max_concurrency, on_error)
-    with ws.load(resource.service, client.base_url, name, key, resource.key) as load, _gc_paused(), \
+    with ws.load(resource.service, client.base_url, name, key, resource.key, keep) as load, _gc_paused(), \
             _Batcher(load) as batcher:
         before = client.requests_sent
         with progress_bar(plan.total, f"{resource.service}.{name}", plan.unit, progress) as bar:
@@ -203,14 +211,20 @@ def pull(client: Client, name: str, /, *, refresh: bool = False, max_age: float 
         load.requests = client.requests_sent - before
         load.failed_ids.extend(plan.failed)
         result = LoadResult(load.load_id, name, batcher.rows, load.requests, list(plan.failed))
-    return result
+    return result, load.kept
 
 
 def fetch(client: Client, name: str, /, **options: Any) -> pd.DataFrame:
-    """Pull (or reuse) one resource and return it as a typed DataFrame."""
-    result = pull(client, name, **options)
-    frame = client.workspace.read(client.service.key, name, result.load_id)
-    return frames.conform(frame, catalog.resource(client.service.key, name))
+    """Pull (or reuse) one resource and return it as a typed DataFrame.
+
+    A fresh load's DataFrame is made from the batches it wrote, which are in memory already: reading
+    them back from DuckDB would hold DuckDB's buffers and the Arrow result besides the DataFrame.
+    """
+    result, written = _pull(client, name, True, **options)
+    service, ws = client.service.key, client.workspace
+    frame = ws.read(service, name, result.load_id) if written is None else \
+        ws.frame_of(service, name, result.load_id, written)
+    return frames.conform(frame, catalog.resource(service, name))
 
 
 def _params_key(filters: dict) -> dict:

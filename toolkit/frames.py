@@ -8,6 +8,7 @@ columns and dtypes. Tables are built column by column from the parsed pages, nev
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +18,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from toolkit.spec import Column, Resource, camel
+
+
+def _use_the_system_allocator() -> None:
+    """Arrow's buffers from the system allocator, unless the analyst chose one (ARROW_DEFAULT_MEMORY_POOL).
+
+    pyarrow's default, mimalloc, keeps the pages a pull frees mapped around the rows a fetch keeps: a
+    fetch of a million assets held 100 MB more with it, and pulled no faster (benchmarks/fetch.py).
+    """
+    if not os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
+        pa.set_memory_pool(pa.system_memory_pool())
+
+
+_use_the_system_allocator()
 
 TIMESTAMP = pa.timestamp("ms", tz="UTC")
 ARROW_TYPES = {"string": pa.string(), "integer": pa.int64(), "number": pa.float64(),

@@ -116,11 +116,14 @@ class Load:
     """One pull being written: batches go into a transaction that commits when the `with` block ends.
 
     `requests` and `failed_ids` are counters the fetcher updates; they are saved with the load.
+    With `keep=True` the batches written stay in `kept`, so that the caller can make its DataFrame
+    from them (`Workspace.frame_of`) instead of reading the load back.
     """
 
     def __init__(self, workspace: Workspace, service: str, base_url: str, resource: str,
-                 params: Mapping[str, Any], key: tuple[str, ...]) -> None:
+                 params: Mapping[str, Any], key: tuple[str, ...], keep: bool = False) -> None:
         self.workspace, self.service, self.resource, self.key = workspace, service, resource, key
+        self.kept: list[pa.Table] | None = [] if keep else None
         self.base_url, self.params = scrub_url(base_url), params_json(params)
         self.load_id: str | None = None
         self.status, self.rows, self.requests, self.batches = "new", 0, 0, 0
@@ -189,6 +192,8 @@ class Load:
                            [self.load_id])
             self.rows += table.num_rows
             self.batches += 1
+            if self.kept is not None:
+                self.kept.append(_kept(table))
 
     def _create(self, incoming: dict[str, str]) -> None:
         # an all-null column has no type yet: VARCHAR until a later batch brings values (see _evolve)
@@ -227,7 +232,7 @@ class Load:
         try:  # on the shared connection, outside the transaction: this one may fail harmlessly
             with self.workspace._lock:
                 union = self.workspace._con.execute(f"SELECT typeof(x) FROM (SELECT NULL::{have} AS x "
-                                                    f"UNION ALL SELECT NULL::{kind})").fetchone()[0]
+                                                    f"UNION ALL SELECT NULL::{kind}) LIMIT 1").fetchall()[0][0]
         except duckdb.Error:
             return "VARCHAR"
         lost = (f"SELECT count(*) FROM {{}} WHERE {column} IS NOT NULL "
@@ -299,6 +304,16 @@ class Load:
     def __repr__(self) -> str:
         return (f"<toolkit.Load {self.load_id} {self.service}.{self.resource}: {self.status}, "
                 f"{self.rows} rows, {self.requests} requests>")
+
+
+def _kept(table: pa.Table) -> pa.Table:
+    """A batch as a fetch keeps it for its DataFrame: contiguous, so the pages' many small buffers are
+    freed and memory does not fragment; strings large, as pandas holds them, so that making the
+    DataFrame copies none of them."""
+    table = table.combine_chunks()
+    return pa.Table.from_arrays(
+        [c.cast(pa.large_string()) if pa.types.is_string(c.type) else c for c in table.columns],
+        names=table.column_names)
 
 
 def _arrow(batch: pa.Table | pa.RecordBatch | pd.DataFrame) -> pa.Table:

@@ -85,6 +85,51 @@ def to_frame(table: pa.Table, categories: Mapping[str, Sequence[str]] | None = N
     return table.to_pandas(types_mapper=_pandas_type, split_blocks=True, self_destruct=True)
 
 
+def _shaped(written: list[pa.Table], shape: pa.Schema) -> pa.Table | None:
+    """The batches as one table of `shape`, or None when a column would not cast unchanged."""
+    table = pa.concat_tables(written, promote_options="permissive") if written else shape.empty_table()
+    written.clear()
+    columns = []
+    for field in shape:
+        if field.name not in table.column_names:
+            columns.append(pa.nulls(table.num_rows, field.type))
+            continue
+        column = table.column(field.name)
+        if not casts_unchanged(column.type, field.type):
+            return None
+        # large strings stay large: pandas would make them so, copying their offsets
+        keep = column.type == field.type or (pa.types.is_large_string(column.type) and pa.types.is_string(field.type))
+        columns.append(column if keep else column.cast(field.type))
+    return pa.Table.from_arrays(columns, names=shape.names)
+
+
+_UTC = {"UTC", "Etc/UTC", "+00:00", "Z"}
+_UNITS = {"s": 0, "ms": 1, "us": 2, "ns": 3}
+
+
+def casts_unchanged(source: pa.DataType, target: pa.DataType) -> bool:
+    """Whether every value of `source` casts to `target` as DuckDB would store and read it back."""
+    if source.equals(target) or pa.types.is_null(source):
+        return True
+    t = pa.types
+    if t.is_timestamp(source) and t.is_timestamp(target):
+        return _UNITS[source.unit] <= _UNITS[target.unit] and \
+            (source.tz == target.tz or (source.tz in _UTC and target.tz in _UTC))
+    if (t.is_string(source) or t.is_large_string(source)) and (t.is_string(target) or t.is_large_string(target)):
+        return True
+    if t.is_integer(source) and t.is_integer(target):
+        return t.is_signed_integer(source) <= t.is_signed_integer(target) and \
+            source.bit_width + (t.is_signed_integer(target) and not t.is_signed_integer(source)) <= target.bit_width
+    if t.is_floating(source) and t.is_floating(target):
+        return source.bit_width <= target.bit_width
+    if (t.is_list(source) or t.is_large_list(source)) and (t.is_list(target) or t.is_large_list(target)):
+        return casts_unchanged(source.value_type, target.value_type)
+    if t.is_struct(source) and t.is_struct(target):
+        return [f.name for f in source] == [f.name for f in target] and \
+            all(casts_unchanged(a.type, b.type) for a, b in zip(source, target, strict=True))
+    return False
+
+
 def _categorical(column: pa.ChunkedArray, known: Sequence[str]) -> pa.ChunkedArray:
     """Dictionary-encode against the known categories, appending any value they lack (nothing is lost)."""
     column = column.combine_chunks().cast(pa.string())
@@ -163,7 +208,7 @@ class Workspace:
     # -- loads -------------------------------------------------------------------------------------
 
     def load(self, service: str, base_url: str, resource: str, params: Mapping[str, Any] | None = None,
-             key: Sequence[str] = ()) -> Load:
+             key: Sequence[str] = (), keep: bool = False) -> Load:
         """A load to write batches into inside `with`; it commits on a clean exit, rolls back otherwise.
 
             with ws.load("translation", url, "targets", {"status": ["READY"]}, ("id",)) as load:
@@ -171,7 +216,7 @@ class Workspace:
         """
         if self.read_only:
             raise WorkspaceError(f"{self.path} is open read-only: no loads")
-        return Load(self, service, base_url, resource, params or {}, tuple(key))
+        return Load(self, service, base_url, resource, params or {}, tuple(key), keep)
 
     def fresh_load(self, service: str, base_url: str, resource: str, params: Mapping[str, Any] | None,
                    max_age: float | timedelta | None) -> str | None:
@@ -217,6 +262,33 @@ class Workspace:
             finally:
                 self._con.execute("COMMIT")
         return to_frame(table, self.categories(service, resource))
+
+    def frame_of(self, service: str, resource: str, load_id: str, written: list[pa.Table]) -> pd.DataFrame:
+        """What `read(service, resource, load_id)` gives, made from the batches that load wrote.
+
+        The batches are shaped as the table reads back now: its columns in its order, NULL where the
+        load had none, each cast to the Arrow type DuckDB gives. When a stored type is not one the
+        batches' values cast to unchanged (an earlier load widened the column to text, say), the load
+        is read back instead. `written` is emptied, so that each column is freed once converted.
+        """
+        with self._lock:
+            shape = self._con.sql(f"SELECT * EXCLUDE (_load_id) FROM {table_of(service, resource)} LIMIT 0") \
+                .to_arrow_table().schema
+            self._release_memory()
+        table = _shaped(written, shape)
+        if table is None:
+            return self.read(service, resource, load_id)
+        return to_frame(table, self.categories(service, resource))
+
+    def _release_memory(self) -> None:
+        """Have DuckDB hand back the memory it keeps after a load (about 100 MB), before a DataFrame is
+        made: lowering the memory limit for a moment evicts its buffers and flushes its allocator.
+        Only when no load is running in the workspace, which could need the memory meanwhile."""
+        if self.path is None or self._load_owners:
+            return
+        limit = self._con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+        self._con.execute("SET memory_limit = '8MB'")
+        self._con.execute(f"SET memory_limit = '{limit}'")
 
     def latest(self, service: str, resource: str) -> str | None:
         """The id of the latest complete (or stale) load of a resource."""
