@@ -192,7 +192,7 @@ class Client:
         if prepared.json is not None:
             data = orjson.dumps(prepared.json)
         response = self.transport.send(
-            prepared.method, prepared.url, params=prepared.query or None, data=data, files=prepared.files,
+            prepared.method, prepared.url, params=prepared.query_string() or None, data=data, files=prepared.files,
             headers=prepared.headers or None, retry_post=entry.retry_safe, auth=self._auth_for(entry))
         if response.status_code >= 400:
             try:

@@ -34,9 +34,15 @@ class Prepared:
     files: Any = None
     headers: dict[str, str] = field(default_factory=dict)
 
+    def query_string(self) -> str:
+        """The query as sent: commas of comma-separated lists stay commas (RFC 3986 allows them there).
+        Encoded as %2C, each made the query longer and cost urllib3 about 0.1 ms per request to check
+        again, twice: 100 submission ids on every page of targets."""
+        return urlencode(self.query, safe=",")
+
     def describe(self, redactor: Redactor, auth_headers: Mapping[str, str]) -> str:
         """The request as text, every secret masked."""
-        url = self.url + (f"?{urlencode(self.query)}" if self.query else "")
+        url = self.url + (f"?{self.query_string()}" if self.query else "")
         lines = [f"{self.method} {url}"]
         lines += [f"{k}: {v}" for k, v in {**auth_headers, **self.headers}.items()]
         if self.json is not None:
