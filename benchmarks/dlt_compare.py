@@ -20,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 # dlt reports usage to its makers unless told not to; the benchmark makes no outside requests
 os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
@@ -89,6 +90,17 @@ def request_of(style: str, credentials: dict, filters: dict | None = None, token
     return {"base_url": base_url, "headers": headers, "path": path, "walks": walks, "data_selector": selector}
 
 
+def with_lists(path: str, walk: dict) -> tuple[str, dict]:
+    """The path with the walk's comma-separated lists in its query, commas plain, and the other params.
+
+    toolkit's client and the ceiling send `submissionIds=1,2,3`; given as params, requests would send
+    `1%2C2%2C3`, which costs more to check on every request and misses the sandbox's read cache.
+    """
+    lists = {k: v for k, v in walk.items() if isinstance(v, str) and "," in v}
+    rest = {k: v for k, v in walk.items() if k not in lists}
+    return (f"{path}?{urlencode(lists, safe=',')}" if lists else path), rest
+
+
 def _pipeline(name: str) -> Any:
     import dlt
     where = Path(tempfile.mkdtemp(prefix="dlt-bench-"))
@@ -116,7 +128,8 @@ def dlt_pull(style: str, base_url: str, headers: dict, path: str, params: dict |
     @dlt.resource(name="records", write_disposition="append")
     def records():
         for walk in walks:
-            for page in client.paginate(path, params=dict(walk), paginator=paginator(style),
+            where, rest = with_lists(path, walk)
+            for page in client.paginate(where, params=rest, paginator=paginator(style),
                                         data_selector=selector, timeout=60):
                 if page:
                     yield pa.Table.from_pylist(page)
@@ -152,8 +165,9 @@ def rest_api_pull(style: str, base_url: str, headers: dict, path: str, params: d
         pages.append(-(-count // page_size))
         remaining -= count
     resources = [{"name": f"records_{n}", "endpoint": {
-        "path": path.lstrip("/"), "params": dict(walk), "paginator": paginator(style),
-        "data_selector": data_selector or TARGETS[style][2]}} for n, walk in enumerate(walks[:len(pages)])]
+        "path": where.lstrip("/"), "params": rest, "paginator": paginator(style),
+        "data_selector": data_selector or TARGETS[style][2]}}
+        for n, (where, rest) in enumerate(with_lists(path, walk) for walk in walks[:len(pages)])]
     source = rest_api_source({"client": {"base_url": base_url.rstrip("/") + "/", "headers": headers},
                               "resources": resources})
     for n, limit in enumerate(pages):

@@ -19,7 +19,9 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
+from urllib.parse import urlencode
 
 STYLES = {
     # style: (service, resource)
@@ -206,9 +208,9 @@ def _ceiling(service: str, name: str, credentials: dict, filters: dict) -> dict:
         params = style.start(chunk)
         seen = 0                                  # per chunk: the total-size header counts one chunk
         while params is not None:
-            # the query in the action's parameter order, as the client sends it: the same bytes, so
-            # that the sandbox's read cache answers the ceiling and the pull alike
-            query = dict(sorted(params.items(), key=lambda item: order.get(item[0], len(order))))
+            # the query in the action's parameter order with plain commas, as the client sends it: the
+            # same bytes, so that the sandbox's read cache answers the ceiling and the pull alike
+            query = urlencode(sorted(params.items(), key=lambda item: order.get(item[0], len(order))), safe=",")
             answer = session.get(url, params=query, timeout=60)
             if answer.status_code != 200:
                 raise RuntimeError(f"the ceiling's walk got {answer.status_code}: {answer.text[:200]}")
@@ -244,7 +246,7 @@ def _median_run(function, runs: int, *args) -> tuple[dict, float, list[float], l
     return result, peak, [m[0]["seconds"] for m in measured], [m[1] for m in measured]
 
 
-def paging(records: int, runs: int = 3, rest_api_records: int = 0) -> None:
+def paging(records: int, runs: int = 3, rest_api_records: int = 0, styles: Sequence[str] = ()) -> None:
     import dlt_compare
     print(f"\n== pull of about {records:,} records per paging style (median of {runs} run{'s' * (runs > 1)} "
           f"each for the ceiling and the pull, after one discarded walk that fills the sandbox's read cache) ==")
@@ -256,6 +258,8 @@ def paging(records: int, runs: int = 3, rest_api_records: int = 0) -> None:
                                             if rest_api_records else "") if have_dlt else
           "dlt is not installed: no comparison with dlt (pip install -e '.[bench]')")
     for style, (service, name) in STYLES.items():
+        if styles and style not in styles:
+            continue
         wanted = records if style != "offset" else min(records, notifications_max())
         box = Sandbox(service, scale_for(style, records), enforce_limits=False)
         token = fetch_token(box.credentials) if service == "translation" else None
@@ -411,6 +415,8 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--quick", action="store_true", help="100k records, 500 fan-out requests")
     parser.add_argument("--only", choices=("paging", "fan_out", "cached"))
+    parser.add_argument("--style", action="append", choices=tuple(STYLES), default=[],
+                        help="only this paging style (repeatable; default: all three)")
     parser.add_argument("--runs", type=int, default=3, help="runs of the ceiling and the pull per style (median)")
     parser.add_argument("--rest-api", type=int, default=50_000, metavar="N",
                         help="records for dlt's rest_api source with defaults (slow; 0: skip it)")
@@ -418,7 +424,7 @@ def main() -> None:
     records = 100_000 if args.quick else args.records
     print(f"python {sys.version.split()[0]}; {mp.cpu_count()} cores; {_load_average()} at the start")
     if args.only in (None, "paging"):
-        paging(records, args.runs, min(args.rest_api, records))
+        paging(records, args.runs, min(args.rest_api, records), args.style)
     if args.only in (None, "fan_out"):
         fan_out(500 if args.quick else 2000)
     if args.only in (None, "cached"):

@@ -287,7 +287,10 @@ class Workspace:
         if self.path is None or self._load_owners:
             return
         limit = self._con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
-        self._con.execute("SET memory_limit = '8MB'")
+        try:
+            self._con.execute("SET memory_limit = '8MB'")
+        except duckdb.Error:  # something holds more than that (a result being read): leave it be
+            return
         self._con.execute(f"SET memory_limit = '{limit}'")
 
     def latest(self, service: str, resource: str) -> str | None:
