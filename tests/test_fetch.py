@@ -166,6 +166,16 @@ def test_a_load_into_a_widened_column_is_read_back(ws):
     assert ws.loads()["status"].tolist() == ["complete", "complete"]  # widening left no open result
 
 
+def test_batches_of_one_load_that_arrow_cannot_unify_are_read_back(ws):
+    with ws.load("asset_library", "http://x", "tags", {}, ("id",), keep=True) as load:
+        load.write(pa.table({"id": ["a"], "count": pa.array([None], pa.string())}))
+        load.write(pa.table({"id": ["b"], "count": ["many"]}))
+        load.write(pa.table({"id": ["c"], "count": [3]}))
+    frame = ws.frame_of("asset_library", "tags", load.load_id, load.kept)
+    assert frame["count"].tolist()[1:] == ["many", "3"]
+    pd.testing.assert_frame_equal(frame, ws.read("asset_library", "tags", load.load_id))
+
+
 def test_a_load_without_a_column_the_table_has_reads_it_as_null(ws):
     with ws.load("asset_library", "http://x", "tags", {}, ("id",)) as load:
         load.write(pa.table({"id": ["a"], "color": ["red"], "at": pa.array([0], pa.timestamp("ms", tz="UTC"))}))

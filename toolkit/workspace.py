@@ -87,8 +87,12 @@ def to_frame(table: pa.Table, categories: Mapping[str, Sequence[str]] | None = N
 
 def _shaped(written: list[pa.Table], shape: pa.Schema) -> pa.Table | None:
     """The batches as one table of `shape`, or None when a column would not cast unchanged."""
-    table = pa.concat_tables(written, promote_options="permissive") if written else shape.empty_table()
-    written.clear()
+    try:
+        table = pa.concat_tables(written, promote_options="permissive") if written else shape.empty_table()
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # batches of one load that DuckDB had to widen
+        return None
+    finally:
+        written.clear()
     columns = []
     for field in shape:
         if field.name not in table.column_names:
