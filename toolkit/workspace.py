@@ -99,7 +99,7 @@ def _shaped(written: list[pa.Table], shape: pa.Schema) -> pa.Table | None:
             columns.append(pa.nulls(table.num_rows, field.type))
             continue
         column = table.column(field.name)
-        if not casts_unchanged(column.type, field.type):
+        if not _casts_unchanged(column.type, field.type):
             return None
         # large strings stay large: pandas would make them so, copying their offsets
         keep = column.type == field.type or (pa.types.is_large_string(column.type) and pa.types.is_string(field.type))
@@ -111,7 +111,7 @@ _UTC = {"UTC", "Etc/UTC", "+00:00", "Z"}
 _UNITS = {"s": 0, "ms": 1, "us": 2, "ns": 3}
 
 
-def casts_unchanged(source: pa.DataType, target: pa.DataType) -> bool:
+def _casts_unchanged(source: pa.DataType, target: pa.DataType) -> bool:
     """Whether every value of `source` casts to `target` as DuckDB would store and read it back."""
     if source.equals(target) or pa.types.is_null(source):
         return True
@@ -127,10 +127,10 @@ def casts_unchanged(source: pa.DataType, target: pa.DataType) -> bool:
     if t.is_floating(source) and t.is_floating(target):
         return source.bit_width <= target.bit_width
     if (t.is_list(source) or t.is_large_list(source)) and (t.is_list(target) or t.is_large_list(target)):
-        return casts_unchanged(source.value_type, target.value_type)
+        return _casts_unchanged(source.value_type, target.value_type)
     if t.is_struct(source) and t.is_struct(target):
         return [f.name for f in source] == [f.name for f in target] and \
-            all(casts_unchanged(a.type, b.type) for a, b in zip(source, target, strict=True))
+            all(_casts_unchanged(a.type, b.type) for a, b in zip(source, target, strict=True))
     return False
 
 
