@@ -460,3 +460,19 @@ def test_arrow_uses_the_system_allocator_unless_the_analyst_chose_one(chosen, ba
     code = "import toolkit.frames, pyarrow as pa; print(pa.default_memory_pool().backend_name)"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == backend
+
+
+@pytest.mark.parametrize(("source", "target", "unchanged"), [
+    (pa.int32(), pa.int64(), True), (pa.int64(), pa.int32(), False), (pa.uint32(), pa.int64(), True),
+    (pa.uint64(), pa.int64(), False), (pa.int64(), pa.uint64(), False), (pa.int64(), pa.float64(), False),
+    (pa.float32(), pa.float64(), True), (pa.int64(), pa.string(), False), (pa.null(), pa.string(), True),
+    (pa.large_string(), pa.string(), True),
+    (pa.timestamp("ms", tz="UTC"), pa.timestamp("us", tz="Etc/UTC"), True),
+    (pa.timestamp("ns", tz="UTC"), pa.timestamp("us", tz="UTC"), False),
+    (pa.timestamp("ms", tz="Europe/Paris"), pa.timestamp("us", tz="UTC"), False),
+    (pa.list_(pa.struct([("id", pa.string())])), pa.list_(pa.field("l", pa.struct([("id", pa.string())]))), True),
+    (pa.struct([("a", pa.int64()), ("b", pa.string())]), pa.struct([("b", pa.string()), ("a", pa.int64())]), False),
+])
+def test_a_kept_column_is_used_only_when_it_casts_to_the_stored_type_unchanged(source, target, unchanged):
+    from toolkit.workspace import _casts_unchanged
+    assert _casts_unchanged(source, target) is unchanged
