@@ -277,6 +277,16 @@ def test_a_walk_through_a_429_and_a_500_gives_exactly_the_rows(faulty, ws, style
     pd.testing.assert_frame_equal(by_key(walked, resource.key), by_key(whole, resource.key))
 
 
+@pytest.mark.parametrize("style", ["offset", "page_number", "page_number_from_1"])
+def test_pages_asked_ahead_give_the_rows_and_requests_of_a_walk_one_at_a_time(box, style):
+    service, name, _, page = WALKS[style]
+    with Workspace() as one, Workspace() as other:
+        sequential = connect(one, box, service).fetch(name, workers=1, **page)
+        ahead = connect(other, box, service).fetch(name, workers=6, **page)
+        pd.testing.assert_frame_equal(ahead, sequential)
+        assert last_load(other)["requests"] == last_load(one)["requests"] >= 5   # none wasted: totals known
+
+
 # -- 3. interrupted loads ---------------------------------------------------------------------------------
 
 def break_on_third_page(monkeypatch, client, where: str, error: BaseException) -> None:

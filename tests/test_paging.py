@@ -335,3 +335,57 @@ def test_every_page_request_is_checked(stub, assets):
     with pytest.raises(ToolkitError, match="limit=900"):
         next(assets.pages("asset_library.list_assets", limit=900))
     assert len(stub.calls) == 0
+
+
+# --- asking for pages ahead -------------------------------------------------------------------------------
+
+class ByPage:
+    """A stub that answers each request by the page it names (requests ahead arrive in any order)."""
+
+    def __init__(self, stub, url: str, param: str, answers: dict) -> None:
+        self.param, self.answers, self.asked = param, answers, []
+        stub.add_callback(responses.GET, url, callback=self)
+
+    def __call__(self, request):
+        page = parse_qs(urlsplit(request.url).query)[self.param][0]
+        self.asked.append(page)
+        body, headers = self.answers.get(page, ([], {}))
+        return 200, headers, json.dumps(body)
+
+
+def test_page_numbers_asked_ahead_give_the_pages_of_a_walk_one_at_a_time(stub, tms):
+    answers = {str(n): (rows(2, 2 * n), {"total-size": "9"}) for n in range(4)}
+    answers["4"] = (rows(1, 8), {"total-size": "9"})
+    script = ByPage(stub, tms.base_url + "/rest/v0/submissions", "pageNumber", answers)
+    one_at_a_time = walk(tms, "translation.list_submissions", page_size=2)
+    asked = len(script.asked)
+    ahead = [page.rows for page in tms.pages("translation.list_submissions", page_size=2, ahead=3)]
+    assert ahead == one_at_a_time and sum(ahead, []) == rows(9)
+    assert sorted(script.asked[asked:]) == ["0", "1", "2", "3", "4"]   # none past the total
+
+
+def test_offsets_asked_ahead_give_the_pages_of_a_walk_one_at_a_time(stub, audience):
+    answers = {str(o): ({"list": rows(min(2, 7 - o), o), "totalSize": 7}, {}) for o in range(0, 8, 2)}
+    ByPage(stub, audience.base_url + "/api/v2/audiences", "offset", answers)
+    one_at_a_time = walk(audience, "audience_platform.list_audiences", size=2)
+    ahead = [page.rows for page in audience.pages("audience_platform.list_audiences", size=2, ahead=4)]
+    assert ahead == one_at_a_time and sum(ahead, []) == rows(7)
+
+
+def test_a_short_page_drops_the_pages_asked_ahead_of_it(stub, tms):
+    # the total says 8, but the data moved: page 1 comes back short, so the walk ends there
+    answers = {"0": (rows(2), {"total-size": "8"}), "1": (rows(1, 2), {"total-size": "8"}),
+               "2": (rows(2, 90), {"total-size": "8"}), "3": (rows(2, 92), {"total-size": "8"})}
+    script = ByPage(stub, tms.base_url + "/rest/v0/submissions", "pageNumber", answers)
+    ahead = [page.rows for page in tms.pages("translation.list_submissions", page_size=2, ahead=3)]
+    assert ahead == [rows(2), rows(1, 2)]
+    assert "2" in script.asked            # it was asked for ahead, and its rows dropped
+
+
+def test_a_cursor_walk_does_not_ask_ahead(stub, assets):
+    script = Pages(stub, responses.GET, assets.base_url + "/assets", [
+        ({"data": rows(2), "pagination": {"hasMore": True, "cursor": "c1"}}, {}),
+        ({"data": rows(2, 2), "pagination": {"hasMore": False}}, {}),
+    ])
+    assert [page.rows for page in assets.pages("asset_library.list_assets", limit=2, ahead=5)] == [rows(2), rows(2, 2)]
+    assert len(script.queries) == 2

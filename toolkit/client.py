@@ -12,7 +12,9 @@ import datetime as dt
 import inspect
 import ipaddress
 import os
+from collections import deque
 from collections.abc import Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -230,8 +232,14 @@ class Client:
             return response.text
 
     def pages(self, action: str | Action, *, version: str | None = None,
-              headers: Mapping[str, str] | None = None, **params: Any) -> Iterator[Page]:
-        """Walk every page of a list action with the service's paging style."""
+              headers: Mapping[str, str] | None = None, ahead: int = 0, **params: Any) -> Iterator[Page]:
+        """Walk every page of a list action with the service's paging style.
+
+        `ahead`: with page numbers or offsets, ask for up to this many following pages on threads
+        while this one is read, supposing each comes back full; a page that does not (the data moved)
+        drops the guesses after it and the walk goes on from the page the service says is next. The
+        pages, their order and their rows are those of a walk one request at a time.
+        """
         entry = self.action(action)
         style = entry.paging or (self.service.paging if entry.response == "page" else None)
         if style is None:
@@ -239,22 +247,62 @@ class Client:
         # the styles speak wire names (`pageNumber`), the params Python names (`page_number`)
         to_wire = {p.name: p.wire for p in entry.params if p.where == "query"}
         to_name = {wire: name for name, wire in to_wire.items()}
-        request = style.start({to_wire.get(k, k): v for k, v in params.items() if v is not None})
-        seen, previous, first = 0, None, None
-        while request is not None:
+        first: tuple[Prepared, dict] | None = None
+
+        def prepared_for(request: dict) -> tuple[Prepared, dict]:
+            nonlocal first
             named = {to_name.get(k, k): v for k, v in request.items()}
             prepared = _repaged(entry, first, named) if first else None
             if prepared is None:
                 prepared = self.prepare(entry, version=version, headers=headers, **named)
-                first = (prepared, named)
-            response = self.send(prepared)
-            body = self.parse(entry, response)
-            rows = style.rows(body)
-            if rows and rows == previous:
-                raise PagingError(f"{entry.id}: the service gave the same page twice ({named})")
-            seen, previous = seen + len(rows), rows
-            yield Page(rows, body, response, named)
-            request = style.next(request, body, response.headers, rows, seen)
+                first = first or (prepared, named)
+            return prepared, named
+
+        pool = ThreadPoolExecutor(ahead, thread_name_prefix="toolkit-page") \
+            if ahead > 0 and hasattr(style, "after_full") else None
+        asked: deque[tuple[dict, int, Future]] = deque()   # (params, rows before it, answer), walk order
+        request = style.start({to_wire.get(k, k): v for k, v in params.items() if v is not None})
+        seen, previous = 0, None
+        try:
+            while request is not None:
+                prepared, named = prepared_for(request)
+                response = asked.popleft()[2].result() if asked else self.send(prepared)
+                body = self.parse(entry, response)
+                rows = style.rows(body)
+                if rows and rows == previous:
+                    raise PagingError(f"{entry.id}: the service gave the same page twice ({named})")
+                seen, previous = seen + len(rows), rows
+                if pool is None:
+                    yield Page(rows, body, response, named)
+                    request = style.next(request, body, response.headers, rows, seen)
+                    continue
+                # the following pages are asked for before this one is handed over, to overlap with it
+                request = style.next(request, body, response.headers, rows, seen)
+                self._ask_ahead(pool, asked, ahead, style, request, seen, body, response.headers, prepared_for)
+                yield Page(rows, body, response, named)
+        finally:
+            if pool is not None:
+                for _, _, answer in asked:
+                    answer.cancel()
+                pool.shutdown(wait=False, cancel_futures=True)
+
+    def _ask_ahead(self, pool: ThreadPoolExecutor, asked: deque, ahead: int, style: Any, request: dict | None,
+                   seen: int, body: Any, headers: Mapping, prepared_for: Any) -> None:
+        """Keep `ahead` pages asked for, starting at `request`; guesses a short page proved wrong go."""
+        if asked and asked[0][0] != request:
+            for _, _, answer in asked:
+                answer.cancel()           # one already sent is answered and its answer dropped
+            asked.clear()
+        if request is None:
+            return
+        if not asked:
+            asked.append((request, seen, pool.submit(self.send, prepared_for(request)[0])))
+        while len(asked) < ahead:
+            last, before, _ = asked[-1]
+            guess = style.after_full(last, body, headers, before)
+            if guess is None:
+                break
+            asked.append((guess, before + int(last[style.size]), pool.submit(self.send, prepared_for(guess)[0])))
 
     def rows(self, action: str | Action, **params: Any) -> list:
         """Every row of a list action, all pages walked."""
@@ -273,6 +321,12 @@ class Client:
         """A resource as a typed DataFrame, cached in the workspace; reused when younger than max_age seconds.
 
             tm.fetch("targets", status=["IN_PROCESS", "READY"], max_age=3600)
+
+        Options besides the resource's filters: `refresh=True` pulls again whatever the cache holds;
+        `workers=N` bounds the requests in flight (a fan-out's members, or the pages a page-number or
+        offset walk asks for ahead; the service's own limit by default, 1 for one at a time);
+        `on_error="skip"` completes a fan-out without the members that keep failing, and records them;
+        `progress=False` hides the progress bar.
         """
         from toolkit import fetch
         self._workspace()

@@ -6,7 +6,8 @@ bounded concurrency over the client's Session (the HTTP layer keeps the service'
 Rows are typed per page (`toolkit.frames`) and written to the workspace in batches inside one load,
 so a failure leaves nothing visible. A walk fetches and parses the next page on a thread while this
 one is typed, and a batch is written on a thread of its own while the next fills (DuckDB releases the
-GIL): one request at a time still, at most two pages and one batch in flight. Python's garbage
+GIL). With page numbers or offsets, `workers - 1` following pages are asked for ahead (Client.pages),
+so a walk over a slow link waits for one answer at a time no longer; a cursor walk cannot. Python's garbage
 collector is paused while pages are parsed: with millions of fresh dicts alive it would otherwise
 spend most of the pull scanning them.
 """
@@ -265,13 +266,13 @@ def _plan(client: Client, resource: Resource, filters: dict, workers: int, on_er
                                       f"pass {resource.parent}=[...]")
         return _fan_out(client, resource, action, ids, params, workers, on_error)
     if action.response == "page" or action.paging:
-        return _Plan(lambda: _walk(client, resource, action, params), None, "pages")
+        return _Plan(lambda: _walk(client, resource, action, params, ahead=workers - 1), None, "pages")
     return _Plan(lambda: _single(client, resource, action, params), 1, "requests")
 
 
 def _walk(client: Client, resource: Resource, action: Action, params: dict,
-          parent: dict | None = None) -> Iterator[tuple[pa.Table, int]]:
-    for page in _read_ahead(client.pages(action, **params)):
+          parent: dict | None = None, ahead: int = 0) -> Iterator[tuple[pa.Table, int]]:
+    for page in _read_ahead(client.pages(action, ahead=ahead, **params)):
         yield frames.to_arrow(_rows_of(resource, action, page.body), resource, parent=parent), 1
 
 
@@ -285,7 +286,8 @@ _DONE = object()
 
 def _read_ahead(items: Iterator, depth: int = 2) -> Iterator:
     """Yield from `items` while a thread produces the next ones: page n+1 travels and is parsed while
-    page n is typed. Still one request at a time; at most `depth` pages wait; an error is raised here."""
+    page n is typed. At most `depth` pages wait (besides those Client.pages asked for ahead); an error
+    is raised here."""
     waiting: queue.Queue = queue.Queue(maxsize=depth)
     stop = threading.Event()
 

@@ -2,6 +2,9 @@
 
 Each style is a small immutable object. `start(params)` gives the first page's params, `rows(body)`
 the rows of an answer, and `next(params, body, headers, rows, seen)` the next page's params or None.
+Page numbers and offsets also answer `after_full(params, body, headers, seen)`: the page that follows
+one that comes back full, so that a walk may ask for the pages ahead before this one is in; a cursor
+is only known from the answer that carries it.
 One loop in the client runs them all; a cursor or page that does not advance raises `PagingError`
 instead of looping. This module imports nothing of the engine: the catalog declares its styles here.
 """
@@ -84,6 +87,10 @@ class PageNumber:
             return None
         return {**params, self.page: page + 1}
 
+    def after_full(self, params: dict, body: Any, headers: Mapping, seen: int) -> dict | None:
+        """`next` if the page of `params` (with `seen` rows before it) comes back full."""
+        return _after_full(self, params, body, headers, seen)
+
 
 @dataclass(frozen=True)
 class Offset:
@@ -118,6 +125,10 @@ class Offset:
             size = self.cap        # -1 only works at offset 0: walk on in pages of the cap
         return {**params, self.offset: offset + len(rows), self.size: size}
 
+    def after_full(self, params: dict, body: Any, headers: Mapping, seen: int) -> dict | None:
+        """`next` if the page of `params` (with `seen` rows before it) comes back full."""
+        return _after_full(self, params, body, headers, seen)
+
 
 @dataclass(frozen=True)
 class Unpaged:
@@ -135,6 +146,12 @@ class Unpaged:
 
 
 Paging = Cursor | PageNumber | Offset | Unpaged
+
+
+def _after_full(style: PageNumber | Offset, params: dict, body: Any, headers: Mapping, seen: int) -> dict | None:
+    # `body` and `headers` are those of any page already in: they carry the totals that end the walk
+    size = int(params[style.size])
+    return None if size < 1 else style.next(params, body, headers, [None] * size, seen + size)
 
 
 def _rows(body: Any, items: str) -> list:
