@@ -260,13 +260,18 @@ class Client:
 
         pool = ThreadPoolExecutor(ahead, thread_name_prefix="toolkit-page") \
             if ahead > 0 and hasattr(style, "after_full") else None
-        asked: deque[tuple[dict, int, Future]] = deque()   # (params, rows before it, answer), walk order
+        # pages asked for ahead, in walk order: (params, rows before it, params by name, answer)
+        asked: deque[tuple[dict, int, dict, Future]] = deque()
         request = style.start({to_wire.get(k, k): v for k, v in params.items() if v is not None})
         seen, previous = 0, None
         try:
             while request is not None:
-                prepared, named = prepared_for(request)
-                response = asked.popleft()[2].result() if asked else self.send(prepared)
+                if asked:                  # _ask_ahead keeps the walk's next page at the front
+                    _, _, named, answer = asked.popleft()
+                    response = answer.result()
+                else:
+                    prepared, named = prepared_for(request)
+                    response = self.send(prepared)
                 body = self.parse(entry, response)
                 rows = style.rows(body)
                 if rows and rows == previous:
@@ -275,14 +280,13 @@ class Client:
                 if pool is None:
                     yield Page(rows, body, response, named)
                     request = style.next(request, body, response.headers, rows, seen)
-                    continue
-                # the following pages are asked for before this one is handed over, to overlap with it
-                request = style.next(request, body, response.headers, rows, seen)
-                self._ask_ahead(pool, asked, ahead, style, request, seen, body, response.headers, prepared_for)
-                yield Page(rows, body, response, named)
+                else:          # the following pages are asked for before this one is handed over
+                    request = style.next(request, body, response.headers, rows, seen)
+                    self._ask_ahead(pool, asked, ahead, style, request, seen, body, response.headers, prepared_for)
+                    yield Page(rows, body, response, named)
         finally:
             if pool is not None:
-                for _, _, answer in asked:
+                for *_, answer in asked:
                     answer.cancel()
                 pool.shutdown(wait=False, cancel_futures=True)
 
@@ -290,19 +294,24 @@ class Client:
                    seen: int, body: Any, headers: Mapping, prepared_for: Any) -> None:
         """Keep `ahead` pages asked for, starting at `request`; guesses a short page proved wrong go."""
         if asked and asked[0][0] != request:
-            for _, _, answer in asked:
+            for *_, answer in asked:
                 answer.cancel()           # one already sent is answered and its answer dropped
             asked.clear()
         if request is None:
             return
+
+        def ask(params: dict, before: int) -> None:
+            prepared, named = prepared_for(params)
+            asked.append((params, before, named, pool.submit(self.send, prepared)))
+
         if not asked:
-            asked.append((request, seen, pool.submit(self.send, prepared_for(request)[0])))
+            ask(request, seen)
         while len(asked) < ahead:
-            last, before, _ = asked[-1]
+            last, before, *_ = asked[-1]
             guess = style.after_full(last, body, headers, before)
             if guess is None:
                 break
-            asked.append((guess, before + int(last[style.size]), pool.submit(self.send, prepared_for(guess)[0])))
+            ask(guess, before + int(last[style.size]))
 
     def rows(self, action: str | Action, **params: Any) -> list:
         """Every row of a list action, all pages walked."""

@@ -7,9 +7,9 @@ Rows are typed per page (`toolkit.frames`) and written to the workspace in batch
 so a failure leaves nothing visible. A walk fetches and parses the next page on a thread while this
 one is typed, and a batch is written on a thread of its own while the next fills (DuckDB releases the
 GIL). With page numbers or offsets, `workers - 1` following pages are asked for ahead (Client.pages),
-so a walk over a slow link waits for one answer at a time no longer; a cursor walk cannot. Python's garbage
-collector is paused while pages are parsed: with millions of fresh dicts alive it would otherwise
-spend most of the pull scanning them.
+so a walk over a slow link does not wait for one answer at a time; a cursor walk cannot. Python's
+garbage collector is paused while pages are parsed: with millions of fresh dicts alive it would
+otherwise spend most of the pull scanning them.
 """
 from __future__ import annotations
 
