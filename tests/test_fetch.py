@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import toolkit
-from toolkit import Workspace, WorkspaceError, catalog, fetch, frames
+from toolkit import Workspace, WorkspaceError, catalog, decoding, fetch, frames
 from toolkit.errors import ToolkitError
 from toolkit.http import RateBudget, RetryPolicy
 from toolkit.sandbox import Fault, available
@@ -206,8 +206,9 @@ def test_nothing_of_a_flattened_object_is_dropped(everything, box):
                                            if not r.fan_out and (r.service, r.name) not in fetch.SPECIAL
                                            and catalog.ACTIONS[r.action].paging is not None])
 def test_one_pass_conversion_matches_column_by_column(box, service, name, monkeypatch):
-    """Arrow's converter reads the declared scalars of every paged resource's records in one pass;
-    it gives exactly what the general path gives, and the declared wire types fit the sandbox's."""
+    """Arrow's converter reads the declared scalars of every paged resource's records in one pass, and
+    the page decoder reads them into Structs; both give exactly what the general path gives, and the
+    declared wire types and fields fit the sandbox's."""
     resource = catalog.resource(service, name)
     action = catalog.ACTIONS[resource.action]
     client = toolkit.connect(service, **box.credentials(service))
@@ -217,6 +218,14 @@ def test_one_pass_conversion_matches_column_by_column(box, service, name, monkey
     assert rows, f"the sandbox has {name}"
     assert frames._scalars(rows, resource, {}), "a record did not fit the declared types"
     fast = frames.to_arrow(rows, resource)
+    # the same page decoded straight into the Resource's Structs gives the same table; the decoder
+    # declines a page with something for `extra` (a field no column reads), and only such a page
+    body = decoding.page_decoder(resource, action.paging)(page.response.content)
+    assert (body is None) == (frames._extra(rows, resource).null_count < len(rows))
+    if body is not None:
+        decoded = fetch._rows_of(resource, action, body)
+        assert isinstance(decoded, decoding.Rows) and len(decoded) == len(rows)
+        assert frames.to_arrow(decoded, resource).equals(fast)
     monkeypatch.setattr(frames, "_scalars", lambda *args: {})
     assert frames.to_arrow(rows, resource).equals(fast)
 

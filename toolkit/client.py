@@ -13,7 +13,7 @@ import inspect
 import ipaddress
 import os
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -232,13 +232,16 @@ class Client:
             return response.text
 
     def pages(self, action: str | Action, *, version: str | None = None,
-              headers: Mapping[str, str] | None = None, ahead: int = 0, **params: Any) -> Iterator[Page]:
+              headers: Mapping[str, str] | None = None, ahead: int = 0,
+              decode: Callable[[bytes], Any | None] | None = None, **params: Any) -> Iterator[Page]:
         """Walk every page of a list action with the service's paging style.
 
         `ahead`: with page numbers or offsets, ask for up to this many following pages on threads
         while this one is read, supposing each comes back full; a page that does not (the data moved)
         drops the guesses after it and the walk goes on from the page the service says is next. The
         pages, their order and their rows are those of a walk one request at a time.
+        `decode`: reads an answer's bytes into its body, or None to have it parsed as JSON
+        (the fetchers pass `toolkit.decoding.page_decoder`).
         """
         entry = self.action(action)
         style = entry.paging or (self.service.paging if entry.response == "page" else None)
@@ -272,7 +275,9 @@ class Client:
                 else:
                     prepared, named = prepared_for(request)
                     response = self.send(prepared)
-                body = self.parse(entry, response)
+                body = decode(response.content) if decode is not None else None
+                if body is None:
+                    body = self.parse(entry, response)
                 rows = style.rows(body)
                 if rows and rows == previous:
                     raise PagingError(f"{entry.id}: the service gave the same page twice ({named})")

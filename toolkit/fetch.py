@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from toolkit import catalog, frames
+from toolkit import catalog, decoding, frames
 from toolkit.errors import ApiError, ToolkitError, TransportError, ValidationError
 from toolkit.rules import version_tuple
 from toolkit.spec import Action, Resource
@@ -272,7 +272,8 @@ def _plan(client: Client, resource: Resource, filters: dict, workers: int, on_er
 
 def _walk(client: Client, resource: Resource, action: Action, params: dict,
           parent: dict | None = None, ahead: int = 0) -> Iterator[tuple[pa.Table, int]]:
-    for page in _read_ahead(client.pages(action, ahead=ahead, **params)):
+    decode = decoding.page_decoder(resource, action.paging) if action.response != "record" else None
+    for page in _read_ahead(client.pages(action, ahead=ahead, decode=decode, **params)):
         yield frames.to_arrow(_rows_of(resource, action, page.body), resource, parent=parent), 1
 
 
@@ -336,8 +337,15 @@ def _member_rows(client: Client, resource: Resource, action: Action, params: dic
     """Every row for one fan-out id (all its pages)."""
     call = {**params, resource.fan_out: member}
     if action.response == "page":
-        return [row for page in client.pages(action, **call) for row in _rows_of(resource, action, page.body)]
+        return _paged_rows(client, resource, action, call)
     return _rows_of(resource, action, client.call(action, **call))
+
+
+def _paged_rows(client: Client, resource: Resource, action: Action, call: dict) -> list:
+    """Every row of a walk, decoded into the Resource's Structs where the pages fit them."""
+    decode = decoding.page_decoder(resource, action.paging)
+    return decoding.joined([_rows_of(resource, action, page.body)
+                            for page in client.pages(action, decode=decode, **call)], resource)
 
 
 def _fan_out(client: Client, resource: Resource, action: Action, ids: Sequence, params: dict, workers: int,
@@ -404,8 +412,7 @@ def _targets(client: Client, resource: Resource, filters: dict, workers: int, on
         params = {"status": statuses} if statuses else {}
 
         def chunk_rows(chunk: list) -> list:
-            return [row for page in client.pages(action, submission_ids=chunk, **params)
-                    for row in _rows_of(resource, action, page.body)]
+            return _paged_rows(client, resource, action, {"submission_ids": chunk, **params})
 
         return _fan_out(client, resource, action, chunks, {}, workers, on_error, member_rows=chunk_rows,
                         tag_rows=False)

@@ -17,7 +17,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from toolkit.spec import Column, Resource, camel
+from toolkit.decoding import Rows
+from toolkit.spec import Column, Resource
 
 
 def _use_the_system_allocator() -> None:
@@ -38,7 +39,7 @@ ARROW_TYPES = {"string": pa.string(), "integer": pa.int64(), "number": pa.float6
 
 
 def source_of(column: Column) -> tuple[str, ...]:
-    return tuple((column.source or camel(column.name)).split("."))
+    return column.path
 
 
 def _pick(rows: Sequence[dict], path: tuple[str, ...]) -> list:
@@ -273,13 +274,34 @@ def _scalars(rows: Sequence[dict], resource: Resource, parent: dict) -> dict[str
     return out
 
 
-def to_arrow(rows: Sequence[dict], resource: Resource, *, parent: dict[str, Any] | None = None) -> pa.Table:
+def _decoded(rows: Rows, resource: Resource, parent: dict) -> dict[str, pa.Array]:
+    """The columns of a page decoded into the Resource's Structs (toolkit.decoding): each value is of
+    its declared wire type already, so scalars go to Arrow as they are; lists and JSON as from dicts."""
+    out = {}
+    for column in resource.columns:
+        if column.name in parent:
+            continue
+        values = rows.values[column.name]
+        kind = WIRE_TYPES.get(column.dtype) if column.dtype != "id" else ID_TYPES.get(resource.service, pa.string())
+        try:
+            if kind is not None:
+                out[column.name] = pa.array(values, kind)
+            elif column.dtype == "timestamp":
+                out[column.name] = _timestamps_of_wire(pa.array(values))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+            pass  # an integer beyond int64, text and epochs mixed: column by column, as from dicts
+    return out
+
+
+def to_arrow(rows: Sequence[dict] | Rows, resource: Resource, *, parent: dict[str, Any] | None = None) -> pa.Table:
     """One page (or batch) of records as a typed Arrow table with the Resource's columns and `extra`.
 
+    `rows` are dicts as parsed, or the Structs of `toolkit.decoding` (which hold no undeclared field).
     `parent` adds constant columns, such as the profile id a fan-out request was made for.
     """
     parent = parent or {}
-    fast = _scalars(rows, resource, parent)
+    decoded = isinstance(rows, Rows)
+    fast = _decoded(rows, resource, parent) if decoded else _scalars(rows, resource, parent)
     arrays, names = [], []
     # a declared parent column keeps its declared place; an undeclared one goes after the declared ones
     declared = [c.name for c in resource.columns]
@@ -288,10 +310,10 @@ def to_arrow(rows: Sequence[dict], resource: Resource, *, parent: dict[str, Any]
             arrays.append(fast[column.name])
         else:
             values = [parent[column.name]] * len(rows) if column.name in parent \
-                else _pick(rows, source_of(column))
+                else rows.values[column.name] if decoded else _pick(rows, source_of(column))
             arrays.append(_column(column, values, resource.service))
         names.append(column.name)
-    arrays.append(_extra(rows, resource))
+    arrays.append(pa.nulls(len(rows), pa.string()) if decoded else _extra(rows, resource))
     names.append("extra")
     return pa.Table.from_arrays(arrays, names=names)
 

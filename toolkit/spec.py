@@ -173,6 +173,11 @@ class Column:
     source: str = ""
     doc: str = ""
 
+    @property
+    def path(self) -> tuple[str, ...]:
+        """The wire path the column reads: `("coverVersion", "fileName")`."""
+        return tuple((self.source or camel(self.name)).split("."))
+
 
 @dataclass(frozen=True)
 class Resource:
