@@ -22,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from toolkit.paging import Cursor, Offset, Paging, PageNumber, Unpaged
+from toolkit.paging import Cursor, Offset, PageNumber, Paging, Unpaged
 from toolkit.spec import Column, Resource
 
 # what the wire may carry for a column of each declared type; lists and JSON are taken as they come
