@@ -139,11 +139,38 @@ def _child_main(pipe, function, args: tuple, kwargs: dict, tokens: dict, unlimit
         except BaseException as error:     # the parent would otherwise wait for ever
             pipe.send(("error", f"{type(error).__name__}: {error}", traceback.format_exc()))
             raise
-        pipe.send(("ok", result, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
+        # the typing helper's peak counts as the pull's
+        helper = _helper_peak()
+        if isinstance(result, dict):
+            result["helper_peak"] = helper
+        pipe.send(("ok", result, peak_mb() + helper))
+
+
+def peak_mb(pid: int | str = "self") -> float:
+    """A process's own peak RSS in MB: VmHWM, which starts afresh when the process execs. ru_maxrss does
+    not: it keeps the RSS of the process that forked it at the fork, so a child started by a large
+    parent would report the parent's size (Linux; elsewhere ru_maxrss of this process)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return next(int(line.split()[1]) / 1024 for line in status if line.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 if pid == "self" else float("nan")
+
+
+def _helper_peak() -> float:
+    """The typing helper's peak RSS in MB (0 when none ran), read before it is stopped."""
+    typist = sys.modules.get("toolkit.typist")
+    helper = getattr(typist, "_helper", None)
+    if helper is None:
+        return 0.0
+    peak = peak_mb(helper.process.pid)
+    typist.stop()
+    return peak
 
 
 def _in_child(function, *args, **kwargs):
-    """Run function(*args, **kwargs) in a fresh process; its result and its peak RSS in MB.
+    """Run function(*args, **kwargs) in a fresh process; its result and its peak RSS in MB, plus the
+    peak of the typing helper it started (`result["helper_peak"]`): an upper bound of the two together.
 
     A fresh interpreter (spawn), not a fork: a fork of this process after it has used Arrow's or
     DuckDB's thread pools (the fan-out's workspaces) can hang in `to_pandas` or die at its start; and
@@ -172,7 +199,7 @@ def _baseline_rss() -> float:
     import pyarrow  # noqa: F401
 
     import toolkit  # noqa: F401
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return peak_mb()
 
 
 def _pull(service: str, name: str, credentials: dict, filters: dict, limit: int | None) -> dict:
@@ -282,7 +309,8 @@ def paging(records: int, runs: int = 3, rest_api_records: int = 0, styles: Seque
         print(f"{'':12s} ceiling (requests.Session + orjson): {_rate(ceiling):,.0f}/s "
               f"(runs {', '.join(f'{t:.2f}' for t in ceiling_times)} s)")
         print(f"{'':12s} pull: {pulled['rows']:,} rows in {pulled['seconds']:.2f} s ({_rate(pulled):,.0f}/s, "
-              f"{pulled['requests']:,} requests, peak {peak:.0f} MB; runs {', '.join(f'{t:.2f}' for t in pull_times)} s, "
+              f"{pulled['requests']:,} requests, peak {peak:.0f} MB of which the typing helper "
+              f"{pulled.get('helper_peak', 0):.0f}; runs {', '.join(f'{t:.2f}' for t in pull_times)} s, "
               f"peaks {', '.join(f'{p:.0f}' for p in peaks)} MB)"
               f" → {ratio:.1%} of the ceiling (goal ≥ 50%)")
         if have_dlt:

@@ -214,7 +214,7 @@ def test_one_pass_conversion_matches_column_by_column(box, service, name, monkey
     client = toolkit.connect(service, **box.credentials(service))
     _, params = fetch._split_filters(client, resource, action, filters_for(box, service, name))
     page = next(client.pages(action, **params))
-    rows = fetch._rows_of(resource, action, page.body)
+    rows = decoding.rows_of(resource, action, page.body)
     assert rows, f"the sandbox has {name}"
     assert frames._scalars(rows, resource, {}), "a record did not fit the declared types"
     fast = frames.to_arrow(rows, resource)
@@ -223,7 +223,7 @@ def test_one_pass_conversion_matches_column_by_column(box, service, name, monkey
     body = decoding.page_decoder(resource, action.paging)(page.response.content)
     assert (body is None) == (frames._extra(rows, resource).null_count < len(rows))
     if body is not None:
-        decoded = fetch._rows_of(resource, action, body)
+        decoded = decoding.rows_of(resource, action, body)
         assert isinstance(decoded, decoding.Rows) and len(decoded) == len(rows)
         assert frames.to_arrow(decoded, resource).equals(fast)
     monkeypatch.setattr(frames, "_scalars", lambda *args: {})
@@ -626,36 +626,3 @@ def test_targets_below_5_20_go_per_submission_and_give_the_same_rows(box, ws):
                                  status=["READY", "COMPLETED"])
     pd.testing.assert_frame_equal(by_key(modern_picked, resource.key)[declared],
                                   by_key(wanted, resource.key)[declared], check_categorical=False)
-
-
-# -- reading ahead ------------------------------------------------------------------------------------------
-
-def test_reading_ahead_keeps_order_and_raises_the_producers_error_in_the_consumer():
-    def pages():
-        yield from range(5)
-        raise RuntimeError("page 6 broke")
-    seen = []
-    with pytest.raises(RuntimeError, match="page 6 broke"):
-        for item in fetch._read_ahead(pages()):
-            seen.append(item)
-    assert seen == [0, 1, 2, 3, 4]
-
-
-def test_an_abandoned_read_ahead_stops_its_thread_and_closes_the_walk():
-    import threading
-    import time
-    closed, made = threading.Event(), []
-
-    def pages():
-        try:
-            for n in range(1_000_000):
-                made.append(n)
-                yield n
-        finally:
-            closed.set()
-    walk = fetch._read_ahead(pages(), depth=2)
-    assert [next(walk) for _ in range(3)] == [0, 1, 2]
-    walk.close()
-    assert closed.wait(5), "the walk was not closed"
-    time.sleep(0.3)
-    assert len(made) <= 3 + 2 + 1            # what was taken, what waited, the one in hand

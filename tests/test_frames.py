@@ -228,3 +228,27 @@ def test_a_workspace_round_trip_gives_the_same_values_and_dtypes():
     assert back.drop(columns="created_at").astype(object).to_dict("records") == \
         fresh.drop(columns="created_at").astype(object).to_dict("records")
     assert back["created_at"].iloc[0] == fresh["created_at"].iloc[0] == pd.Timestamp(INSTANT)
+
+
+@pytest.mark.parametrize("text", [
+    b'[{"a":1,"b":[true,null]},null,"x",{"n":"Smith, John: \\"x\\""}]',           # compact: kept as it is
+    b'[{"a": 1, "b": [true, null]}, null, "x", {"n": "caf\\u00e9"}]',              # spaced, escaped: orjson
+    b'[\n  {"a":1},\n  null\n]',
+])
+def test_json_text_from_the_wire_equals_orjsons_of_the_parsed_value(text):
+    import msgspec
+    raw = msgspec.json.decode(text, type=list[msgspec.Raw]) + [None]          # None: the field was absent
+    parsed = orjson.loads(text) + [None]
+    assert frames.json_of_raw(raw).equals(frames._json_text(parsed))
+
+
+def test_json_text_from_the_wire_keeps_no_object_alive():
+    import gc
+
+    import msgspec
+    raw = msgspec.json.decode(b'[{"a":1},[2,3],null]' * 1, type=list[msgspec.Raw])
+    frames.json_of_raw(raw)
+    before = len(gc.get_objects())
+    for _ in range(200):
+        frames.json_of_raw(raw)
+    assert len(gc.get_objects()) - before < 50      # pa.array over memoryviews kept one per value

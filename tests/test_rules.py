@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from toolkit import rules
@@ -406,6 +408,14 @@ def test_cancel_ids():
         for bad in (98765, "98765", ["98765"], [1.5], [True], [1, None]):
             error = refused(CANCEL, submission_id=1, **{param: bad})
             assert (error.param, error.value, error.rule) == (param, bad, "must be an array of numbers")
+
+
+def test_ids_taken_from_a_dataframe_column_are_numbers():
+    ids = list(pd.Series([98765, 98766]).to_numpy())   # numpy.int64 each, as from a DataFrame column
+    assert type(ids[0]).__module__ == "numpy"
+    ok(CANCEL, submission_id=np.int64(1), target_ids=ids)
+    assert refused(CANCEL, submission_id=1, target_ids=[np.float64(1.5)]).rule == "must be an array of numbers"
+    assert refused(CANCEL, submission_id=1, target_ids=[np.True_]).rule == "must be an array of numbers"
 
 
 # --- custom fields: type, immutability, select values ----------------------------------------------------------

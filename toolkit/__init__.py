@@ -5,28 +5,58 @@
     ws = tk.Workspace("reporting.duckdb")
     tm = ws.connect("translation", **sandbox.credentials("translation"))
 """
-from toolkit import sandbox
-from toolkit.client import Client, connect
-from toolkit.errors import (
-    ApiError,
-    AuthError,
-    ModeError,
-    NotFoundError,
-    PagingError,
-    RateLimitError,
-    ServerError,
-    ToolkitError,
-    TransportError,
-    ValidationError,
-    VersionError,
-    WorkspaceError,
-    WorkspaceInUseError,
-)
-from toolkit.filters import F
-from toolkit.http import Secret
-from toolkit.snapshots import Snapshot, open_snapshot
-from toolkit.tables import actions, resources
-from toolkit.workspace import Workspace
+import importlib as _importlib
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
+
+# Public names load their modules when first used, so that a process that needs only part of toolkit
+# (the helper that types pages, toolkit.typist) does not import pandas, DuckDB and the widgets.
+_ERRORS = ("ApiError", "AuthError", "ModeError", "NotFoundError", "PagingError", "RateLimitError", "ServerError",
+           "ToolkitError", "TransportError", "ValidationError", "VersionError", "WorkspaceError",
+           "WorkspaceInUseError")
+_WHERE = {"Client": "toolkit.client", "connect": "toolkit.client", "F": "toolkit.filters", "Secret": "toolkit.http",
+          "Snapshot": "toolkit.snapshots", "open_snapshot": "toolkit.snapshots", "actions": "toolkit.tables",
+          "resources": "toolkit.tables", "Workspace": "toolkit.workspace", **dict.fromkeys(_ERRORS, "toolkit.errors")}
+
+if _TYPE_CHECKING:
+    from toolkit import sandbox
+    from toolkit.client import Client, connect
+    from toolkit.errors import (
+        ApiError,
+        AuthError,
+        ModeError,
+        NotFoundError,
+        PagingError,
+        RateLimitError,
+        ServerError,
+        ToolkitError,
+        TransportError,
+        ValidationError,
+        VersionError,
+        WorkspaceError,
+        WorkspaceInUseError,
+    )
+    from toolkit.filters import F
+    from toolkit.http import Secret
+    from toolkit.snapshots import Snapshot, open_snapshot
+    from toolkit.tables import actions, resources
+    from toolkit.workspace import Workspace
+
+
+def __getattr__(name: str) -> _Any:
+    if name in _WHERE:
+        value = getattr(_importlib.import_module(_WHERE[name]), name)
+    elif name == "sandbox":
+        value = _importlib.import_module("toolkit.sandbox")
+    else:
+        raise AttributeError(f"module 'toolkit' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
+
 
 __version__ = "0.1.0"
 

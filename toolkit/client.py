@@ -192,7 +192,7 @@ class Client:
         entry = prepared.action
         data = prepared.data
         if prepared.json is not None:
-            data = orjson.dumps(prepared.json)
+            data = orjson.dumps(prepared.json, option=orjson.OPT_SERIALIZE_NUMPY)   # ids from a DataFrame
         response = self.transport.send(
             prepared.method, prepared.url, params=prepared.query_string() or None, data=data, files=prepared.files,
             headers=prepared.headers or None, retry_post=entry.retry_safe, auth=self._auth_for(entry))

@@ -23,10 +23,10 @@ from typing import Any
 import msgspec
 
 from toolkit.paging import Cursor, Offset, PageNumber, Paging, Unpaged
-from toolkit.spec import Column, Resource
+from toolkit.spec import Action, Column, Resource
 
 # what the wire may carry for a column of each declared type; lists and JSON are taken as they come
-WIRE_KINDS: dict[str, Any] = {"string": str, "category": str, "integer": int, "number": float, "boolean": bool,
+WIRE_KINDS: dict[str, Any] = {  # JSON columns are kept as their text: msgspec.Raw"string": str, "category": str, "integer": int, "number": float, "boolean": bool,
                               "timestamp": str | int | float}
 ID_KINDS = {"translation": int}        # ids keep their wire type: integers there, UUID strings elsewhere
 FAILURES_BEFORE_GIVING_UP = 3          # pages of a walk that did not fit: the rest go the general way
@@ -46,6 +46,8 @@ class Rows(list):
 
 
 def _kind(column: Column, service: str) -> Any:
+    if column.dtype == "json":            # the value's JSON text as it came (frames.json_of_raw)
+        return msgspec.Raw
     if column.dtype == "id":
         return ID_KINDS.get(service, str) | None
     kind = WIRE_KINDS.get(column.dtype)
@@ -144,11 +146,17 @@ def _envelope_keys(style: Paging) -> tuple[str, ...]:
     return tuple(dict.fromkeys(path.split(".")[0] for path in paths if path))
 
 
+class RawRows(list):
+    """A page's records as their JSON text (msgspec.Raw), undecoded: what a walk needs to go on
+    (how many rows came) when the page is typed elsewhere (toolkit.typist)."""
+
+
 @functools.cache
-def _decoder(resource: Resource, style: Paging, items: str) -> msgspec.json.Decoder | None:
+def _decoder(resource: Resource, style: Paging, items: str, raw: bool) -> msgspec.json.Decoder | None:
     """A decoder of the answers: the rows as a bare array, or in an envelope (a Struct of the rows and
-    the keys the style reads); None when no Struct can hold the Resource's columns."""
-    record = record_type(resource)
+    the keys the style reads); each row a Struct of the Resource, or its JSON text when `raw`. None
+    when no Struct can hold the Resource's columns."""
+    record = msgspec.Raw if raw else record_type(resource)
     if record is None:
         return None
     if not items:
@@ -161,13 +169,17 @@ def _decoder(resource: Resource, style: Paging, items: str) -> msgspec.json.Deco
 
 
 class PageDecoder:
-    """Decodes one walk's pages: `decode(content)` gives the answer with its rows as `Rows`, or None
-    when the page does not fit the Resource (the caller then parses it as JSON). After a few pages
-    that did not fit, it stops trying for the rest of the walk."""
+    """Decodes one walk's pages: `decode(content)` gives the answer with its rows as `Rows` (or
+    `RawRows`), or None when the page does not fit the Resource (the caller then parses it as JSON).
+    After a few pages that did not fit, it stops trying for the rest of the walk."""
 
-    def __init__(self, resource: Resource, style: Paging, decoder: msgspec.json.Decoder, items: str) -> None:
-        self.resource, self.items, self.decoder, self.failures = resource, items, decoder, 0
+    def __init__(self, resource: Resource, style: Paging, decoder: msgspec.json.Decoder, items: str,
+                 raw: bool = False) -> None:
+        self.resource, self.items, self.decoder, self.failures, self.raw = resource, items, decoder, 0, raw
         self.others = _envelope_keys(style) if items else ()
+
+    def _rows(self, records: list) -> list:
+        return RawRows(records) if self.raw else Rows(records, self.resource)
 
     def decode(self, content: bytes) -> Any | None:
         if self.failures >= FAILURES_BEFORE_GIVING_UP:
@@ -178,9 +190,9 @@ class PageDecoder:
             self.failures += 1
             return None
         if isinstance(body, list):
-            return Rows(body, self.resource)
+            return self._rows(body)
         # the envelope as the paging style reads it: the rows and the keys it needs, nothing else
-        out: dict[str, Any] = {self.items: Rows(body.rows or [], self.resource)}
+        out: dict[str, Any] = {self.items: self._rows(body.rows or [])}
         for i, key in enumerate(self.others):
             value = getattr(body, f"k{i}")
             if value is not None:
@@ -188,14 +200,28 @@ class PageDecoder:
         return out
 
 
-def page_decoder(resource: Resource, style: Paging | None) -> Callable[[bytes], Any | None] | None:
+def page_decoder(resource: Resource, style: Paging | None, *, raw: bool = False
+                 ) -> Callable[[bytes], Any | None] | None:
     """A decoder for a walk of `resource` with `style`, or None when its answers need the general
-    parse (rows inside a record answer, a dotted items path, columns no Struct can hold)."""
+    parse (rows inside a record answer, a dotted items path, columns no Struct can hold).
+    With `raw`, the rows are left as JSON text: only their number and the paging keys are read."""
     items = _items_key(style)
     if style is None or items is None or resource.items is not None:
         return None
-    decoder = _decoder(resource, style, items)
-    return None if decoder is None else PageDecoder(resource, style, decoder, items).decode
+    decoder = _decoder(resource, style, items, raw)
+    return None if decoder is None else PageDecoder(resource, style, decoder, items, raw).decode
+
+
+def rows_of(resource: Resource, action: Action, body: Any) -> list:
+    """The rows of one answer: under the Resource's `items`, the answer itself for a record, or where
+    the action's paging style says."""
+    if resource.items:
+        found = body.get(resource.items) if isinstance(body, dict) else None
+        return found or []
+    if action.response == "record":
+        return [body] if isinstance(body, dict) else []
+    style = action.paging
+    return style.rows(body) if style else (body if isinstance(body, list) else [])
 
 
 def joined(pages: list[list], resource: Resource) -> list:
@@ -204,4 +230,5 @@ def joined(pages: list[list], resource: Resource) -> list:
     columns read it)."""
     if all(isinstance(page, Rows) for page in pages):
         return Rows(itertools.chain.from_iterable(pages), resource)
-    return [msgspec.to_builtins(row) if isinstance(page, Rows) else row for page in pages for row in page]
+    return [msgspec.json.decode(msgspec.json.encode(row)) if isinstance(page, Rows) else row
+            for page in pages for row in page]

@@ -3,22 +3,20 @@
 A plain resource walks its list action's pages; a fan-out resource calls its action once per id,
 the ids given by the analyst (`profile_ids=...`) or read from the parent resource's latest load, with
 bounded concurrency over the client's Session (the HTTP layer keeps the service's rate budget).
-Rows are typed per page (`toolkit.frames`) and written to the workspace in batches inside one load,
-so a failure leaves nothing visible. A walk fetches and parses the next page on a thread while this
-one is typed, and a batch is written on a thread of its own while the next fills (DuckDB releases the
-GIL). With page numbers or offsets, `workers - 1` following pages are asked for ahead (Client.pages),
-so a walk over a slow link does not wait for one answer at a time; a cursor walk cannot. Python's
-garbage collector is paused while pages are parsed: with millions of fresh dicts alive it would
-otherwise spend most of the pull scanning them.
+Rows are typed per page and written to the workspace in batches inside one load, so a failure leaves
+nothing visible. Answers are decoded straight into the Resource's declared fields where they fit
+(`toolkit.decoding`); once a walk proves long, its pages are typed in a helper process while the
+walk goes on with the next request (`toolkit.typist`), and a batch is written on a thread of its own
+while the next fills (DuckDB releases the GIL). With page numbers or offsets, `workers - 1` following
+pages are asked for ahead (Client.pages), so a walk over a slow link does not wait for one answer at a
+time; a cursor walk cannot. Python's garbage collector is paused while pages are parsed: with
+millions of fresh objects alive it would otherwise spend most of the pull scanning them.
 """
 from __future__ import annotations
 
-import contextlib
 import gc
 import os
-import queue
 import sys
-import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
@@ -32,6 +30,7 @@ from toolkit import catalog, decoding, frames
 from toolkit.errors import ApiError, ToolkitError, TransportError, ValidationError
 from toolkit.rules import version_tuple
 from toolkit.spec import Action, Resource
+from toolkit.typist import Typist
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -129,16 +128,6 @@ class _Batcher:
         writing, self._writing = self._writing, None
         if writing is not None:
             writing.result()
-
-
-def _rows_of(resource: Resource, action: Action, body: Any) -> list:
-    if resource.items:
-        found = body.get(resource.items) if isinstance(body, dict) else None
-        return found or []
-    if action.response == "record":
-        return [body] if isinstance(body, dict) else []
-    style = action.paging
-    return style.rows(body) if style else (body if isinstance(body, list) else [])
 
 
 def _split_filters(client: Client, resource: Resource, action: Action, filters: dict) -> tuple[list | None, dict]:
@@ -272,112 +261,85 @@ def _plan(client: Client, resource: Resource, filters: dict, workers: int, on_er
 
 def _walk(client: Client, resource: Resource, action: Action, params: dict,
           parent: dict | None = None, ahead: int = 0) -> Iterator[tuple[pa.Table, int]]:
-    decode = decoding.page_decoder(resource, action.paging) if action.response != "record" else None
-    for page in _read_ahead(client.pages(action, ahead=ahead, decode=decode, **params)):
-        yield frames.to_arrow(_rows_of(resource, action, page.body), resource, parent=parent), 1
-
-
-class _Failed:
-    def __init__(self, error: BaseException) -> None:
-        self.error = error
-
-
-_DONE = object()
-
-
-def _read_ahead(items: Iterator, depth: int = 2) -> Iterator:
-    """Yield from `items` while a thread produces the next ones: page n+1 travels and is parsed while
-    page n is typed. At most `depth` pages wait (besides those Client.pages asked for ahead); an error
-    is raised here."""
-    waiting: queue.Queue = queue.Queue(maxsize=depth)
-    stop = threading.Event()
-
-    def put(item: Any) -> bool:
-        while not stop.is_set():
-            try:
-                waiting.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def produce() -> None:
-        try:
-            for item in items:
-                if not put(item):
-                    break
-            else:
-                put(_DONE)
-        except BaseException as error:  # raised in the consumer's thread, where it can be handled
-            put(_Failed(error))
-        finally:
-            with contextlib.suppress(Exception):
-                items.close()
-
-    thread = threading.Thread(target=produce, name="toolkit-pages", daemon=True)
-    thread.start()
+    typist = Typist(resource, action)
     try:
-        while True:
-            item = waiting.get()
-            if item is _DONE:
-                return
-            if isinstance(item, _Failed):
-                raise item.error
-            yield item
+        for page in client.pages(action, ahead=ahead, decode=typist.decode, **params):
+            typist.put(decoding.rows_of(resource, action, page.body), page.response.content, parent=parent)
+            yield from typist.typed()
+        yield from typist.typed(everything=True)
     finally:
-        stop.set()        # an abandoned walk: the thread ends after the request it is in
+        typist.close()
 
 
 def _single(client: Client, resource: Resource, action: Action, params: dict) -> Iterator[tuple[pa.Table, int]]:
     body = client.call(action, **params)
-    yield frames.to_arrow(_rows_of(resource, action, body), resource), 1
+    yield frames.to_arrow(decoding.rows_of(resource, action, body), resource), 1
 
 
-def _member_rows(client: Client, resource: Resource, action: Action, params: dict, member: Any) -> list:
+def _member_rows(client: Client, resource: Resource, action: Action, params: dict, member: Any,
+                 typist: Typist) -> list | _Pages:
     """Every row for one fan-out id (all its pages)."""
     call = {**params, resource.fan_out: member}
     if action.response == "page":
-        return _paged_rows(client, resource, action, call)
-    return _rows_of(resource, action, client.call(action, **call))
+        return _paged_rows(client, resource, action, call, typist)
+    return decoding.rows_of(resource, action, client.call(action, **call))
 
 
-def _paged_rows(client: Client, resource: Resource, action: Action, call: dict) -> list:
-    """Every row of a walk, decoded into the Resource's Structs where the pages fit them."""
-    decode = decoding.page_decoder(resource, action.paging)
-    return decoding.joined([_rows_of(resource, action, page.body)
-                            for page in client.pages(action, decode=decode, **call)], resource)
+class _Pages(list):
+    """A fan-out member's pages as (rows, answer bytes), some left for the typing helper."""
+
+
+def _paged_rows(client: Client, resource: Resource, action: Action, call: dict, typist: Typist) -> list | _Pages:
+    """Every row of a walk, decoded into the Resource's Structs where the pages fit them; the pages
+    themselves when some are for the typing helper."""
+    pages = [(decoding.rows_of(resource, action, page.body), page.response.content)
+             for page in client.pages(action, decode=typist.decode, **call)]
+    if any(isinstance(rows, decoding.RawRows) for rows, _ in pages):
+        return _Pages(pages)
+    return decoding.joined([rows for rows, _ in pages], resource)
 
 
 def _fan_out(client: Client, resource: Resource, action: Action, ids: Sequence, params: dict, workers: int,
              on_error: str, member_rows: Callable | None = None, tag_rows: bool = True) -> _Plan:
     plan = _Plan(lambda: iter(()), len(ids), "ids")
-    fetch_member = member_rows or (lambda member: _member_rows(client, resource, action, params, member))
+    fetch_member = member_rows or (lambda member, typist: _member_rows(client, resource, action, params, member,
+                                                                       typist))
     column = resource.fan_out if tag_rows else None
 
     def tables() -> Iterator[tuple[pa.Table, int]]:
+        typist = Typist(resource, action)
         # a bounded window of futures: memory stays flat however many ids there are
         with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="toolkit-fetch") as pool:
             queue = iter(ids)
             running = {}
             for member in _take(queue, workers * 2):
-                running[pool.submit(fetch_member, member)] = member
-            while running:
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in done:
-                    member = running.pop(future)
-                    try:
-                        rows = future.result()
-                    except (ApiError, TransportError) as error:
-                        if on_error == "raise":
-                            for other in running:
-                                other.cancel()
-                            raise ToolkitError(f"{resource.name}: {resource.fan_out or 'chunk'}={member} failed: "
-                                               f"{error}") from error
-                        plan.failed.append(member)
-                        rows = []
-                    yield frames.to_arrow(rows, resource, parent={column: member} if column else None), 1
-                    for nxt in _take(queue, 1):
-                        running[pool.submit(fetch_member, nxt)] = nxt
+                running[pool.submit(fetch_member, member, typist)] = member
+            try:
+                while running:
+                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        member = running.pop(future)
+                        try:
+                            rows = future.result()
+                        except (ApiError, TransportError) as error:
+                            if on_error == "raise":
+                                for other in running:
+                                    other.cancel()
+                                raise ToolkitError(f"{resource.name}: {resource.fan_out or 'chunk'}={member} "
+                                                   f"failed: {error}") from error
+                            plan.failed.append(member)
+                            rows = []
+                        parent = {column: member} if column else None
+                        if isinstance(rows, _Pages):
+                            typist.put_pages(rows, parent=parent)
+                        else:
+                            typist.put(rows, None, parent=parent)
+                        yield from typist.typed()
+                        for nxt in _take(queue, 1):
+                            running[pool.submit(fetch_member, nxt, typist)] = nxt
+                yield from typist.typed(everything=True)
+            finally:
+                typist.close()
 
     plan.tables = tables
     return plan
@@ -411,14 +373,14 @@ def _targets(client: Client, resource: Resource, filters: dict, workers: int, on
         chunks = [ids[i:i + TARGET_CHUNK] for i in range(0, len(ids), TARGET_CHUNK)]
         params = {"status": statuses} if statuses else {}
 
-        def chunk_rows(chunk: list) -> list:
-            return _paged_rows(client, resource, action, {"submission_ids": chunk, **params})
+        def chunk_rows(chunk: list, typist: Typist) -> list | _Pages:
+            return _paged_rows(client, resource, action, {"submission_ids": chunk, **params}, typist)
 
         return _fan_out(client, resource, action, chunks, {}, workers, on_error, member_rows=chunk_rows,
                         tag_rows=False)
     action = catalog.ACTIONS["translation.list_submission_targets"]
 
-    def submission_rows(sid: Any) -> list:
+    def submission_rows(sid: Any, typist: Typist) -> list:
         # one request per status: the service's filter words are not the targets' own statuses
         # (COMPLETED finds PROCESSED targets), so only the service can apply them
         rows: dict = {}

@@ -10,15 +10,17 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from toolkit.decoding import Rows
 from toolkit.spec import Column, Resource
+
+if TYPE_CHECKING:    # pandas is imported where a frame is made: the page-typing helper process needs none
+    import pandas as pd
 
 
 def _use_the_system_allocator() -> None:
@@ -95,6 +97,7 @@ def _timestamps_of_text(text: pa.Array) -> pa.Array:
         epoch = pc.add(pc.add(parsed.cast(pa.int64()), pc.fill_null(millis, 0)), shift)
         return epoch.cast(TIMESTAMP)
     except (pa.ArrowInvalid, pa.ArrowTypeError):
+        import pandas as pd
         parsed = pd.to_datetime(pd.Series(text.to_pylist(), dtype=object), utc=True, errors="coerce",
                                 format="mixed")
         return pa.array(parsed).cast(TIMESTAMP, safe=False)  # microseconds truncated, as on the fast path
@@ -106,13 +109,17 @@ def _json_text(values: list) -> pa.Array:
 
 # ids keep their wire type: integers for the translation service, UUID strings elsewhere
 ID_TYPES = {"translation": pa.int64()}
-PANDAS_TYPES = {pa.string(): pd.StringDtype("pyarrow"), pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
+@functools.cache
+def _pandas_types() -> dict[pa.DataType, Any]:
+    import pandas as pd
+    return {pa.string(): pd.StringDtype("pyarrow"), pa.int64(): pd.Int64Dtype(), pa.bool_(): pd.BooleanDtype()}
 
 
 def _pandas_type(arrow_type: pa.DataType) -> Any:
     if pa.types.is_nested(arrow_type):  # cells read as Python lists, as from the workspace
+        import pandas as pd
         return pd.ArrowDtype(arrow_type)
-    return PANDAS_TYPES.get(arrow_type)
+    return _pandas_types().get(arrow_type)
 
 
 def _column(column: Column, values: list, service: str) -> pa.Array:
@@ -274,6 +281,25 @@ def _scalars(rows: Sequence[dict], resource: Resource, parent: dict) -> dict[str
     return out
 
 
+# what a JSON text has when it is spaced or escapes what orjson writes plainly: structural marks only,
+# which text inside a string cannot hold (its quotes are escaped) or rarely does
+_NOT_COMPACT = (b"\n", b"\r", b"\t", b'": ', b'", ', b"}, ", b"], ", b", {", b", [", b"\\u", b"\\/")
+
+
+def json_of_raw(values: list) -> pa.Array:
+    """A JSON column from the values' own text (msgspec.Raw, or None where the field was absent),
+    without parsing it: the same text `_json_text` writes (orjson's compact form) when the service
+    writes compact JSON, as the sandbox does. A page with a sign of spacing or escapes goes through
+    orjson; a spelling the signs miss (`[1, 2]`) stays as the service sent it, the same JSON value."""
+    texts = [None if v is None else bytes(v) for v in values]   # pa.array leaks memoryviews (pyarrow 26)
+    joined = b"\0".join(t for t in texts if t is not None)
+    if any(mark in joined for mark in _NOT_COMPACT):
+        return _json_text([None if t is None else orjson.loads(t) for t in texts])
+    array = pa.array(texts, pa.binary())
+    array = pc.if_else(pc.equal(array, pa.scalar(b"null", pa.binary())), pa.scalar(None, pa.binary()), array)
+    return array.cast(pa.string())
+
+
 def _decoded(rows: Rows, resource: Resource, parent: dict) -> dict[str, pa.Array]:
     """The columns of a page decoded into the Resource's Structs (toolkit.decoding): each value is of
     its declared wire type already, so scalars go to Arrow as they are; lists and JSON as from dicts."""
@@ -286,6 +312,8 @@ def _decoded(rows: Rows, resource: Resource, parent: dict) -> dict[str, pa.Array
         try:
             if kind is not None:
                 out[column.name] = pa.array(values, kind)
+            elif column.dtype == "json":
+                out[column.name] = json_of_raw(values)
             elif column.dtype == "timestamp":
                 out[column.name] = _timestamps_of_wire(pa.array(values))
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
@@ -331,6 +359,7 @@ def to_pandas(table: pa.Table, resource: Resource) -> pd.DataFrame:
 
 def conform(frame: pd.DataFrame, resource: Resource) -> pd.DataFrame:
     """Give a frame read back from DuckDB the same dtypes as a fresh one."""
+    import pandas as pd
     for column in resource.columns:
         if column.name not in frame.columns:
             continue

@@ -95,7 +95,7 @@ def scrub(value: Any) -> Any:
 
 def params_json(params: Mapping[str, Any] | None) -> str:
     """The params' stable text: keys sorted at every level, secrets masked."""
-    return orjson.dumps(scrub(params or {}), option=orjson.OPT_SORT_KEYS).decode()
+    return orjson.dumps(scrub(params or {}), option=orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY).decode()
 
 
 def scrub_url(url: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import numbers
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -139,14 +140,15 @@ PARAM_RULES: Mapping[str, Callable[[Any], Problem]] = {
 
 
 def _int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    """An integer, numpy's too (ids taken from a DataFrame column are numpy.int64)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def _kind_problem(param: Param, value: Any) -> Problem:
     kind = param.kind
     if kind == "integer" and not _int(value):
         return "must be an integer"
-    if kind == "number" and not (_int(value) or isinstance(value, float)):
+    if kind == "number" and not (isinstance(value, numbers.Real) and not isinstance(value, bool)):
         return "must be a number"
     if kind == "boolean" and not isinstance(value, bool) and str(value).lower() not in ("true", "false"):
         return "must be true or false"

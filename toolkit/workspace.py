@@ -52,7 +52,7 @@ def open_duckdb(path: Path | None, read_only: bool = False) -> duckdb.DuckDBPyCo
         if path:
             # DuckDB keeps written blocks in its buffer pool up to 80% of RAM by default, so a big load
             # would grow the process with N; a file-backed workspace can spill, so bound it
-            con.execute(f"SET memory_limit = '{os.environ.get('TOOLKIT_DUCKDB_MEMORY_LIMIT', '128MB')}'")
+            con.execute(f"SET memory_limit = '{os.environ.get('TOOLKIT_DUCKDB_MEMORY_LIMIT', '64MB')}'")
         return con
     except duckdb.IOException as error:
         if "lock" not in str(error).lower():
