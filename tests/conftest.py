@@ -5,11 +5,18 @@ request nobody stubbed fails loudly (ConnectionError) instead of leaving the mac
 """
 from __future__ import annotations
 
+import os
+
 import pytest
 import responses
 
 import toolkit
 from toolkit.http import RetryPolicy
+
+# Pages are typed in the walk's process: a typing helper started by one test would stay up for the
+# tests after it and type their pages out of reach of their monkeypatches. tests/test_typist.py turns
+# it on where it tests it.
+os.environ["TOOLKIT_TYPING_HELPER"] = "0"
 
 BASE = {
     "media_review": "http://127.0.0.1:9/v2",

@@ -123,3 +123,14 @@ def test_the_helper_imports_neither_pandas_nor_duckdb_nor_the_widgets():
                             capture_output=True, text=True, check=True).stdout.split()
     assert {"pyarrow", "msgspec", "toolkit.frames"} <= set(loaded)
     assert not {"pandas", "duckdb", "ipywidgets", "requests"} & set(loaded)
+
+
+class Picky(Exception):
+    def __init__(self, what: str, where: str) -> None:
+        super().__init__(f"{what} at {where}")
+
+
+def test_an_error_that_does_not_unpickle_still_reaches_the_walk():
+    error = typist._error_of(pickle.dumps(Picky("bad value", "page 3")))
+    assert isinstance(error, RuntimeError) and "did not come back" in str(error)
+    assert isinstance(typist._error_of(pickle.dumps(ValueError("plain"))), ValueError)

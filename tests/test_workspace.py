@@ -476,3 +476,20 @@ def test_arrow_uses_the_system_allocator_unless_the_analyst_chose_one(chosen, ba
 def test_a_kept_column_is_used_only_when_it_casts_to_the_stored_type_unchanged(source, target, unchanged):
     from toolkit.workspace import _casts_unchanged
     assert _casts_unchanged(source, target) is unchanged
+
+
+def test_duckdb_leaves_cores_to_the_walk_while_loads_are_open_and_gets_them_back(monkeypatch):
+    monkeypatch.setenv("TOOLKIT_DUCKDB_LOAD_THREADS", "1")
+    with Workspace() as ws:
+        threads = lambda: int(ws.sql("select current_setting('threads')").fetchall()[0][0])  # noqa: E731
+        ws.sql("SET threads = 3")
+        with ws.load("asset_library", "http://x", "tags", {}, ("id",)) as load:
+            load.write(pa.table({"id": ["a"]}))
+            assert threads() == 1
+            with ws.load("asset_library", "http://x", "boards", {}, ("id",)) as other:
+                other.write(pa.table({"id": ["b"]}))
+            assert threads() == 1, "one load still open"
+        assert threads() == 3
+        with pytest.raises(RuntimeError), ws.load("asset_library", "http://x", "tags", {}, ("id",)):
+            raise RuntimeError("a failed load gives them back too")
+        assert threads() == 3

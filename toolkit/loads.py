@@ -10,6 +10,7 @@ no longer fit its type is widened. No secret is stored: params named like one ar
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import secrets
 import threading
@@ -59,6 +60,24 @@ def session(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     con.execute("SET enable_progress_bar = false")
     con.execute("SET TimeZone = 'UTC'")
     return con
+
+
+def load_threads() -> int:
+    """DuckDB's threads while loads are open: all cores but the two a pull's walk and its typing
+    helper keep busy (toolkit.typist). On two cores DuckDB's parallel insert took 1.3 s more CPU per
+    million notifications than one thread, CPU the walk and the helper were waiting for."""
+    return int(os.environ.get("TOOLKIT_DUCKDB_LOAD_THREADS") or max(1, (os.cpu_count() or 2) - 2))
+
+
+def _share_cores(ws: Any, change: int) -> None:
+    """Count the workspace's open loads (under its lock): the first sets DuckDB's threads to
+    load_threads(), the last puts back what they were."""
+    ws._loads_open = getattr(ws, "_loads_open", 0) + change
+    if change > 0 and ws._loads_open == 1:
+        ws._threads_before = ws._con.execute("SELECT current_setting('threads')").fetchall()[0][0]
+        ws._con.execute(f"SET threads = {load_threads()}")
+    elif change < 0 and ws._loads_open == 0:
+        ws._con.execute(f"SET threads = {int(ws._threads_before)}")
 
 
 def load_id(started: datetime) -> str:
@@ -134,6 +153,7 @@ class Load:
         self._ddl = False
         self._cursor: duckdb.DuckDBPyConnection | None = None
         self._write_lock = threading.Lock()  # fan-out threads may share one load
+        self._sharing = False
 
     def __enter__(self) -> Load:
         ws = self.workspace
@@ -153,6 +173,8 @@ class Load:
                                 [self.load_id, self.service, self.base_url, self.resource, self.params,
                                  started, list(self.key)])
                 self._cursor = session(ws._con.cursor())
+                _share_cores(ws, +1)
+                self._sharing = True
             self._cursor.execute("BEGIN TRANSACTION")
             described = self._cursor.execute(
                 "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = "
@@ -166,6 +188,10 @@ class Load:
         return self
 
     def _release(self) -> None:
+        if self._sharing:
+            with self.workspace._lock:
+                _share_cores(self.workspace, -1)
+            self._sharing = False
         self.workspace._load_owners.pop((self.service, self.resource), None)
         self._held.release()
 

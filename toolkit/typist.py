@@ -6,9 +6,11 @@ threads it has. Once a walk proves long (a few pages of some size), its pages go
 process, spawned once per session and kept: the walk only reads how many rows came and where the
 next page is (`decoding.page_decoder(raw=True)`), sends the answer's bytes, and gets an Arrow table
 back (the IPC format: a copy of buffers, no Python objects). Tables come back in page order and at
-most IN_FLIGHT pages wait, so memory stays bounded.
+most IN_FLIGHT pages wait, so memory stays bounded. Once the helper is up, every page of every walk
+goes to it, whatever its size, so that a fan-out member's pages travel together.
 
-The helper imports only what typing needs (about 65 MB; no pandas, DuckDB or widgets). Pages are
+The helper imports only what typing needs, no pandas, DuckDB or widgets: 65 MB when it starts,
+115-120 MB once typing has paged in Arrow's code. Pages are
 typed here until it is up, and here for good if it cannot start or dies (the pages in flight are
 typed again here): the result is the same table either way. TOOLKIT_TYPING_HELPER=0 turns it off.
 """
@@ -36,8 +38,8 @@ import pyarrow as pa
 from toolkit import catalog, decoding, frames
 from toolkit.spec import Action, Resource
 
-START_AFTER_PAGES = 3         # a walk this long is likely long: start the helper (once per session)
-SMALLEST_PAGE = 32 * 1024     # bytes; a smaller answer is typed here, sending it would cost as much
+START_AFTER_PAGES = 2         # a walk this long is likely long: start the helper (once per session)
+SMALLEST_PAGE = 32 * 1024     # bytes: pages this large are worth sending; three of them start the helper
 IN_FLIGHT = 4                 # pages sent and not yet typed, at most
 PIPE_BYTES = 1 << 20          # Linux's default upper bound for an unprivileged process
 _FRAME = struct.Struct("<Q")
@@ -104,10 +106,11 @@ class _Helper:
                 if kind == b"+":
                     future.set_result(pa.py_buffer(value))
                 else:
-                    future.set_exception(pickle.loads(value))
-        except (OSError, ValueError, IndexError, pickle.UnpicklingError):
+                    future.set_exception(_error_of(value))
+        except (OSError, ValueError, IndexError):
             pass
-        self._fail()
+        finally:                      # whatever ended the loop, nobody waits for ever
+            self._fail()
 
     def _fail(self) -> None:
         with self.lock:
@@ -134,6 +137,14 @@ def _widen(pipe: BinaryIO) -> None:
     with contextlib.suppress(OSError, AttributeError):
         import fcntl
         fcntl.fcntl(pipe.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
+
+
+def _error_of(pickled: bytes) -> BaseException:
+    try:
+        error = pickle.loads(pickled)
+    except Exception as failure:      # an exception class that does not unpickle
+        return RuntimeError(f"typing a page failed in the helper, and its error did not come back: {failure}")
+    return error if isinstance(error, BaseException) else RuntimeError(repr(error))
 
 
 _lock = threading.Lock()
@@ -208,6 +219,7 @@ def _serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
         except Exception as error:     # the walk raises it, as if typed there
             try:
                 answer = b"-" + pickle.dumps(error)
+                pickle.loads(answer[1:])         # an exception whose __init__ takes other arguments
             except Exception:
                 answer = b"-" + pickle.dumps(RuntimeError(f"{type(error).__name__}: {error}"))
         outbox.write(_FRAME.pack(len(answer)))
@@ -216,7 +228,10 @@ def _serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
 
 
 if __name__ == "__main__":
-    _serve(sys.stdin.buffer, sys.stdout.buffer)
+    # the answers keep stdout's pipe to themselves: anything a library prints goes where stderr goes
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    _serve(sys.stdin.buffer, answers)
 
 
 # --- in the walk -----------------------------------------------------------------------------------
@@ -241,13 +256,15 @@ class Typist:
         self.waiting: deque[list] = deque()
 
     def decode(self, content: bytes) -> Any | None:
-        """For Client.pages: the answer with its rows Structs to type here, or JSON text to send."""
-        if self.on and len(content) >= SMALLEST_PAGE:
-            self.large += 1
-            if self.large == START_AFTER_PAGES:
-                _start()
+        """For Client.pages: the answer with its rows Structs to type here, or JSON text to send.
+        Once the helper is up every page goes to it, so that a fan-out member's pages go together."""
+        if self.on:
             if _up() is not None:
                 return self.counted(content)
+            if len(content) >= SMALLEST_PAGE:
+                self.large += 1
+                if self.large == START_AFTER_PAGES:
+                    _start()
         return self.here(content) if self.here is not None else None
 
     def put(self, rows: list, content: bytes | None, *, parent: dict | None = None, step: int = 1) -> None:
