@@ -248,8 +248,9 @@ class Typist:
 
     def __init__(self, resource: Resource, action: Action) -> None:
         self.resource, self.action = resource, action
-        self.here = decoding.page_decoder(resource, action.paging)
-        self.counted = decoding.page_decoder(resource, action.paging, raw=True)
+        record = action.response == "record"      # rows inside one record: parsed whole, typed here
+        self.here = None if record else decoding.page_decoder(resource, action.paging)
+        self.counted = None if record else decoding.page_decoder(resource, action.paging, raw=True)
         self.on = enabled() and self.counted is not None
         self.large = 0               # pages large enough to be worth sending
         # in page order: [table or Future, the pages (rows, answer bytes), parent columns, progress step]
