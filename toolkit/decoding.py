@@ -84,8 +84,9 @@ def record_type(resource: Resource) -> type[msgspec.Struct] | None:
 
 
 @functools.cache
-def _plan(resource: Resource) -> tuple[tuple[str, tuple[tuple[str, type | None], ...]], ...]:
-    """Per column: its attributes from the record down, each with the Struct it holds (None at the leaf)."""
+def _plan(resource: Resource) -> tuple[tuple[str, tuple[tuple[tuple[str, ...], str, type | None], ...]], ...]:
+    """Per column: its steps from the record down, each the attribute path so far (a key shared by the
+    columns under one object), the attribute, and the Struct it holds (None at the leaf)."""
     record = record_type(resource)
     by_wire: dict[type, dict[str, tuple[str, type | None]]] = {}
 
@@ -101,10 +102,11 @@ def _plan(resource: Resource) -> tuple[tuple[str, tuple[tuple[str, type | None],
 
     plan = []
     for column in resource.columns:
-        steps, struct = [], record
+        steps, struct, key = [], record, ()
         for part in column.path:
             attribute, inner = attributes(struct)[part]
-            steps.append((attribute, inner))
+            key += (attribute,)
+            steps.append((key, attribute, inner))
             struct = inner
         plan.append((column.name, tuple(steps)))
     return tuple(plan)
@@ -116,8 +118,7 @@ def values_by_column(rows: Rows) -> dict[str, list]:
     out = {}
     for name, steps in _plan(rows.resource):
         objects: list = rows
-        for depth, (attribute, inner) in enumerate(steps):
-            key = tuple(a for a, _ in steps[:depth + 1])
+        for key, attribute, inner in steps:
             if key in levels:
                 objects = levels[key]
                 continue

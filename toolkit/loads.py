@@ -72,7 +72,7 @@ def load_threads() -> int:
 def _share_cores(ws: Any, change: int) -> None:
     """Count the workspace's open loads (under its lock): the first sets DuckDB's threads to
     load_threads(), the last puts back what they were."""
-    ws._loads_open = getattr(ws, "_loads_open", 0) + change
+    ws._loads_open += change
     if change > 0 and ws._loads_open == 1:
         ws._threads_before = ws._con.execute("SELECT current_setting('threads')").fetchall()[0][0]
         ws._con.execute(f"SET threads = {load_threads()}")

@@ -39,7 +39,7 @@ from toolkit import catalog, decoding, frames
 from toolkit.spec import Action, Resource
 
 START_AFTER_PAGES = 2         # a walk this long is likely long: start the helper (once per session)
-SMALLEST_PAGE = 32 * 1024     # bytes: pages this large are worth sending; three of them start the helper
+SMALLEST_PAGE = 32 * 1024     # bytes: START_AFTER_PAGES pages this large start the helper
 IN_FLIGHT = 4                 # pages sent and not yet typed, at most
 PIPE_BYTES = 1 << 20          # Linux's default upper bound for an unprivileged process
 _FRAME = struct.Struct("<Q")
@@ -184,6 +184,12 @@ def stop() -> None:
 atexit.register(stop)
 
 
+def _typed(pages: list[list], resource: Resource, parent: dict | None) -> pa.Table:
+    """Pages' rows as one typed table, wherever they are typed."""
+    return frames.to_arrow(pages[0] if len(pages) == 1 else decoding.joined(pages, resource), resource,
+                           parent=parent)
+
+
 # --- in the helper ---------------------------------------------------------------------------------
 
 _decoders: dict[tuple[str, str], Any] = {}
@@ -201,7 +207,7 @@ def type_pages(service: str, name: str, contents: list[bytes], parent: dict | No
     for content in contents:
         body = decode(content) if decode is not None else None
         pages.append(decoding.rows_of(resource, action, orjson.loads(content) if body is None else body))
-    table = frames.to_arrow(decoding.joined(pages, resource), resource, parent=parent)
+    table = _typed(pages, resource, parent)
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
@@ -226,12 +232,6 @@ def _serve(inbox: BinaryIO, outbox: BinaryIO) -> None:
         outbox.write(answer)
         outbox.flush()
 
-
-if __name__ == "__main__":
-    # the answers keep stdout's pipe to themselves: anything a library prints goes where stderr goes
-    answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
-    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    _serve(sys.stdin.buffer, answers)
 
 
 # --- in the walk -----------------------------------------------------------------------------------
@@ -289,8 +289,7 @@ class Typist:
         rows = [decoding.rows_of(self.resource, self.action, orjson.loads(content))
                 if isinstance(rows, decoding.RawRows) else rows   # meant for the helper, which is gone
                 for rows, content in pages]
-        return frames.to_arrow(rows[0] if len(rows) == 1 else decoding.joined(rows, self.resource), self.resource,
-                               parent=parent)
+        return _typed(rows, self.resource, parent)
 
     def typed(self, *, everything: bool = False) -> Iterator[tuple[pa.Table, int]]:
         """The tables typed so far in page order, with their progress steps; with `everything`, all of
@@ -318,3 +317,9 @@ class Typist:
                 typed.cancel()
         self.waiting.clear()
 
+
+if __name__ == "__main__":
+    # the answers keep stdout's pipe to themselves: anything a library prints goes where stderr goes
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    _serve(sys.stdin.buffer, answers)

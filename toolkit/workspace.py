@@ -12,8 +12,6 @@ fetcher thread can load while the notebook reads; `ws.sql()` runs on a third cur
 """
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import os
 import re
 import threading
@@ -45,12 +43,6 @@ _OPEN_LOCK = threading.Lock()
 _NULLABLE = {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(),
              pa.int64(): pd.Int64Dtype(), pa.uint8(): pd.UInt8Dtype(), pa.uint16(): pd.UInt16Dtype(),
              pa.uint32(): pd.UInt32Dtype(), pa.uint64(): pd.UInt64Dtype(), pa.bool_(): pd.BooleanDtype()}
-
-
-def _trim_heap() -> None:
-    """glibc keeps freed memory in its arenas, mapped; malloc_trim hands it back. Elsewhere, nothing."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None).malloc_trim(0)
 
 
 def open_duckdb(path: Path | None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
@@ -194,6 +186,7 @@ class Workspace:
         self._lock = threading.RLock()
         self._resource_locks: dict[tuple[str, str], threading.Lock] = {}
         self._load_owners: dict[tuple[str, str], int] = {}  # which thread has a load of a resource open
+        self._loads_open, self._threads_before = 0, None    # DuckDB's threads while loads run (loads.py)
         self._con = open_duckdb(self.path, read_only)
         self._user = session(self._con.cursor())  # ws.sql() relations run here, never on the shared one
         self._open_key = str(self.path.resolve()) if self.path and not read_only else None
@@ -295,17 +288,15 @@ class Workspace:
     def _release_memory(self) -> None:
         """Have DuckDB hand back the memory it keeps after a load (about 100 MB), before a DataFrame is
         made: lowering the memory limit for a moment evicts its buffers and flushes its allocator.
-        Only when no load is running in the workspace, which could need the memory meanwhile. Then
-        the C heap gives back what the pull freed (the pages' buffers), where the C library can."""
-        if self.path is not None and not self._load_owners:
-            limit = self._con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
-            try:
-                self._con.execute("SET memory_limit = '8MB'")
-            except duckdb.Error:  # something holds more than that (a result being read): leave it be
-                pass
-            else:
-                self._con.execute(f"SET memory_limit = '{limit}'")
-        _trim_heap()
+        Only when no load is running in the workspace, which could need the memory meanwhile."""
+        if self.path is None or self._load_owners:
+            return
+        limit = self._con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+        try:
+            self._con.execute("SET memory_limit = '8MB'")
+        except duckdb.Error:  # something holds more than that (a result being read): leave it be
+            return
+        self._con.execute(f"SET memory_limit = '{limit}'")
 
     def latest(self, service: str, resource: str) -> str | None:
         """The id of the latest complete (or stale) load of a resource."""
