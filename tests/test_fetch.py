@@ -176,6 +176,36 @@ def test_batches_of_one_load_that_arrow_cannot_unify_are_read_back(ws):
     pd.testing.assert_frame_equal(frame, ws.read("asset_library", "tags", load.load_id))
 
 
+def test_categoricals_kept_encoded_give_the_frame_reading_back_gives(ws):
+    """A fetch keeps a status as its codes; batches with different dictionaries, and categories an
+    earlier load set in another order, still give the categoricals reading the load back gives."""
+    status = lambda *values: pa.array(values).dictionary_encode()  # noqa: E731
+    with ws.load("asset_library", "http://x", "tags", {}, ("id",)) as load:
+        load.write(pa.table({"id": ["a"], "status": status("DONE")}))
+    with ws.load("asset_library", "http://x", "tags", {}, ("id",), keep=True) as load:
+        load.write(pa.table({"id": ["b", "c", "d"], "status": status("READY", None, "DONE")}))
+        load.write(pa.table({"id": ["e", "f"], "status": status("NEW", "READY")}))
+        assert pa.types.is_dictionary(load.kept[0].schema.field("status").type)
+    frame = ws.frame_of("asset_library", "tags", load.load_id, load.kept)
+    assert frame["status"].tolist()[:1] + frame["status"].tolist()[2:] == ["READY", "DONE", "NEW", "READY"]
+    assert list(frame["status"].cat.categories) == ["DONE", "READY", "NEW"]
+    pd.testing.assert_frame_equal(frame, ws.read("asset_library", "tags", load.load_id))
+
+
+def test_a_status_column_is_kept_encoded_and_gives_the_categorical_conform_gives(ws):
+    with ws.load("asset_library", "http://x", "tags", {}, ("id",), keep=True, categoricals=["status"]) as load:
+        load.write(pa.table({"id": ["a", "b"], "status": pa.array([None, None], pa.string())}))
+        load.write(pa.table({"id": ["c", "d", "e"], "status": ["video", "Audio", "video"]}))
+        load.write(pa.table({"id": ["f"], "status": pa.nulls(1)}))
+        load.write(pa.table({"id": ["g"], "status": ["audio"]}))
+        assert pa.types.is_dictionary(load.kept[1].schema.field("status").type)
+    frame = ws.frame_of("asset_library", "tags", load.load_id, load.kept)
+    read = ws.read("asset_library", "tags", load.load_id)
+    read["status"] = read["status"].astype("category")
+    pd.testing.assert_frame_equal(frame, read)
+    assert list(frame["status"].cat.categories) == ["Audio", "audio", "video"]
+
+
 def test_a_load_without_a_column_the_table_has_reads_it_as_null(ws):
     with ws.load("asset_library", "http://x", "tags", {}, ("id",)) as load:
         load.write(pa.table({"id": ["a"], "color": ["red"], "at": pa.array([0], pa.timestamp("ms", tz="UTC"))}))

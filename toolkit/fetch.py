@@ -189,8 +189,9 @@ def _pull(client: Client, name: str, keep: bool, /, *, refresh: bool = False,
         if cached:
             return LoadResult(cached, name, cached=True), None
     plan = _plan(client, resource, filters, workers or client.service.max_concurrency, on_error)
-    with ws.load(resource.service, client.base_url, name, key, resource.key, keep) as load, _gc_paused(), \
-            _Batcher(load) as batcher:
+    categoricals = [column.name for column in resource.columns if column.dtype == "category"]
+    with ws.load(resource.service, client.base_url, name, key, resource.key, keep, categoricals) as load, \
+            _gc_paused(), _Batcher(load) as batcher:
         before = client.requests_sent
         with progress_bar(plan.total, f"{resource.service}.{name}", plan.unit, progress) as bar:
             for table, step in plan.tables():

@@ -14,7 +14,7 @@ import os
 import re
 import secrets
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -136,13 +136,16 @@ class Load:
 
     `requests` and `failed_ids` are counters the fetcher updates; they are saved with the load.
     With `keep=True` the batches written stay in `kept`, so that the caller can make its DataFrame
-    from them (`Workspace.frame_of`) instead of reading the load back.
+    from them (`Workspace.frame_of`) instead of reading the load back; the `categoricals` among their
+    columns are kept dictionary-encoded.
     """
 
     def __init__(self, workspace: Workspace, service: str, base_url: str, resource: str,
-                 params: Mapping[str, Any], key: tuple[str, ...], keep: bool = False) -> None:
+                 params: Mapping[str, Any], key: tuple[str, ...], keep: bool = False,
+                 categoricals: Sequence[str] = ()) -> None:
         self.workspace, self.service, self.resource, self.key = workspace, service, resource, key
         self.kept: list[pa.Table] | None = [] if keep else None
+        self._encoded = frozenset(categoricals)
         self.base_url, self.params = scrub_url(base_url), params_json(params)
         self.load_id: str | None = None
         self.status, self.rows, self.requests, self.batches = "new", 0, 0, 0
@@ -202,7 +205,7 @@ class Load:
         table = _arrow(batch)
         if "_load_id" in table.column_names:
             raise ValueError("a batch may not have a `_load_id` column: the workspace sets it")
-        table = self._decode_dictionaries(table)
+        given, table = table, self._decode_dictionaries(table)
         # DuckDB reads the Arrow batch in place through a replacement scan of this local name; a registered
         # view would stay alive (MVCC) until the commit, so memory would grow with the load
         _toolkit_batch = table
@@ -219,7 +222,7 @@ class Load:
             self.rows += table.num_rows
             self.batches += 1
             if self.kept is not None:
-                self.kept.append(_kept(table))
+                self.kept.append(_kept(given, self._encoded))
 
     def _create(self, incoming: dict[str, str]) -> None:
         # an all-null column has no type yet: VARCHAR until a later batch brings values (see _evolve)
@@ -332,14 +335,29 @@ class Load:
                 f"{self.rows} rows, {self.requests} requests>")
 
 
-def _kept(table: pa.Table) -> pa.Table:
-    """A batch as a fetch keeps it for its DataFrame: contiguous, so the pages' many small buffers are
-    freed and memory does not fragment; strings large, as pandas holds them, so that making the
-    DataFrame copies none of them."""
-    table = table.combine_chunks()
-    return pa.Table.from_arrays(
-        [c.cast(pa.large_string()) if pa.types.is_string(c.type) else c for c in table.columns],
-        names=table.column_names)
+def _kept(table: pa.Table, categoricals: frozenset[str] = frozenset()) -> pa.Table:
+    """A batch as a fetch keeps it for its DataFrame: each column already as the DataFrame will hold it,
+    so that making the frame at the end allocates as little as it can beside the rows it keeps.
+
+    Contiguous, so the pages' many small buffers are freed and memory does not fragment; strings
+    large, as pandas holds them, so that making the frame copies none of them; categoricals still
+    dictionary-encoded (a status is then a byte, not its text); timestamps in microseconds, the unit
+    DuckDB gives back, cast batch by batch rather than all at once at the end.
+    """
+    table = table.unify_dictionaries().combine_chunks()
+    return pa.Table.from_arrays([_as_kept(column, name in categoricals) for name, column in
+                                 zip(table.column_names, table.columns, strict=True)], names=table.column_names)
+
+
+def _as_kept(column: pa.ChunkedArray, categorical: bool) -> pa.ChunkedArray:
+    kind = column.type
+    if categorical and (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        return column.dictionary_encode()
+    if pa.types.is_string(kind):
+        return column.cast(pa.large_string())
+    if pa.types.is_timestamp(kind) and kind.unit in ("s", "ms"):
+        return column.cast(pa.timestamp("us", tz=kind.tz))
+    return column
 
 
 def _arrow(batch: pa.Table | pa.RecordBatch | pd.DataFrame) -> pa.Table:

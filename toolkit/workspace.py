@@ -76,13 +76,20 @@ def to_frame(table: pa.Table, categories: Mapping[str, Sequence[str]] | None = N
     Strings are pandas strings, integers and booleans nullable, lists and structs `pd.ArrowDtype`
     (cells read as Python lists and dicts), timestamps tz-aware UTC, `categories` columns categoricals.
     """
-    for name, known in (categories or {}).items():
-        if name in table.column_names:
-            column = table.column(name)
-            if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
-                table = table.set_column(table.column_names.index(name), name, _categorical(column, known))
+    categories, encoded = categories or {}, []
+    for i, field in enumerate(table.schema):
+        kind = field.type
+        if field.name in categories and (pa.types.is_dictionary(kind) or pa.types.is_string(kind)
+                                         or pa.types.is_large_string(kind)):
+            table = table.set_column(i, field.name, _categorical(table.column(i), categories[field.name]))
+        elif pa.types.is_dictionary(kind):  # kept encoded: a categorical as pandas makes one, values sorted
+            table = table.set_column(i, field.name, _sorted_categories(table.column(i)))
+            encoded.append(field.name)
     # self_destruct: each Arrow column is freed once converted, so the peak is the frame plus a column
-    return table.to_pandas(types_mapper=_pandas_type, split_blocks=True, self_destruct=True)
+    frame = table.to_pandas(types_mapper=_pandas_type, split_blocks=True, self_destruct=True)
+    for name in encoded:  # categories of pandas strings, as `astype("category")` of a string column has
+        frame[name] = frame[name].cat.set_categories(pd.Index(frame[name].cat.categories, dtype="string"))
+    return frame
 
 
 def _shaped(written: list[pa.Table], shape: pa.Schema) -> pa.Table | None:
@@ -102,7 +109,8 @@ def _shaped(written: list[pa.Table], shape: pa.Schema) -> pa.Table | None:
         if not _casts_unchanged(column.type, field.type):
             return None
         # large strings stay large: pandas would make them so, copying their offsets
-        keep = column.type == field.type or (pa.types.is_large_string(column.type) and pa.types.is_string(field.type))
+        keep = column.type == field.type or pa.types.is_dictionary(column.type) or \
+            (pa.types.is_large_string(column.type) and pa.types.is_string(field.type))
         columns.append(column if keep else column.cast(field.type))
     return pa.Table.from_arrays(columns, names=shape.names)
 
@@ -116,6 +124,8 @@ def _casts_unchanged(source: pa.DataType, target: pa.DataType) -> bool:
     if source.equals(target) or pa.types.is_null(source):
         return True
     t = pa.types
+    if t.is_dictionary(source):  # a categorical kept encoded: its values are what was stored
+        return _casts_unchanged(source.value_type, target)
     if t.is_timestamp(source) and t.is_timestamp(target):
         return _UNITS[source.unit] <= _UNITS[target.unit] and \
             (source.tz == target.tz or (source.tz in _UTC and target.tz in _UTC))
@@ -135,15 +145,33 @@ def _casts_unchanged(source: pa.DataType, target: pa.DataType) -> bool:
 
 
 def _categorical(column: pa.ChunkedArray, known: Sequence[str]) -> pa.ChunkedArray:
-    """Dictionary-encode against the known categories, appending any value they lack (nothing is lost)."""
-    column = column.combine_chunks().cast(pa.string())
+    """Dictionary-encode against the known categories, appending any value they lack (nothing is lost).
+
+    A column already encoded has only its dictionary looked up: its codes are mapped, not its text."""
+    if pa.types.is_dictionary(column.type):
+        column = column.combine_chunks()  # unifies the chunks' dictionaries
+        values, codes = column.dictionary.cast(pa.string()), column.indices
+    else:
+        values, codes = column.combine_chunks().cast(pa.string()), None
     dictionary = pa.array(list(known), pa.string())
-    indices = pc.index_in(column, value_set=dictionary)
-    missing = pc.and_(pc.is_null(indices), pc.is_valid(column))
+    indices = pc.index_in(values, value_set=dictionary)
+    missing = pc.and_(pc.is_null(indices), pc.is_valid(values))
     if pc.any(missing).as_py():
-        dictionary = pa.concat_arrays([dictionary, pc.unique(pc.filter(column, missing))])
-        indices = pc.index_in(column, value_set=dictionary)
+        dictionary = pa.concat_arrays([dictionary, pc.unique(pc.filter(values, missing))])
+        indices = pc.index_in(values, value_set=dictionary)
+    if codes is not None:  # the encoded column's codes, through its dictionary, to the known ones
+        indices = pc.take(indices, codes)
     return pa.chunked_array([pa.DictionaryArray.from_arrays(indices.cast(pa.int32()), dictionary)])
+
+
+def _sorted_categories(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """An encoded column with its dictionary sorted, as `astype("category")` orders its categories."""
+    column = column.combine_chunks()  # unifies the chunks' dictionaries
+    dictionary = column.dictionary.cast(pa.string())
+    order = pc.sort_indices(dictionary)
+    rank = pc.sort_indices(order)  # the inverse permutation: a code's place among the sorted values
+    return pa.chunked_array([pa.DictionaryArray.from_arrays(pc.take(rank, column.indices).cast(pa.int32()),
+                                                            pc.take(dictionary, order))])
 
 
 class Query:
@@ -213,15 +241,17 @@ class Workspace:
     # -- loads -------------------------------------------------------------------------------------
 
     def load(self, service: str, base_url: str, resource: str, params: Mapping[str, Any] | None = None,
-             key: Sequence[str] = (), keep: bool = False) -> Load:
+             key: Sequence[str] = (), keep: bool = False, categoricals: Sequence[str] = ()) -> Load:
         """A load to write batches into inside `with`; it commits on a clean exit, rolls back otherwise.
+        With `keep`, the batches stay in memory for `frame_of`, the `categoricals` among their columns
+        dictionary-encoded.
 
             with ws.load("translation", url, "targets", {"status": ["READY"]}, ("id",)) as load:
                 load.write(table)
         """
         if self.read_only:
             raise WorkspaceError(f"{self.path} is open read-only: no loads")
-        return Load(self, service, base_url, resource, params or {}, tuple(key), keep)
+        return Load(self, service, base_url, resource, params or {}, tuple(key), keep, categoricals)
 
     def fresh_load(self, service: str, base_url: str, resource: str, params: Mapping[str, Any] | None,
                    max_age: float | timedelta | None) -> str | None:
