@@ -432,6 +432,27 @@ def test_a_running_load_of_a_dead_process_is_marked_failed_on_open(tmp_path):
         assert load["status"] == "failed" and "interrupted" in load["error"]
 
 
+def test_long_text_is_stored_with_zstd_and_short_text_and_keys_with_duckdbs_default(tmp_path):
+    rows = 5000
+    batch = pa.table({
+        "id": [f"{i:08d}-{'k' * 40}" for i in range(rows)],            # long, but the key
+        "status": ["READY", "DONE"] * (rows // 2),
+        "name": [f"name {i}" for i in range(rows)],
+        "details": [f'{{"value": {i}, "audienceId": "subscription-renewals-{i % 7}"}}' for i in range(rows)],
+        "empty": pa.nulls(rows, pa.string()),
+    })
+    with Workspace(tmp_path / "ws.duckdb") as ws:
+        with ws.load("audience_platform", URL, "notifications", {}, ("id",)) as load:
+            load.write(batch)
+        ws.sql("checkpoint")
+        stored = dict(ws.sql("select column_name, any_value(compression) from pragma_storage_info("
+                             "'audience_platform.notifications__loads') where segment_type = 'VARCHAR' "
+                             "and compression != 'Constant' group by 1").fetchall())
+        assert stored["details"] == "ZSTD"
+        assert stored["id"] != "ZSTD" and stored["name"] != "ZSTD" and stored["status"] != "ZSTD"
+        assert ws.read("audience_platform", "notifications")["details"].tolist() == batch["details"].to_pylist()
+
+
 def test_settings_on_every_connection(tmp_path):
     with Workspace(tmp_path / "ws.duckdb") as ws:
         assert ws.sql("select current_setting('enable_progress_bar')").fetchall()[0][0] is False
