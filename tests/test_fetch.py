@@ -260,6 +260,23 @@ def test_one_pass_conversion_matches_column_by_column(box, service, name, monkey
     assert frames.to_arrow(rows, resource).equals(fast)
 
 
+def test_the_decoder_declines_a_page_with_a_value_of_another_type(box):
+    """A number where text is declared, or text where a boolean is: the page goes the general way."""
+    resource = catalog.resource("audience_platform", "notifications")
+    action = catalog.ACTIONS[resource.action]
+    client = toolkit.connect("audience_platform", **box.credentials("audience_platform"))
+    page = next(client.pages(action, size=5))
+    decode = decoding.page_decoder(resource, action.paging)
+    assert decode(page.response.content) is not None
+    for field, value in (("message", 5), ("read", "no"), ("severity", ["INFO"])):
+        body = orjson.loads(page.response.content)
+        records = decoding.rows_of(resource, action, body)
+        records[2] = {**records[2], field: value}
+        items = next(key for key, held in body.items() if isinstance(held, list))
+        body[items] = records
+        assert decode(orjson.dumps(body)) is None, field
+
+
 def test_an_empty_result_keeps_the_declared_columns_and_dtypes(box, ws):
     for service, name, none in (("translation", "submissions", {"name": "no such submission"}),
                                 ("asset_library", "assets", {"search": "no such asset anywhere"})):

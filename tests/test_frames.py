@@ -234,6 +234,9 @@ def test_a_workspace_round_trip_gives_the_same_values_and_dtypes():
     b'[{"a":1,"b":[true,null]},null,"x",{"n":"Smith, John: \\"x\\""}]',           # compact: kept as it is
     b'[{"a": 1, "b": [true, null]}, null, "x", {"n": "caf\\u00e9"}]',              # spaced, escaped: orjson
     b'[\n  {"a":1},\n  null\n]',
+    b'[{"url":"http:\\/\\/x"},{"a":[1,{"b":2}]}]',                                   # escaped slash: orjson
+    b'[{"a":\t1}]',
+    b'[{"note":"a, b: c"},["x", "y"]]',                                               # spaced after a string
 ])
 def test_json_text_from_the_wire_equals_orjsons_of_the_parsed_value(text):
     import msgspec

@@ -283,20 +283,40 @@ def _scalars(rows: Sequence[dict], resource: Resource, parent: dict) -> dict[str
 
 # what a JSON text has when it is spaced or escapes what orjson writes plainly: structural marks only,
 # which text inside a string cannot hold (its quotes are escaped) or rarely does
-_NOT_COMPACT = (b"\n", b"\r", b"\t", b'": ', b'", ', b"}, ", b"], ", b", {", b", [", b"\\u", b"\\/")
+# signs that a service's JSON is not orjson's compact form: whitespace between tokens, or escapes
+# orjson does not write. Each is looked for only when its first byte occurs: a byte is found with
+# memchr (2 us over a page of details), a sequence beginning with a quote is not (90 us).
+_SPACED = (b'": ', b'", ', b"}, ", b"], ", b", {", b", [")
+_ESCAPED = (b"\\u", b"\\/")
+
+
+def _not_compact(data: bytes) -> bool:
+    return b"\n" in data or b"\r" in data or b"\t" in data \
+        or (b" " in data and any(mark in data for mark in _SPACED)) \
+        or (b"\\" in data and any(mark in data for mark in _ESCAPED))
 
 
 def json_of_raw(values: list) -> pa.Array:
     """A JSON column from the values' own text (msgspec.Raw, or None where the field was absent),
     without parsing it: the same text `_json_text` writes (orjson's compact form) when the service
     writes compact JSON, as the sandbox does. A page with a sign of spacing or escapes goes through
-    orjson; a spelling the signs miss (`[1, 2]`) stays as the service sent it, the same JSON value."""
-    texts = [None if v is None else bytes(v) for v in values]   # pa.array leaks memoryviews (pyarrow 26)
-    joined = b"\0".join(t for t in texts if t is not None)
-    if any(mark in joined for mark in _NOT_COMPACT):
-        return _json_text([None if t is None else orjson.loads(t) for t in texts])
-    array = pa.array(texts, pa.binary())
-    array = pc.if_else(pc.equal(array, pa.scalar(b"null", pa.binary())), pa.scalar(None, pa.binary()), array)
+    orjson; a spelling the signs miss (`[1, 2]`) stays as the service sent it, the same JSON value.
+
+    The texts are joined once and become the Arrow array's data as they are: no value is copied on
+    its own (a page of 1000 notifications' details took 1.2 ms that way, half the page's typing).
+    """
+    present = [v for v in values if v is not None]
+    # one search over the joined texts: no value can end, and the next begin, a mark between them
+    data = b"".join(present)
+    if _not_compact(data):
+        return _json_text([None if v is None else orjson.loads(bytes(v)) for v in values])
+    lengths = pa.array([0 if v is None else len(v) for v in values], pa.int64())
+    offsets = pa.concat_arrays([pa.array([0], pa.int64()), pc.cumulative_sum(lengths)])
+    valid = None if len(present) == len(values) else pa.array([v is not None for v in values]).buffers()[1]
+    array = pa.Array.from_buffers(pa.large_binary(), len(values), [valid, offsets.buffers()[1], pa.py_buffer(data)],
+                                  len(values) - len(present))
+    array = pc.if_else(pc.equal(array, pa.scalar(b"null", pa.large_binary())), pa.scalar(None, pa.large_binary()),
+                       array)
     return array.cast(pa.string())
 
 
