@@ -453,6 +453,20 @@ def test_long_text_is_stored_with_zstd_and_short_text_and_keys_with_duckdbs_defa
         assert ws.read("audience_platform", "notifications")["details"].tolist() == batch["details"].to_pylist()
 
 
+def test_a_duckdb_without_per_column_compression_stores_long_text_its_own_way(tmp_path, monkeypatch):
+    from toolkit import loads
+    monkeypatch.setattr(loads, "_per_column_compression", lambda: False)
+    details = [f'{{"value": {i}, "audienceId": "subscription-renewals-{i % 7}"}}' for i in range(5000)]
+    with Workspace(tmp_path / "ws.duckdb") as ws:
+        with ws.load("audience_platform", URL, "notifications", {}, ("id",)) as load:
+            load.write(pa.table({"id": [str(i) for i in range(5000)], "details": details}))
+        ws.sql("checkpoint")
+        stored = ws.sql("select any_value(compression) from pragma_storage_info('audience_platform."
+                        "notifications__loads') where column_name = 'details' and compression != 'Constant'")
+        assert stored.fetchall()[0][0] not in (None, "ZSTD")
+        assert ws.read("audience_platform", "notifications")["details"].tolist() == details
+
+
 def test_settings_on_every_connection(tmp_path):
     with Workspace(tmp_path / "ws.duckdb") as ws:
         assert ws.sql("select current_setting('enable_progress_bar')").fetchall()[0][0] is False

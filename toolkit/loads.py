@@ -10,6 +10,7 @@ no longer fit its type is widened. No secret is stored: params named like one ar
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import secrets
@@ -232,18 +233,12 @@ class Load:
 
     def _create(self, incoming: dict[str, str], table: pa.Table) -> None:
         # an all-null column has no type yet: VARCHAR until a later batch brings values (see _evolve)
-        long = {name for name, kind in incoming.items()
-                if kind == "VARCHAR" and name not in self.key and _long_text(table.column(name))}
+        long = {name for name, kind in incoming.items() if kind == "VARCHAR" and name not in self.key
+                and _long_text(table.column(name))} if _per_column_compression() else set()
         columns = ", ".join(f"{quote(n)} {'VARCHAR' if t == 'NULL' else t}"
                             + (" USING COMPRESSION zstd" if n in long else "") for n, t in incoming.items())
         columns += ", " if columns else ""
-        try:
-            self._cursor.execute(f"CREATE TABLE {self._table} ({columns}_load_id VARCHAR)")
-        except duckdb.ParserException:  # a DuckDB without per-column compression: its defaults
-            if not long:
-                raise
-            columns = ", ".join(f"{quote(n)} {'VARCHAR' if t == 'NULL' else t}" for n, t in incoming.items())
-            self._cursor.execute(f"CREATE TABLE {self._table} ({columns}, _load_id VARCHAR)")
+        self._cursor.execute(f"CREATE TABLE {self._table} ({columns}_load_id VARCHAR)")
         self._columns = {n: "VARCHAR" if t == "NULL" else t for n, t in incoming.items()}
         self._columns["_load_id"] = "VARCHAR"
         self._ddl = True
@@ -348,6 +343,18 @@ class Load:
     def __repr__(self) -> str:
         return (f"<toolkit.Load {self.load_id} {self.service}.{self.resource}: {self.status}, "
                 f"{self.rows} rows, {self.requests} requests>")
+
+
+@functools.cache
+def _per_column_compression() -> bool:
+    """Whether this DuckDB takes `USING COMPRESSION` in a column's definition (asked once, of a
+    database in memory: a statement that fails inside the load's transaction would abort it)."""
+    try:
+        with duckdb.connect() as con:
+            con.execute("CREATE TABLE t (x VARCHAR USING COMPRESSION zstd)")
+    except duckdb.Error:
+        return False
+    return True
 
 
 def _long_text(column: pa.ChunkedArray) -> bool:
