@@ -237,6 +237,7 @@ def test_a_workspace_round_trip_gives_the_same_values_and_dtypes():
     b'[{"url":"http:\\/\\/x"},{"a":[1,{"b":2}]}]',                                   # escaped slash: orjson
     b'[{"a":\t1}]',
     b'[{"note":"a, b: c"},["x", "y"]]',                                               # spaced after a string
+    b'[]', b'[null,null]',
 ])
 def test_json_text_from_the_wire_equals_orjsons_of_the_parsed_value(text):
     import msgspec
