@@ -83,7 +83,9 @@ def to_frame(table: pa.Table, categories: Mapping[str, Sequence[str]] | None = N
                                          or pa.types.is_large_string(kind)):
             table = table.set_column(i, field.name, _categorical(table.column(i), categories[field.name]))
         elif pa.types.is_dictionary(kind):  # kept encoded: a categorical as pandas makes one, values sorted
-            table = table.set_column(i, field.name, _sorted_categories(table.column(i)))
+            column = pa.chunked_array([table.column(i).combine_chunks()])  # unifies the chunks' dictionaries
+            values = sorted(v for v in column.chunk(0).dictionary.to_pylist() if v is not None)
+            table = table.set_column(i, field.name, _categorical(column, values))
             encoded.append(field.name)
     # self_destruct: each Arrow column is freed once converted, so the peak is the frame plus a column
     frame = table.to_pandas(types_mapper=_pandas_type, split_blocks=True, self_destruct=True)
@@ -162,16 +164,6 @@ def _categorical(column: pa.ChunkedArray, known: Sequence[str]) -> pa.ChunkedArr
     if codes is not None:  # the encoded column's codes, through its dictionary, to the known ones
         indices = pc.take(indices, codes)
     return pa.chunked_array([pa.DictionaryArray.from_arrays(indices.cast(pa.int32()), dictionary)])
-
-
-def _sorted_categories(column: pa.ChunkedArray) -> pa.ChunkedArray:
-    """An encoded column with its dictionary sorted, as `astype("category")` orders its categories."""
-    column = column.combine_chunks()  # unifies the chunks' dictionaries
-    dictionary = column.dictionary.cast(pa.string())
-    order = pc.sort_indices(dictionary)
-    rank = pc.sort_indices(order)  # the inverse permutation: a code's place among the sorted values
-    return pa.chunked_array([pa.DictionaryArray.from_arrays(pc.take(rank, column.indices).cast(pa.int32()),
-                                                            pc.take(dictionary, order))])
 
 
 class Query:
