@@ -200,12 +200,13 @@ def test_multipart_file_from_a_path_and_from_bytes(tms, tmp_path):
     path = tmp_path / "notes.txt"
     path.write_bytes(b"notes")
     prepared = tms.prepare("translation.upload_collateral", submission_id=1, file=str(path), submission_level=True)
-    name, handle = prepared.files["file"]
-    assert name == "notes.txt" and handle.read() == b"notes"
-    handle.close()
+    with prepared.files["file"].opened() as (name, handle):
+        assert name == "notes.txt" and handle.read() == b"notes"
+    assert handle.closed
     assert prepared.data == {"submissionLevel": "true"}
     raw = tms.prepare("translation.upload_translatable", submission_id=1, file=b"<xliff/>")
-    assert raw.files["file"] == ("upload.bin", b"<xliff/>")
+    with raw.files["file"].opened() as part:
+        assert part == ("upload.bin", b"<xliff/>")
     listed = tms.prepare("translation.upload_reference", submission_id=1, file=b"x",
                          target_language_level=["fr-FR", "de-DE"])
     assert listed.data == {"targetLanguageLevel": "fr-FR,de-DE"}
@@ -449,3 +450,38 @@ def test_a_next_page_with_another_list_is_prepared_afresh(make):
     params = {"submission_ids": [1, 2]}
     first = client.prepare("translation.list_targets", **params)
     assert _repaged(catalog.action("translation.list_targets"), (first, params), {"submission_ids": [3]}) is None
+
+
+# --- a path param can never send the request to another path -----------------------------------------
+
+@pytest.mark.parametrize("value", ["..", ".", "%2e%2e", "a/../b"])
+def test_a_dot_segment_in_a_path_id_never_reaches_another_endpoint(stub, assets, value):
+    try:
+        prepared = assets.prepare("asset_library.remove_board_asset", board_id=value, asset_id="a-1")
+    except ValidationError:
+        assert not stub.calls
+        return
+    # what is given literally stays inside its segment, encoded: the path keeps its shape
+    assert prepared.sent_url.startswith(assets.base_url + "/boards/") and prepared.sent_url.endswith("/assets/a-1")
+    assert prepared.sent_url.count("/") == (assets.base_url + "/boards/x/assets/a-1").count("/")
+
+
+@pytest.mark.parametrize(("action", "params"), [
+    ("asset_library.remove_board_asset", {"board_id": "..", "asset_id": "a-1"}),
+    ("asset_library.list_asset_boards", {"asset_id": ".."}),
+    ("translation.delete_custom_attribute", {"submission_id": 1, "attribute_name": "."}),
+])
+def test_the_dot_segments_of_the_issue_are_refused_before_sending(stub, assets, tms, action, params):
+    client = assets if action.startswith("asset_library") else tms
+    with pytest.raises(ValidationError, match="dot segment|'\\.'|must not"):
+        client.call(action, **params)
+    assert not [c for c in stub.calls if "/oauth/token" not in c.request.url]
+
+
+@pytest.mark.parametrize("board_id", ["Q4 board", "ünïcode/ütf", "a?b#c", "100%"])
+def test_the_preview_shows_exactly_the_url_that_goes_out(stub, assets, board_id):
+    prepared = assets.prepare("asset_library.list_board_guests", board_id=board_id, email="ana+q4@x.org")
+    stub.add(responses.GET, prepared.sent_url, json={"data": [], "pagination": {}})
+    assets.send(prepared)
+    assert stub.calls[0].request.url == prepared.sent_url
+    assert prepared.describe(assets.redactor, assets.auth_headers()).splitlines()[0] == f"GET {prepared.sent_url}"

@@ -16,6 +16,7 @@ from toolkit.errors import AuthError, RateLimitError, ServerError, TransportErro
 from toolkit.http import RETRY_STATUSES, RateBudget, Redactor, RetryPolicy, Transport, retry_after
 
 URL = "http://127.0.0.1:9/v1/things"
+TOKEN_URL = "http://127.0.0.1:9/PD/oauth/token"
 
 
 @pytest.fixture
@@ -94,7 +95,7 @@ def test_post_is_retried_on_429(stub, transport, sleeps):
 
 def test_post_declared_safe_is_retried_on_500(stub, transport, sleeps):
     answers(stub, responses.POST, URL, 500, requests.ConnectionError("reset"), 200)
-    assert transport.send("POST", URL, retry_post=True).status_code == 200
+    assert transport.send("POST", URL, idempotent=True).status_code == 200
     assert len(stub.calls) == 3
 
 
@@ -147,13 +148,35 @@ def test_retry_after_http_date_is_honoured(stub, transport, sleeps):
     assert len(sleeps) == 1 and 28 <= sleeps[0] <= 30
 
 
-def test_retry_after_is_capped(stub, sleeps):
+def test_a_retry_after_longer_than_the_cap_is_not_waited_for(stub, sleeps, caplog):
     transport = Transport(auth=None, redactor=Redactor(), sleep=sleeps,
-                          retry=RetryPolicy(attempts=2, max_retry_after=60))
-    answers(stub, responses.GET, URL, 429, headers={"Retry-After": "86400"})
+                          retry=RetryPolicy(attempts=3, max_retry_after=60))
+    answers(stub, responses.GET, URL, 429, headers={"Retry-After": "3600"})
     answers(stub, responses.GET, URL, 200)
-    transport.send("GET", URL)
-    assert sleeps == [60]
+    with caplog.at_level("INFO", logger="toolkit.http"):
+        assert transport.send("GET", URL).status_code == 429
+    assert sleeps == [] and transport.requests == 1
+    assert [r.levelname for r in caplog.records] == ["WARNING"]
+    assert "asks to wait 3600 s" in caplog.records[0].getMessage()
+
+
+def test_a_long_wait_is_a_warning_and_a_short_one_is_info(stub, sleeps, caplog):
+    transport = Transport(auth=None, redactor=Redactor(), sleep=sleeps, retry=RetryPolicy(attempts=3))
+    answers(stub, responses.GET, URL, 429, headers={"Retry-After": "45"})
+    answers(stub, responses.GET, URL, 503, headers={"Retry-After": "2"})
+    answers(stub, responses.GET, URL, 200)
+    with caplog.at_level("INFO", logger="toolkit.http"):
+        assert transport.send("GET", URL).status_code == 200
+    assert sleeps == [45, 2]
+    assert [r.levelname for r in caplog.records if "retry" in r.getMessage()] == ["WARNING", "INFO"]
+
+
+def test_the_client_says_when_it_did_not_wait(stub, assets, sleeps):
+    stub.add(responses.GET, assets.base_url + "/tags", json={"message": "slow down"}, status=429,
+             headers={"Retry-After": "3600"})
+    with pytest.raises(RateLimitError, match="asks to wait 3600 s.*max_retry_after of 120 s"):
+        assets.call("asset_library.list_tags")
+    assert sleeps == []
 
 
 def test_retry_after_parsing():
@@ -450,3 +473,119 @@ def test_a_compressed_body_is_decoded(transport):
     url = _serve([b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
                   % len(packed) + packed])
     assert transport.send("GET", url).content == whole
+
+
+# --- the token request is retried like any other (it is safe to repeat) -------------------------------
+
+@pytest.mark.parametrize("status", [429, 500, 503])
+def test_a_failed_token_request_is_retried(stub, make, token, sleeps, status):
+    stub.add(responses.POST, TOKEN_URL, json={"messages": ["busy"]}, status=status)
+    token(access="access-after-retry")
+    tms = make("translation")
+    api(stub, tms)
+    tms.call("translation.list_projects")
+    assert len(token_calls(stub, tms)) == 2 and len(sleeps) == 1
+    calls = [c for c in stub.calls if "/rest/v0/" in c.request.url]
+    assert calls[0].request.headers["Authorization"] == "Bearer access-after-retry"
+
+
+def test_a_token_request_dropped_is_retried(stub, make, token, sleeps):
+    stub.add(responses.POST, TOKEN_URL, body=requests.ConnectionError("reset"))
+    token(access="access-after-drop")
+    tms = make("translation")
+    api(stub, tms)
+    tms.call("translation.list_projects")
+    assert len(token_calls(stub, tms)) == 2
+
+
+def test_a_token_request_that_keeps_failing_keeps_its_class(stub, make, sleeps):
+    for _ in range(5):
+        stub.add(responses.POST, TOKEN_URL, json={"messages": ["down"]}, status=503)
+    tms = make("translation")
+    with pytest.raises(ServerError) as raised:
+        tms.call("translation.list_projects")
+    assert raised.value.status == 503 and "tm-pass" not in str(raised.value)
+    assert len(sleeps) == 4
+
+
+# --- only what is safe to repeat is retried on 5xx ------------------------------------------------------
+
+def test_a_json_patch_is_not_retried_on_a_server_error(stub, audience, sleeps):
+    url = audience.base_url + "/api/v2/audiences/aud-1"
+    stub.add(responses.PATCH, url, json={"message": "boom"}, status=500)
+    stub.add(responses.PATCH, url, json={}, status=200)
+    with pytest.raises(ServerError):
+        audience.call("audience_platform.update_audience", audience_id="aud-1",
+                      patch=[{"op": "add", "path": "/tags/-", "value": "x"}], content_type="json_patch")
+    assert len(stub.calls) == 1 and sleeps == []
+
+
+def test_a_merge_patch_is_retried_on_a_server_error(stub, audience, sleeps):
+    url = audience.base_url + "/api/v2/audiences/aud-1"
+    stub.add(responses.PATCH, url, json={"message": "boom"}, status=500)
+    stub.add(responses.PATCH, url, json={"itemId": "aud-1"}, status=200)
+    audience.call("audience_platform.update_audience", audience_id="aud-1", patch={"name": "x"})
+    assert len(stub.calls) == 2
+
+
+# --- a retried upload sends the whole file again ----------------------------------------------------------
+
+def _upload_answers(stub, tms):
+    url = tms.base_url + "/rest/v0/submissions/1/upload/translatable"
+    stub.add(responses.POST, url, json={"messages": ["slow down"]}, status=429)
+    stub.add(responses.POST, url, json={"processId": "p-1"}, status=200)
+    return url
+
+
+def test_an_upload_from_a_path_is_sent_whole_on_each_try_and_closed(stub, tms, tmp_path, monkeypatch):
+    path = tmp_path / "doc.xliff"
+    path.write_bytes(b"<xliff>payload-123</xliff>")
+    opened = []
+    real_open = open
+
+    def spying_open(file, mode="r", *args, **kwargs):
+        handle = real_open(file, mode, *args, **kwargs)
+        if str(file) == str(path):
+            opened.append(handle)
+        return handle
+
+    monkeypatch.setattr("builtins.open", spying_open)
+    url = _upload_answers(stub, tms)
+    tms.call("translation.upload_translatable", submission_id=1, file=str(path))
+    bodies = [c.request.body for c in stub.calls if c.request.url == url]
+    assert len(bodies) == 2 and all(b"<xliff>payload-123</xliff>" in body for body in bodies)
+    assert len(opened) == 2 and all(handle.closed for handle in opened)
+
+
+def test_an_upload_from_a_file_object_is_rewound_for_the_retry(stub, tms):
+    import io
+    handle = io.BytesIO(b"<xliff>payload-456</xliff>")
+    url = _upload_answers(stub, tms)
+    tms.call("translation.upload_translatable", submission_id=1, file=handle)
+    bodies = [c.request.body for c in stub.calls if c.request.url == url]
+    assert len(bodies) == 2 and all(b"payload-456" in body for body in bodies)
+    assert not handle.closed          # the caller's own file stays theirs
+
+
+def test_an_upload_from_a_stream_that_cannot_rewind_is_sent_once(stub, tms, sleeps):
+    import io
+
+    class Pipe(io.RawIOBase):
+        def __init__(self):
+            self.data = io.BytesIO(b"<xliff>streamed</xliff>")
+
+        def readable(self):
+            return True
+
+        def seekable(self):
+            return False
+
+        def readinto(self, buffer):
+            chunk = self.data.read(len(buffer))
+            buffer[:len(chunk)] = chunk
+            return len(chunk)
+
+    url = _upload_answers(stub, tms)
+    with pytest.raises(RateLimitError):
+        tms.call("translation.upload_translatable", submission_id=1, file=Pipe())
+    assert len([c for c in stub.calls if c.request.url == url]) == 1 and sleeps == []

@@ -5,6 +5,7 @@ import logging
 import pickle
 
 import pytest
+import requests
 import responses
 
 from toolkit.errors import ApiError, ValidationError
@@ -29,16 +30,44 @@ def test_secret_type():
         pickle.dumps(secret)
 
 
-def test_redactor_scrubs_plain_and_basic_encoded_forms():
+def test_redactor_scrubs_plain_secrets():
     redactor = Redactor(["s3cret-value"])
     assert redactor.scrub("token=s3cret-value&x=1") == "token=***&x=1"
-    import base64
-    encoded = base64.b64encode(b"s3cret-value").decode().rstrip("=")
-    assert redactor.scrub(f"Basic {encoded}") == "Basic ***"
     redactor.add(Secret("another-one"))
     redactor.add(None)
     redactor.add("ab")                    # too short to scrub safely
     assert redactor.scrub("another-one ab") == "*** ab"
+
+
+@pytest.mark.parametrize("username", ["al", "bob", "carl", "dave1", "eve-22", "x"])
+def test_a_basic_header_is_scrubbed_whatever_the_username_length(make, username):
+    """The header is base64 of `user:password`: the password's own base64 appears in it only when
+    len(user) + 1 is a multiple of 3, so the whole header value must go."""
+    client = make("audience_platform", token=None, username=username, password="s3cretpw-basic")
+    header = requests.Request("GET", client.base_url, auth=client.transport.auth).prepare().headers["Authorization"]
+    value = header.split()[1]
+    for text in (f"Authorization: {header}", f"sent {value} and {value.rstrip('=')}", header.lower()):
+        scrubbed = client.redactor.scrub(text)
+        assert value.rstrip("=") not in scrubbed and "s3cretpw" not in scrubbed
+
+
+def test_any_authorization_value_is_scrubbed_even_when_unknown():
+    scrubbed = Redactor().scrub("Authorization: Bearer eyJhbGciOi.xyz-abc and Basic Ym9iOnMzY3JldHB3")
+    assert scrubbed == "Authorization: Bearer *** and Basic ***"
+
+
+def test_repr_of_a_prepared_request_masks_secret_params(make):
+    audience, tms = make("audience_platform"), make("translation")
+    shown = [
+        repr(audience.prepare("audience_platform.create_user", username="ana", password="user-pass-98765",
+                              roles=["ROLE_ADMIN"])),
+        repr(tms.prepare("translation.create_token", grant_type="password", username="pm.user",
+                         password="form-pass-1234")),
+    ]
+    for text in shown:
+        assert "user-pass-98765" not in text and "form-pass-1234" not in text and "***" in text
+        assert_clean(text)
+    assert "POST http://127.0.0.1:9/cdp-server/api/v2/security/users" in shown[0]
 
 
 @pytest.mark.parametrize("service", ["media_review", "asset_library", "audience_platform", "translation"])
@@ -162,7 +191,7 @@ def test_preview_masks_secret_form_fields(make):
 def test_preview_shows_files_by_size(make):
     text = preview(make("translation"), "translation.upload_source", submission_id=1,
                    file=("home.html", b"<html></html>"), batch_name="B1")
-    assert "[file file: 13 bytes]" in text
+    assert "[file file: home.html, 13 bytes]" in text
 
 
 def test_secret_params_can_be_given_as_secrets(stub, audience):

@@ -35,9 +35,10 @@ from toolkit.http import (
     Secret,
     Transport,
     request_id,
+    retry_after,
 )
 from toolkit.spec import CONTENT_TYPES, Action, Service
-from toolkit.wire import MASK, Prepared, file_part, wire_value
+from toolkit.wire import MASK, Prepared, file_part, opened_files, wire_value
 
 RESERVED = ("version", "headers", "content_type")
 
@@ -71,6 +72,8 @@ class Client:
             raise rules.ValidationError(sorted(unknown)[0], MASK, f"unknown credential; {service} takes "
                                         f"base_url, {', '.join(self.service.credentials)}")
         self.redactor = Redactor(s.reveal() for s in self._secrets.values())
+        if self._plain.get("username") and "password" in self._secrets:
+            self.redactor.add_basic(self._plain["username"], self._secrets["password"])
         host = urlsplit(self.base_url).hostname or ""
         self.transport = Transport(
             auth=self._auth(timeout), redactor=self.redactor, timeout=timeout, retry=retry,
@@ -128,7 +131,7 @@ class Client:
                     system_version=self.system_version)
         path = entry.path_for(version)
         prefix = self.service.version_prefix.format(version=version) if version else ""
-        prepared = Prepared(entry, entry.method, "", headers=dict(headers or {}))
+        prepared = Prepared(entry, entry.method, "", headers=dict(headers or {}), redactor=self.redactor)
         body: dict[str, Any] = {}
         form: dict[str, Any] = {}
         files: dict[str, Any] = {}
@@ -154,7 +157,7 @@ class Client:
                 form[param.wire] = str(wire_value(param, value, True))
             elif param.where == "file":
                 files[param.wire] = file_part(value)
-        prepared.url = self.base_url + prefix + path
+        prepared.url = _unchanged_by_sending(self.base_url + prefix + path, entry)
         kind = content_type or entry.body
         if kind and kind not in CONTENT_TYPES:
             kind = next((k for k, v in CONTENT_TYPES.items() if v == content_type), kind)
@@ -193,16 +196,25 @@ class Client:
         data = prepared.data
         if prepared.json is not None:
             data = orjson.dumps(prepared.json, option=orjson.OPT_SERIALIZE_NUMPY)   # ids from a DataFrame
+        uploads = prepared.files or {}
         response = self.transport.send(
-            prepared.method, prepared.url, params=prepared.query_string() or None, data=data, files=prepared.files,
-            headers=prepared.headers or None, retry_post=entry.retry_safe, auth=self._auth_for(entry))
+            prepared.method, prepared.url, params=prepared.query_string() or None, data=data,
+            parts=(lambda: opened_files(uploads)) if uploads else None, headers=prepared.headers or None,
+            idempotent=prepared.idempotent, auth=self._auth_for(entry),
+            repeatable=all(u.repeatable for u in uploads.values()))   # a file object that cannot be rewound
         if response.status_code >= 400:
             try:
                 body = response.json()
             except ValueError:
                 body = response.text[:500]
-            raise _scrubbed(error_for(self.service.key, entry.id, response.status_code, self.service.error_shape,
-                                      body, response.reason, request_id(response.headers)), self.redactor)
+            error = error_for(self.service.key, entry.id, response.status_code, self.service.error_shape,
+                              body, response.reason, request_id(response.headers))
+            wait = retry_after(response.headers.get("Retry-After")) if response.status_code == 429 else None
+            if wait is not None and wait > self.transport.retry.max_retry_after:
+                error.message += (f" (the service asks to wait {wait:.0f} s, longer than this client's "
+                                  f"max_retry_after of {self.transport.retry.max_retry_after:.0f} s: try again later)")
+                error.args = (f"{entry.id}: {response.status_code} {error.message}",)
+            raise _scrubbed(error, self.redactor)
         return response
 
     def call(self, action: str | Action, *, version: str | None = None,
@@ -387,6 +399,15 @@ def _scrub_json(value: Any, redactor: Redactor) -> Any:
     if isinstance(value, list):
         return [_scrub_json(v, redactor) for v in value]
     return redactor.scrub(value) if isinstance(value, str) else value
+
+
+def _unchanged_by_sending(url: str, entry: Action) -> str:
+    """The URL, refused if the URL library would send another path: it resolves `.` and `..`
+    segments (RFC 3986, 5.2.4), so `/boards/../assets/X` would reach `DELETE /assets/X`."""
+    if any(segment in (".", "..") for segment in urlsplit(url).path.split("/")):
+        raise rules.ValidationError("url", url, "a path param holds a dot segment ('.' or '..') that would "
+                                    "send the request to another path", entry.id)
+    return url
 
 
 def _loopback(host: str) -> bool:

@@ -1,8 +1,10 @@
 """The HTTP layer: one requests Session per client, auth per scheme, retries, a rate budget, redaction.
 
 Retries cover 408, 429, 5xx and connection errors, with exponential backoff and full jitter bounded by
-`max_backoff`, honouring `Retry-After` in seconds or as an HTTP date. A POST is retried only on 429
-(the service refused it before doing anything) or when its action is declared safe to repeat.
+`max_backoff`, honouring `Retry-After` in seconds or as an HTTP date (a wait of 10 s or more is logged as
+a warning; one longer than `max_retry_after` is not waited for and the 429 is returned). Only what is safe
+to repeat (GET, PUT, DELETE, a merge patch, a POST declared safe, the token request) is retried on 5xx and
+dropped connections; anything is retried on 429, which the service refused before doing anything.
 Secrets are held in `Secret` and scrubbed by the client's `Redactor` from every log line and error.
 """
 from __future__ import annotations
@@ -11,10 +13,12 @@ import base64
 import email.utils
 import logging
 import random
+import re
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,11 +26,12 @@ import requests
 import urllib3
 from requests.adapters import HTTPAdapter
 
-from toolkit.errors import AuthError, TransportError
+from toolkit.errors import AuthError, TransportError, error_for
 
 log = logging.getLogger("toolkit.http")
 
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 
 
 class Secret:
@@ -58,8 +63,15 @@ class Secret:
         raise TypeError("a Secret cannot be pickled")
 
 
+# the credential of an Authorization header, whatever it holds: base64 of a Basic pair does not
+# contain the base64 of the password alone unless the username's length fits, so a known-secret
+# search cannot be trusted with it
+_AUTH_VALUE = re.compile(r"\b(Basic|Bearer)\s+(?!\*\*\*)[A-Za-z0-9+/=._~-]+", re.IGNORECASE)
+
+
 class Redactor:
-    """Replaces every known secret in a text with ***; learns tokens as they are issued."""
+    """Replaces every known secret in a text with ***, and the credential of any Authorization header;
+    learns tokens as they are issued."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
         self._secrets: set[str] = set()
@@ -68,17 +80,23 @@ class Redactor:
 
     def add(self, secret: str | Secret | None) -> None:
         value = secret.reveal() if isinstance(secret, Secret) else secret
-        if value and len(value) >= 4:
+        if isinstance(value, str) and len(value) >= 4:
             self._secrets.add(value)
-            # the same secret inside a Basic header
-            self._secrets.add(base64.b64encode(value.encode()).decode().rstrip("="))
+
+    def add_basic(self, username: str, password: str | Secret) -> None:
+        """A Basic pair: the header's whole base64 value is a secret, padding and all."""
+        secret = password.reveal() if isinstance(password, Secret) else password
+        self.add(secret)
+        encoded = base64.b64encode(f"{username}:{secret}".encode()).decode()
+        self.add(encoded)
+        self.add(encoded.rstrip("="))
 
     def scrub(self, text: Any) -> str:
         text = str(text)
         for secret in sorted(self._secrets, key=len, reverse=True):
             if secret in text:
                 text = text.replace(secret, "***")
-        return text
+        return _AUTH_VALUE.sub(lambda match: f"{match.group(1)} ***", text)
 
 
 @dataclass(frozen=True)
@@ -86,13 +104,14 @@ class RetryPolicy:
     attempts: int = 5                 # tries in all, the first included
     backoff: float = 0.5              # seconds before the second try; doubles each time
     max_backoff: float = 30.0         # no single wait is longer
-    max_retry_after: float = 120.0    # a longer Retry-After is not waited for
+    max_retry_after: float = 120.0    # a longer Retry-After is not waited for: the answer is returned
+    loud_wait: float = 10.0           # a wait this long or longer is logged as a warning, not as info
 
     def wait(self, attempt: int, response: requests.Response | None) -> float:
         """Seconds to wait before try `attempt + 1`: Retry-After when given, else jittered backoff."""
         after = retry_after(response.headers.get("Retry-After")) if response is not None else None
         if after is not None:
-            return min(after, self.max_retry_after)
+            return after
         ceiling = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
         return random.uniform(ceiling / 2, ceiling)
 
@@ -187,7 +206,8 @@ class OAuthPasswordAuth(requests.auth.AuthBase):
         self._refresh: Secret | None = None
         self._expires = 0.0
         self._lock = threading.Lock()
-        self.session: requests.Session | None = None
+        # set by the Transport it is given to, so that the token request is retried like any other
+        self.post: Callable[..., requests.Response] | None = None
         self.fetches = 0
 
     def invalidate(self) -> None:
@@ -205,15 +225,19 @@ class OAuthPasswordAuth(requests.auth.AuthBase):
         form = {"grant_type": "password", "username": self.username, "password": self.password.reveal()}
         if self._refresh is not None:
             form = {"grant_type": "refresh_token", "refresh_token": self._refresh.reveal()}
-        session = self.session or requests.Session()
-        answer = session.post(self.token_url, data=form, timeout=self.timeout,
-                              auth=(self.client_id, self.client_secret.reveal()))
+        client = (self.client_id, self.client_secret.reveal())
+        if self.post is not None:
+            answer = self.post(self.token_url, data=form, auth=client)
+        else:
+            answer = requests.post(self.token_url, data=form, timeout=self.timeout, auth=client)
         if answer.status_code in (400, 401) and self._refresh is not None:
             self._refresh = None             # the refresh token expired too: start again from the password
             return self._fetch()
         if answer.status_code != 200:
-            raise AuthError("translation", "translation.create_token", answer.status_code,
-                            self.redactor.scrub(answer.text[:300]) or "token request refused")
+            text = self.redactor.scrub(answer.text[:300]) or "token request refused"
+            if answer.status_code == 429 or answer.status_code >= 500:   # still failing after the retries
+                raise error_for("translation", "translation.create_token", answer.status_code, "messages", text)
+            raise AuthError("translation", "translation.create_token", answer.status_code, text)
         body = answer.json()
         self._access = Secret(body["access_token"])
         self.redactor.add(self._access)
@@ -224,7 +248,9 @@ class OAuthPasswordAuth(requests.auth.AuthBase):
         self.fetches += 1
 
     def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
-        request.headers["Authorization"] = f"Bearer {self.token().reveal()}"
+        # the token was made fresh before the request took its slot (Transport.send)
+        access = self._access if self._access is not None else self.token()
+        request.headers["Authorization"] = f"Bearer {access.reveal()}"
         return request
 
 
@@ -248,23 +274,35 @@ class Transport:
         self.timeout, self.sleep = timeout, sleep
         self.requests = 0
         if isinstance(auth, OAuthPasswordAuth):
-            auth.session = self.session
+            # the token request is safe to repeat: it follows the same retries as any other
+            auth.post = lambda url, **kwargs: self.send("POST", url, idempotent=True, **kwargs)
 
-    def send(self, method: str, url: str, *, retry_post: bool = False, auth: Any = None,
+    def send(self, method: str, url: str, *, idempotent: bool | None = None, repeatable: bool = True,
+             auth: Any = None, parts: Callable[[], AbstractContextManager[Any]] | None = None,
              **kwargs: Any) -> requests.Response:
         """The answer to one request, after the retries; raises TransportError when none came.
 
-        `auth` replaces the client's own for this request (the OAuth token endpoint takes the
-        client credentials, not a bearer token)."""
+        `idempotent`: may be sent again after a 5xx or a dropped connection (by default GET, HEAD,
+        PUT, DELETE and OPTIONS); any request is sent again after a 429, which the service refused
+        before doing anything. `auth` replaces the client's own for this request (the OAuth token
+        endpoint takes the client credentials, not a bearer token). `parts`: the multipart files,
+        opened afresh for each attempt (a retry must send the whole file again) and closed after it;
+        `repeatable=False`: sent once whatever the answer (a stream that cannot be rewound)."""
+        if idempotent is None:
+            idempotent = method in IDEMPOTENT_METHODS
         reauthed = False
         attempt = 0
         while True:
             attempt += 1
             response, failure = None, None
+            if auth is None and isinstance(self.auth, OAuthPasswordAuth):
+                self.auth.token()     # outside the rate budget's slots, which the token request takes too
             started = time.perf_counter()
             try:
-                with self.budget:
+                with self.budget, (parts() if parts is not None else nullcontext()) as files:
                     self.requests += 1
+                    if files is not None:
+                        kwargs["files"] = files
                     response = self.session.request(method, url, auth=auth or self.auth, timeout=self.timeout,
                                                     stream=True, **kwargs)
                     _read_body(response)
@@ -281,15 +319,22 @@ class Transport:
                 attempt -= 1
                 continue
             retryable = failure is not None or response.status_code in RETRY_STATUSES
-            if retryable and method == "POST" and not retry_post:
+            if retryable and not idempotent:
                 retryable = response is not None and response.status_code == 429
+            retryable = retryable and repeatable
+            wait = self.retry.wait(attempt, response) if retryable else 0.0
+            if retryable and wait > self.retry.max_retry_after:
+                log.warning("%s %s -> %s; the service asks to wait %.0f s, longer than max_retry_after "
+                            "(%.0f s): not retried", method, self.redactor.scrub(url), status, wait,
+                            self.retry.max_retry_after)
+                retryable = False
             if not retryable or attempt >= self.retry.attempts:
                 if response is None:
                     raise TransportError(self.redactor.scrub(
                         f"{method} {url}: no answer after {attempt} tries ({type(failure).__name__})")) from None
                 return response
-            wait = self.retry.wait(attempt, response)
-            log.info("%s %s -> %s; retry %d in %.2f s", method, self.redactor.scrub(url), status, attempt, wait)
+            level = logging.WARNING if wait >= self.retry.loud_wait else logging.INFO
+            log.log(level, "%s %s -> %s; retry %d in %.2f s", method, self.redactor.scrub(url), status, attempt, wait)
             self.sleep(wait)
 
 

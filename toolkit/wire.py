@@ -5,19 +5,22 @@
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import io
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
 import orjson
+import requests
 
 from toolkit.errors import ToolkitError
-from toolkit.http import Redactor, Secret
-from toolkit.spec import Action, Param
+from toolkit.http import IDEMPOTENT_METHODS, Redactor, Secret
+from toolkit.spec import CONTENT_TYPES, Action, Param
 
 MASK = "***"
 
@@ -33,6 +36,27 @@ class Prepared:
     data: Any = None
     files: Any = None
     headers: dict[str, str] = field(default_factory=dict)
+    redactor: Redactor | None = field(default=None, compare=False)
+
+    @property
+    def idempotent(self) -> bool:
+        """Safe to send again after a 5xx or a dropped connection: GET, PUT, DELETE, a POST the catalog
+        declares safe, a merge patch (applying it twice gives the same record). A JSON Patch is not:
+        `add /tags/-` twice adds two tags."""
+        if self.action.retry_safe or self.method in IDEMPOTENT_METHODS:
+            return True
+        return self.method == "PATCH" and self.headers.get("Content-Type") == CONTENT_TYPES["merge_patch"]
+
+    @property
+    def sent_url(self) -> str:
+        """The URL exactly as it goes out, query included: what requests and urllib3 make of it."""
+        request = requests.models.PreparedRequest()
+        request.prepare_url(self.url, self.query_string() or None)
+        return request.url
+
+    def __repr__(self) -> str:
+        lines = self.describe(self.redactor or Redactor(), {}).splitlines()
+        return f"<Prepared {self.action.id}: {' | '.join(line for line in lines if line)}>"
 
     def query_string(self) -> str:
         """The query as sent: commas of comma-separated lists stay commas (RFC 3986 allows them there).
@@ -42,16 +66,16 @@ class Prepared:
 
     def describe(self, redactor: Redactor, auth_headers: Mapping[str, str]) -> str:
         """The request as text, every secret masked."""
-        url = self.url + (f"?{self.query_string()}" if self.query else "")
-        lines = [f"{self.method} {url}"]
+        secret_wires = {p.wire for p in self.action.params if p.secret}
+        shown = dataclasses.replace(self, query=[(k, MASK if k in secret_wires else v) for k, v in self.query])
+        lines = [f"{self.method} {shown.sent_url}"]
         lines += [f"{k}: {v}" for k, v in {**auth_headers, **self.headers}.items()]
         if self.json is not None:
             lines += ["", orjson.dumps(masked_body(self.json, self.action), option=orjson.OPT_INDENT_2).decode()]
         elif self.data:
             lines += ["", "&".join(f"{k}={v}" for k, v in masked_body(dict(self.data), self.action).items())]
         if self.files:
-            lines += [f"[file {name}: {len(part[1]) if isinstance(part[1], bytes) else '…'} bytes]"
-                      for name, part in self.files.items()]
+            lines += [f"[file {wire}: {part.name}, {_size(part)} bytes]" for wire, part in self.files.items()]
         return redactor.scrub("\n".join(lines))
 
 
@@ -97,15 +121,76 @@ def wire_value(param: Param, value: Any, in_query: bool) -> Any:
     return value
 
 
-def file_part(value: Any) -> tuple[str, Any]:
-    if isinstance(value, tuple):
-        return value
+class Upload:
+    """A file part of a multipart request, opened afresh for each attempt and closed after it.
+
+    A retried upload must send the whole file again: a file object read to its end by the first
+    attempt would send an empty part and the call would still succeed. A path is opened per attempt
+    and always closed; a file object of the caller's is rewound to where it stood and left open
+    (it is theirs); one that cannot seek is sent once and never retried."""
+
+    def __init__(self, name: str, source: Any, content_type: str | None = None) -> None:
+        self.name, self.source, self.content_type = name, source, content_type
+        self._start = source.tell() if _seekable(source) else None
+
+    @property
+    def repeatable(self) -> bool:
+        return not isinstance(self.source, io.IOBase) or self._start is not None
+
+    def size(self) -> int | None:
+        if isinstance(self.source, bytes | bytearray):
+            return len(self.source)
+        if isinstance(self.source, str | os.PathLike):
+            return os.path.getsize(self.source)
+        return None
+
+    @contextmanager
+    def opened(self) -> Iterator[tuple]:
+        """The part as requests takes it: (file name, bytes or an open file[, content type])."""
+        extra = (self.content_type,) if self.content_type else ()
+        if isinstance(self.source, bytes | bytearray):
+            yield (self.name, bytes(self.source), *extra)
+        elif isinstance(self.source, str | os.PathLike):
+            with open(self.source, "rb") as handle:      # streamed by requests as the part's body
+                yield (self.name, handle, *extra)
+        else:
+            if self._start is not None:
+                self.source.seek(self._start)
+            yield (self.name, self.source, *extra)
+
+    def __repr__(self) -> str:
+        return f"<file {self.name}: {_size(self)} bytes>"
+
+
+def _size(part: Upload) -> str:
+    size = part.size()
+    return "…" if size is None else str(size)
+
+
+def _seekable(source: Any) -> bool:
+    try:
+        return isinstance(source, io.IOBase) and source.seekable()
+    except (OSError, ValueError):
+        return False
+
+
+def file_part(value: Any) -> Upload:
+    if isinstance(value, tuple) and len(value) in (2, 3) and isinstance(value[0], str):
+        return Upload(*value)
     if isinstance(value, bytes | bytearray):
-        return ("upload.bin", bytes(value))
+        return Upload("upload.bin", bytes(value))
     if isinstance(value, str | os.PathLike):
-        return (os.path.basename(value), open(value, "rb"))  # streamed by requests as the part's body
+        return Upload(os.path.basename(value), value)
     if isinstance(value, io.IOBase):
-        return (os.path.basename(getattr(value, "name", "upload.bin")), value)
+        return Upload(os.path.basename(str(getattr(value, "name", "upload.bin"))), value)
     raise ToolkitError(f"cannot upload a {type(value).__name__}")
 
 
+@contextmanager
+def opened_files(files: Mapping[str, Upload] | None) -> Iterator[dict[str, tuple] | None]:
+    """Every file part opened for one attempt, all closed when it is over."""
+    if not files:
+        yield None
+        return
+    with ExitStack() as stack:
+        yield {wire: stack.enter_context(part.opened()) for wire, part in files.items()}
