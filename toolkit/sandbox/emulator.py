@@ -101,7 +101,8 @@ class Emulator:
         self.extra_routes: list[Extra] = []
         self._credentials = self.make_credentials()
         self.handlers: dict[str, Callable[[Request], Any]] = {
-            action_id: generic_handler(self, self.catalog_action(action_id), bind)
+            action_id: generic_handler(self.catalog_action(action_id), bind, self.store, new_id=self.new_id,
+                                       created=self.created, clamp=bool(getattr(self, "clamp_page_size", False)))
             for action_id, bind in self.collections.items()}
 
     # --- identity -------------------------------------------------------------------------------

@@ -6,21 +6,25 @@ request asks for; GET of a record → that record; POST → create (the emulator
 `created`); PATCH → JSON Merge Patch (null deletes); PUT → replace or set; DELETE → remove. Each
 answers with the action's own success status (201, 204: no body).
 
-    handler = generic_handler(emulator, action, Bind("guests", parents={"board_id": "boardId"}))
+    handler = generic_handler(action, Bind("guests", parents={"board_id": "boardId"}), store,
+                              new_id=emulator.new_id, created=emulator.created)
+
+A handler gets what it needs of its emulator (the id maker, the `created` hook) as callables, so the
+store knows nothing of the emulator that holds it.
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from toolkit.sandbox.pages import answer_list
 from toolkit.sandbox.wire import Reject, Request, Response
 from toolkit.spec import Action
 
-if TYPE_CHECKING:
-    from toolkit.sandbox.emulator import Emulator
+NewId = Callable[[str], Any]                                            # collection → a new record's id
+Created = Callable[[str, dict[str, Any], Request], dict[str, Any]]     # collection, record, request → record
 
 
 class Collection:
@@ -132,14 +136,17 @@ def merge_patch(target: Any, patch: Any) -> Any:
 _PLACEHOLDER = re.compile(r"{(\w+)}")
 
 
-def generic_handler(emulator: Emulator, action: Action, bind: str | Bind) -> Callable[[Request], Response]:
-    """The handler answering `action` from the store, chosen by the action's method and response."""
+def generic_handler(action: Action, bind: str | Bind, store: Store, *, new_id: NewId, created: Created,
+                    clamp: bool = False) -> Callable[[Request], Response]:
+    """The handler answering `action` from `store`, chosen by the action's method and response.
+
+    `new_id` names a record created without an id; `created` fills what the service adds to a new
+    record; `clamp`: a page size above the maximum is cut instead of refused.
+    """
     bind = Bind(bind) if isinstance(bind, str) else bind
     placeholders = _PLACEHOLDER.findall(action.path)
     own = [p for p in placeholders if p not in bind.parents]
     id_param = bind.id_param or (own[-1] if own else None)
-    store = emulator.store
-    clamp = bool(getattr(emulator, "clamp_page_size", False))
 
     def collection() -> Collection:
         return store[bind.collection]
@@ -185,10 +192,10 @@ def generic_handler(emulator: Emulator, action: Action, bind: str | Bind) -> Cal
         record = body_object(request)
         record.update(parent_fields(request))
         if record.get(target.key) in (None, ""):
-            record[target.key] = emulator.new_id(bind.collection)
+            record[target.key] = new_id(bind.collection)
         elif record[target.key] in target:
             raise Reject(409, f"{bind.collection.rstrip('s')} {record[target.key]} already exists")
-        record = emulator.created(bind.collection, record, request)
+        record = created(bind.collection, record, request)
         return answer(target.add(record))
 
     def patch(request: Request) -> Response:
@@ -206,9 +213,9 @@ def generic_handler(emulator: Emulator, action: Action, bind: str | Bind) -> Cal
         if id_param is not None:
             record[target.key] = target.coerce(request.params[id_param])
         elif record.get(target.key) in (None, ""):
-            record[target.key] = emulator.new_id(bind.collection)
+            record[target.key] = new_id(bind.collection)
         if record[target.key] not in target:
-            record = emulator.created(bind.collection, record, request)
+            record = created(bind.collection, record, request)
         return answer(target.add(record))
 
     def delete(request: Request) -> Response:
