@@ -280,6 +280,29 @@ def test_create_and_upload_refusals(tm: TM) -> None:
     assert answer.status_code == 400
 
 
+def test_checking_translatable_uploads(tm: TM) -> None:
+    """The document: verifying a translatable upload returns the error messages of a failed one."""
+    sid = new_submission(tm)
+    path = f"/submissions/{sid}/upload/translatable"
+    good = tm.ok("POST", path, files={"file": ("strings-fr.xlf", b"<xliff version='1.2'/>")})
+    assert tm.ok("GET", f"{path}/{good['processId']}") == {
+        "processId": good["processId"], "submissionId": sid, "fileName": "strings-fr.xlf", "status": "PROCESSED",
+        "messages": []}
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("notes.docx", "not XLIFF")
+        z.writestr("empty.xlf", "  ")
+    bad = tm.ok("POST", path, files={"file": ("batch.zip", archive.getvalue())}, data={"extractArchive": "true"})
+    answer = tm.call("GET", f"{path}/{bad['processId']}")
+    assert answer.status_code == 400, answer.text
+    assert answer.json() == {
+        "messages": ["notes.docx: not a translatable file (XLIFF, TXLF or TXML expected)", "empty.xlf: the file is empty"],
+        "processId": bad["processId"], "status": "FAILED"}
+    tm.refused(404, "GET", f"{path}/{bad['processId'] + 1000}")
+    # an error answer may carry a field named like the answer's own status
+    assert tm.emulator.error(400, "failed", status="FAILED").body == {"messages": ["failed"], "status": "FAILED"}
+
+
 # --- cancel, phases, claims ---------------------------------------------------------------------
 
 def test_cancel_rules(fresh: TM) -> None:

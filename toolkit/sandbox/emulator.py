@@ -136,8 +136,8 @@ class Emulator:
 
     # --- answers --------------------------------------------------------------------------------
 
-    def error(self, status: int, message: str, **extra: Any) -> Response:
-        """An error answer in the service's own body shape."""
+    def error(self, status: int, message: str, /, **extra: Any) -> Response:
+        """An error answer in the service's own body shape; `extra` may name any field, `status` too."""
         shape = ERROR_BODIES.get(self.service.key, ERROR_BODIES["asset_library"])
         return Response(status, shape(status, message, dict(extra)))
 

@@ -6,7 +6,8 @@ A source upload needs a batch of the submission and, unless the batch is NON_PAR
 blank), a file format of the project. Files can be added until the submission is PROCESSED, DELIVERED
 or CANCELLED; a READY submission goes back to CREATING (its new files need an analysis). A
 translatable upload fails for a file that is not XLIFF, TXLF or TXML, or is empty: checking it then
-answers 400 with those messages.
+answers 400 with those messages, `{messages, processId, status: "FAILED"}` (the document: "upload
+verification returns the error messages of a failed upload", under its errors).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import zipfile
 from typing import TYPE_CHECKING, Any
 
 from toolkit.sandbox.translation_model import FINISHED, FORMAT_INDEX, LANG_INDEX, NO_FORMAT, Submission
-from toolkit.sandbox.wire import Part, Reject, Request
+from toolkit.sandbox.wire import Part, Reject, Request, Response
 
 if TYPE_CHECKING:
     from toolkit.sandbox.translation import Translation
@@ -155,7 +156,8 @@ class UploadsMixin:
         if upload is None or upload["submissionId"] != s.id or upload["kind"] != "translatable":
             raise Reject(404, f"no translatable upload {request.params['upload_process_id']} in submission {s.id}")
         if upload["status"] == "FAILED":
-            raise Reject(400, f"upload {pid} failed", messages=list(upload["messages"]), processId=pid,
-                         status="FAILED")
+            # the service's error body with the process and its status: built here because a Reject
+            # cannot carry a field named `status`, the name of its own first parameter
+            return Response(400, {"messages": list(upload["messages"]), "processId": pid, "status": "FAILED"})
         return {"processId": pid, "submissionId": s.id, "fileName": upload["name"], "status": "PROCESSED",
                 "messages": []}
