@@ -447,6 +447,23 @@ def test_a_missing_member_is_skipped_and_recorded_with_on_error_skip(box, ws):
     assert ws.history("audience_platform.memberships")["failed_ids"].map(list).tolist()[-1] == ["no-such-profile"]
 
 
+@pytest.mark.parametrize("style", ["cursor", "offset"])
+def test_a_failed_load_records_the_requests_it_made(ws, style):
+    service, name, action, page = WALKS[style]
+    # the third page keeps failing with a 500: two pages, then the retries of the third, then it gives up
+    fault = Fault("500", on=tuple(range(3, 30)), service=service, action=action)
+    with only(service, seed=0, faults=[fault]) as sandbox:
+        client = connect(ws, sandbox, service)
+        before = sandbox.stats()["requests"]
+        with pytest.raises(ToolkitError, match="500"):
+            client.pull(name, workers=1, **page)
+        sent = sandbox.stats()["requests"] - before
+    load = last_load(ws)
+    assert load["status"] == "failed" and sent >= 4
+    assert load["requests"] == sent == client.requests_sent
+    assert ws.history(f"{service}.{name}")["requests"].tolist() == [sent]
+
+
 # -- 5. the cache ---------------------------------------------------------------------------------------------
 
 def test_max_age_reuses_a_load_refresh_and_new_filters_pull_again(box, ws):

@@ -193,16 +193,18 @@ def _pull(client: Client, name: str, keep: bool, /, *, refresh: bool = False,
     with ws.load(resource.service, client.base_url, name, key, resource.key, keep, categoricals) as load, \
             _gc_paused(), _Batcher(load) as batcher:
         before = client.requests_sent
-        with progress_bar(plan.total, f"{resource.service}.{name}", plan.unit, progress) as bar:
-            for table, step in plan.tables():
-                batcher.add(table)
-                bar.update(step)
-                bar.set_postfix(rows=batcher.rows, requests=client.requests_sent - before, refresh=False)
-        batcher.flush(wait=True)
-        if batcher.rows == 0:
-            load.write(frames.empty(resource))
-        load.requests = client.requests_sent - before
-        load.failed_ids.extend(plan.failed)
+        try:
+            with progress_bar(plan.total, f"{resource.service}.{name}", plan.unit, progress) as bar:
+                for table, step in plan.tables():
+                    batcher.add(table)
+                    bar.update(step)
+                    bar.set_postfix(rows=batcher.rows, requests=client.requests_sent - before, refresh=False)
+            batcher.flush(wait=True)
+            if batcher.rows == 0:
+                load.write(frames.empty(resource))
+        finally:  # a failed load records the requests it made too: they are what the failure cost
+            load.requests = client.requests_sent - before
+            load.failed_ids.extend(plan.failed)
         result = LoadResult(load.load_id, name, batcher.rows, load.requests, list(plan.failed))
     return result, load.kept
 
