@@ -1,8 +1,10 @@
 """Forms against the sandbox: one fresh sandbox per service per test module, a workspace, a client.
 
 `env(service)` starts (once per module) a sandbox serving only that service, with an in-memory
-workspace and a client connected through it; `real_params(env, action)` is the action's catalog
-example with the sandbox's own ids put in, so a filled form names records that exist.
+workspace and a client connected through it; `own_env(service)` does the same for one test alone,
+for a write whose records another test may have changed or deleted; `real_params(env, action)` is
+the action's catalog example with the sandbox's own ids put in, so a filled form names records that
+exist.
 """
 from __future__ import annotations
 
@@ -27,23 +29,36 @@ class Env:
         return self.box.stats()["requests"]
 
 
-@pytest.fixture(scope="module")
-def env():
+def _start(service: str) -> Env:
+    box = tk.sandbox.start(emulators={service: available()[service]}, enforce_limits=False)
+    ws = tk.Workspace()
+    client = ws.connect(service, **box.credentials(service))
+    client.transport.budget = RateBudget(None, None)   # the sandbox runs without limits here
+    return Env(box, ws, client)
+
+
+def _environments():
     made: dict[str, Env] = {}
 
     def get(service: str) -> Env:
         if service not in made:
-            box = tk.sandbox.start(emulators={service: available()[service]}, enforce_limits=False)
-            ws = tk.Workspace()
-            client = ws.connect(service, **box.credentials(service))
-            client.transport.budget = RateBudget(None, None)   # the sandbox runs without limits here
-            made[service] = Env(box, ws, client)
+            made[service] = _start(service)
         return made[service]
 
     yield get
     for found in made.values():
         found.ws.close()
         found.box.stop()
+
+
+@pytest.fixture(scope="module")
+def env():
+    yield from _environments()
+
+
+@pytest.fixture
+def own_env():
+    yield from _environments()
 
 
 @pytest.fixture(scope="module")

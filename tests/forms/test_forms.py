@@ -13,8 +13,6 @@ from toolkit.errors import ApiError
 from toolkit.forms import Form, Gallery, affected_resources, write_actions
 
 WRITES = [a for a in catalog.ACTIONS.values() if a.writes]
-# destructive ones last, so the others find the records they name still there
-ORDERED = sorted(WRITES, key=lambda a: bool(a.destructive))
 REQUIRED = [a for a in WRITES if any(p.required for p in a.params)]
 DESTRUCTIVE = [a for a in WRITES if a.destructive]
 
@@ -23,8 +21,23 @@ def ids(actions):
     return [a.id for a in actions]
 
 
+# values the sandbox's ids would make clash: the seed already holds the user examples() names
+UNIQUE = {"audience_platform.create_user": {"username": "made-by-a-form", "email": "made.by.a.form@example.com"}}
+
+
 def shown_text(output: W.Output) -> str:
     return " ".join(str(o.get("data", o.get("text", ""))) for o in output.outputs)
+
+
+def arranged(env, own_env, real_params, entry):
+    """The environment and params a form of `entry` succeeds with, whatever the other tests sent.
+
+    A destructive write gets a sandbox of its own, so that what it removes is still there whatever
+    ran before (deleting the example board takes its assets and guests with it, deleting a
+    submission's metadata takes the example entry); the others share the module's sandbox.
+    """
+    e = own_env(entry.service) if entry.destructive else env(entry.service)
+    return e, {**real_params(e, entry), **UNIQUE.get(entry.id, {})}
 
 
 @pytest.mark.parametrize("entry", WRITES, ids=ids(WRITES))
@@ -40,27 +53,22 @@ def test_every_write_action_has_a_form(env, entry):
     assert not [s for s in e.box.secrets() if s in text]
 
 
-@pytest.mark.parametrize("entry", ORDERED, ids=ids(ORDERED))
-def test_filled_example_is_sent_or_the_service_error_shown(env, real_params, entry):
-    e = env(entry.service)
-    form = e.client.form(entry.id).fill(**real_params(e, entry))
+@pytest.mark.parametrize("entry", WRITES, ids=ids(WRITES))
+def test_filled_example_is_sent_shown_and_audited(env, own_env, real_params, entry):
+    e, params = arranged(env, own_env, real_params, entry)
+    form = e.client.form(entry.id).fill(**params)
     preview = form.preview()
     assert not [s for s in e.box.secrets() if s in preview]
     form.confirm.value = True
     before, audited = e.requests(), len(audit.audit(e.ws))
     form.button.click()
-    assert form.state in ("sent", "failed"), (form.state, form.error)
-    if form.state == "sent":
-        assert e.requests() > before
-        assert form.output.outputs, "the result is not shown"
-    else:
-        assert form.error is not None and "✗" in shown_text(form.output)
-        assert not isinstance(form.error, ApiError) or e.requests() > before
-    if e.requests() > before:
-        rows = audit.audit(e.ws)
-        assert len(rows) == audited + 1 and rows.iloc[-1].action == entry.id
-        assert rows.iloc[-1].source == f"form:{entry.name}"
-        assert not [s for s in e.box.secrets() if s in rows.iloc[-1].params]
+    assert form.state == "sent", (form.state, form.error)
+    assert form.error is None and e.requests() > before
+    assert form.output.outputs, "the result is not shown"
+    rows = audit.audit(e.ws)
+    assert len(rows) == audited + 1 and rows.iloc[-1].action == entry.id and rows.iloc[-1].ok
+    assert rows.iloc[-1].source == f"form:{entry.name}"
+    assert not [s for s in e.box.secrets() if s in rows.iloc[-1].params]
 
 
 @pytest.mark.parametrize("entry", REQUIRED, ids=ids(REQUIRED))
@@ -81,9 +89,9 @@ def test_blank_required_fields_send_nothing_and_are_marked(env, entry):
 
 
 @pytest.mark.parametrize("entry", DESTRUCTIVE, ids=ids(DESTRUCTIVE))
-def test_destructive_forms_wait_for_confirmation(env, real_params, entry):
-    e = env(entry.service)
-    form = e.client.form(entry.id).fill(**real_params(e, entry))
+def test_destructive_forms_wait_for_confirmation(env, own_env, real_params, entry):
+    e, params = arranged(env, own_env, real_params, entry)
+    form = e.client.form(entry.id).fill(**params)
     assert form.confirm.layout.display != "none" and form.confirm.value is False
     assert "cannot be undone" in form.loss.value
     before = e.requests()
@@ -91,13 +99,13 @@ def test_destructive_forms_wait_for_confirmation(env, real_params, entry):
     assert form.state == "refused" and e.requests() == before
     form.confirm.value = True
     form.button.click()
-    assert form.state in ("sent", "failed")
-    assert e.requests() > before or not isinstance(form.error, ApiError)
+    assert form.state == "sent", (form.state, form.error)
+    assert e.requests() > before
     assert form.confirm.value is False          # the next click needs its own confirmation
 
 
-def test_board_delete_says_how_many_assets_the_cascade_removes(env):
-    e = env("asset_library")
+def test_board_delete_says_how_many_assets_the_cascade_removes(own_env):
+    e = own_env("asset_library")           # the cascade would take boards the other tests pick
     lib = e.client
     boards = lib.fetch("boards", refresh=True)
     parents = boards.parent_board_id.dropna().astype(str)
@@ -207,6 +215,7 @@ def test_the_service_error_is_shown_and_kept(env):
     assert form.submit() is None and form.state == "failed"
     assert isinstance(form.error, ApiError) and form.error.status == 404
     assert "404" in form.status.value and "404" in shown_text(form.output)
+    assert "✗" in shown_text(form.output)
 
 
 def test_the_button_is_disabled_while_sending(env):
