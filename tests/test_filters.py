@@ -166,13 +166,15 @@ def test_builder_round_trips_tricky_sets():
     assert parse(str(F("tag").notin(TRICKY[:3]))) == C("tag", "!:", tuple(TRICKY[:3]))
 
 
-@pytest.mark.parametrize("prop", ["first name", "properties.tier", "OR", "AND", "NOT", "x AND y", "ORDER"])
+@pytest.mark.parametrize("prop", ["first name", "properties.tier", "ORDER", "ANDROID", "NOTE", "x ANDy", "or"])
 def test_builder_round_trips_tricky_properties(prop):
     assert parse(str(F(prop) == "v")) == C(prop, ":", "v")
     assert parse(str((F(prop) == "v") & (F("b") == "w"))) == BoolOp("AND", (C(prop, ":", "v"), C("b", ":", "w")))
 
 
-@pytest.mark.parametrize("prop", ["", "  ", "a:b", "a!b", "a>b", "(a", "a]", 'a"b', "NOT x", "NOT\tx"])
+# a property holding the word AND, OR or NOT would read back as conditions joined or negated
+@pytest.mark.parametrize("prop", ["", "  ", "a:b", "a!b", "a>b", "(a", "a]", 'a"b', "NOT x", "NOT\tx", "OR", "AND",
+                                  "NOT", "x AND y", "x OR", "a NOT b"])
 def test_builder_refuses_properties_it_cannot_write(prop):
     with pytest.raises(ValueError):
         F(prop)

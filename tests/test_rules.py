@@ -44,9 +44,12 @@ RULE_CASES = {
     "size": ([1, 50, -1], [0, -2, 1.0, "10", True]),
     "limit_500": ([1, 100, 500], [0, 501, -1, 100.0, "100"]),
     "page_size_200": ([1, 200], [0, 201, -1, "50"]),
-    "duration_pt1h_p30d": (["PT1H", "P30D", "PT60M", "PT3600S", "P1DT12H", "P4W", "P1M",
-                            dt.timedelta(hours=1), dt.timedelta(days=30)],
-                           ["PT59M", "P31D", "P30DT1S", "PT0S", "P1Y", "PT", "P", "1H", "pt1h", "",
+    # Java's Duration.parse: days to seconds only, either case, signs, `.` or `,` before up to 9 digits
+    "duration_pt1h_p30d": (["PT1H", "P30D", "PT60M", "PT3600S", "P1DT12H", "PT720H", "pt1h", "+PT1H", "P1DT-1H",
+                            "PT3600,5S", "P29DT23H59M59.999999999S", dt.timedelta(hours=1), dt.timedelta(days=30)],
+                           ["PT59M", "PT59M59S", "PT59M59.999999999S", "P31D", "P30DT1S", "P30DT0.000000001S",
+                            "PT0S", "-PT1H", "P4W", "P1M", "P1Y", "P1Y2M", "PT", "P", "P1DT", "1H", " PT1H",
+                            "PT1H ", "PT1.0000000001H", "P99999999999D", "P9999999999999999999D", "",
                             "one hour", dt.timedelta(minutes=59), dt.timedelta(days=31)]),
     "url": (["https://docgen.example.com/api", "http://localhost:8080", "http://127.0.0.1/x?y=1"],
             ["ftp://example.com", "example.com", "https://", "http:///path", "", "not a url", 42, None]),
@@ -82,10 +85,41 @@ def test_param_rule_fails(rule, value):
 
 def test_parse_duration_reads_every_unit():
     assert rules.parse_duration("P1DT2H3M4S") == dt.timedelta(days=1, hours=2, minutes=3, seconds=4)
-    assert rules.parse_duration("P2W") == dt.timedelta(days=14)
     assert rules.parse_duration("PT1.5S") == dt.timedelta(seconds=1.5)
+    assert rules.parse_duration("-P1DT-1H") == -dt.timedelta(hours=23)
     with pytest.raises(ValueError, match="ISO-8601"):
         rules.parse_duration("PT")
+
+
+@pytest.mark.parametrize("text", ["P1W", "P2W", "P1M", "P1Y", "P1Y2M3D", "PT1H2D", "P1DT", "PT1.5M"])
+def test_durations_java_refuses_are_refused(text):
+    """Weeks, months and years are not Java Duration's: a month of 30 days was the client's guess alone."""
+    with pytest.raises(ValueError, match="ISO-8601"):
+        rules.parse_duration(text)
+
+
+def test_a_duration_beyond_a_timedelta_is_refused_not_overflowing():
+    assert rules.duration_pt1h_p30d("P99999999999D") == "must be between PT1H and P30D inclusive"
+    assert rules.duration_nanos("P99999999999D") == 99999999999 * 86_400 * 10**9
+    with pytest.raises(ValueError, match="timedelta"):
+        rules.parse_duration("P99999999999D")
+    with pytest.raises(ValueError, match="Java long"):
+        rules.duration_nanos("P9999999999999999999D")
+
+
+@pytest.mark.parametrize(("value", "ok"), [("PT59M59S", False), ("PT1H", True), ("P30D", True), ("P30DT1S", False),
+                                           ("PT720H", True), ("PT720H0.000000001S", False)])
+def test_duration_bounds_at_their_edges(value, ok):
+    problem = refused_or_none("audience_platform.update_analytics_configuration",
+                              audience_definition_refresh_interval=value)
+    assert (problem is None) is ok
+    if not ok:
+        assert problem.param == "audience_definition_refresh_interval" and "PT1H and P30D" in problem.rule
+
+
+def refused_or_none(action: str, **params) -> ValidationError | None:
+    found = rules.problems(ACTIONS[action], params)
+    return found[0] if found else None
 
 
 # --- the ValidationError names the param, the value and the rule; .problems lists all ------------------

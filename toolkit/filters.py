@@ -8,6 +8,14 @@ value runs to the next unescaped `"`; inside it `\\"` is a quote and `\\\\` a ba
 names `,` `)` `]` among the delimiters of an unquoted value and leaves the full set unshown; we also
 end one at whitespace, since otherwise `a:x AND b:y` could not be written.
 
+Where the document is silent, and the sandbox's evaluator reads it the same way:
+- A property name is any text, but not one holding the word AND, OR or NOT: the document combines
+  conditions with those words, so `foo AND type:alert` is a condition without an operator (`foo`)
+  and refused, not a property named `foo AND type`, and `a:1 OR OR x:1` is refused too. Words that
+  merely start with one (`ANDROID`, `NOTE`) are names.
+- Parentheses and NOTs nest at most MAX_DEPTH deep: a filter is a few conditions, and a deeper one
+  is a mistake or an attack on the reader (3,000 open parentheses would exhaust Python's stack).
+
     F("type") == "alert"                       # type:"alert"
     (F("severity").isin(["low", "info"]) | ~F("read").eq(True)) & (F("created") >= "2026-11-01")
 """
@@ -19,6 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 OPERATORS = ("!:", ">:", ":", ">")
+KEYWORDS = ("AND", "OR", "NOT")
+MAX_DEPTH = 32
 _DELIMITERS = set(",)] \t\r\n")
 
 
@@ -60,7 +70,7 @@ def parse(text: str) -> Condition | Not | BoolOp:
 
 class _Reader:
     def __init__(self, text: str) -> None:
-        self.text, self.pos = text, 0
+        self.text, self.pos, self.depth = text, 0, 0
 
     def skip_space(self) -> None:
         while self.pos < len(self.text) and self.text[self.pos].isspace():
@@ -87,18 +97,28 @@ class _Reader:
         return operands[0] if len(operands) == 1 else BoolOp("AND", tuple(operands))
 
     def factor(self) -> Any:
+        self.skip_space()
+        start = self.pos
         if self.keyword("NOT"):
-            return Not(self.factor())
+            return Not(self.nested(self.factor, start))
         self.skip_space()
         if self.text.startswith("(", self.pos):
             self.pos += 1
-            inner = self.expression()
+            inner = self.nested(self.expression, start)
             self.skip_space()
             if not self.text.startswith(")", self.pos):
                 raise FilterSyntaxError("missing ')'", self.pos)
             self.pos += 1
             return inner
         return self.condition()
+
+    def nested(self, read: Any, start: int) -> Any:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise FilterSyntaxError(f"parentheses and NOTs nest deeper than {MAX_DEPTH}", start)
+        tree = read()
+        self.depth -= 1
+        return tree
 
     def condition(self) -> Condition:
         start = self.pos
@@ -108,6 +128,9 @@ class _Reader:
         prop = self.text[start:match.start()].strip()
         if not prop or any(c in prop for c in "()[]\""):
             raise FilterSyntaxError("a condition needs a property name", start)
+        if any(word in KEYWORDS for word in prop.split()):
+            raise FilterSyntaxError(f"{prop!r} is not a property name: AND, OR and NOT join conditions, "
+                                    "and a condition needs an operator (: !: > >:)", start)
         self.pos = match.end()
         self.skip_space()
         if self.text.startswith("[", self.pos):
@@ -189,8 +212,8 @@ class F:
     """A property of a notification, to build a filter: `F("type") == "alert"`."""
 
     def __init__(self, prop: str) -> None:
-        # a name starting with the word NOT would read back as a negation
-        if not prop.strip() or any(c in prop for c in ':!>()[]"') or re.match(r"\s*NOT\s", prop):
+        # a name holding the word AND, OR or NOT would read back as two conditions or a negation
+        if not prop.strip() or any(c in prop for c in ':!>()[]"') or any(w in KEYWORDS for w in prop.split()):
             raise ValueError(f"{prop!r} cannot be written as a filter property")
         self.prop = prop.strip()
 
