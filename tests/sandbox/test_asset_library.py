@@ -492,7 +492,7 @@ def test_seed_is_deterministic_and_spread():
     types = {row["coverVersion"]["type"] for row in rows[0:300]}
     assert {"photo", "video", "nonMedia"} <= types
     assert any(row["customFields"] for row in rows[0:50])
-    assert any(first.board_fields.values())
+    assert any(first.boards.board_fields.values())
     statuses = {r["status"] for r in first.transfers.imports.values()}
     assert statuses == {"pending", "inProgress", "succeeded", "failed"}
     assert AssetLibrary(8, 1, Clock(), {}).space.rows(range(1))[0] != rows[0]

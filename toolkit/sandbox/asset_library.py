@@ -37,8 +37,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from toolkit.catalog import asset_library as catalog
-from toolkit.sandbox.asset_library_boards import BoardHandlers
-from toolkit.sandbox.asset_library_fields import SELECT_TYPES, FieldHandlers
+from toolkit.sandbox.asset_library_boards import Boards, seed_boards, seed_guests
+from toolkit.sandbox.asset_library_checks import flag, instant, object_body, text
+from toolkit.sandbox.asset_library_fields import SELECT_TYPES, Fields
 from toolkit.sandbox.asset_library_seed import (
     DAY,
     FIELDS,
@@ -59,8 +60,13 @@ from toolkit.sandbox.wire import Reject, Request, Response
 GROWTH = math.log(1_000_000 / 300) / math.log(1000)       # 300 assets at scale 1, a million at 1000
 
 
-class AssetLibrary(BoardHandlers, FieldHandlers, Emulator):
-    """One workspace of the asset library (see the module docstring)."""
+class AssetLibrary(Emulator):
+    """One workspace of the asset library (see the module docstring).
+
+    It answers the assets itself and holds the other parts, each given what it needs: `fields`
+    (custom fields, tags, roles), `boards` (boards and guests) and `transfers` (imports, uploads,
+    downloads).
+    """
 
     catalog = catalog
     collections = {"asset_library.delete_tag": "tags"}
@@ -83,18 +89,21 @@ class AssetLibrary(BoardHandlers, FieldHandlers, Emulator):
         for rows, kind in ((GUEST_ROLES, "guest"), (MEMBER_ROLES, "member")):
             roles.extend([{"id": rng.uuid(), "name": n, "description": d, "billable": b, "type": kind}
                           for n, d, b in rows])
-        self.board_fields: dict[str, dict[str, dict[str, Any]]] = {}
-        self.seed_boards(max(8, round(40 * math.sqrt(scale))))
-        self.seed_guests()
+        seed_boards(rng, self.store, max(8, round(40 * math.sqrt(scale))))
+        seed_guests(rng, self.store)
         count = max(20, round(300 * scale ** GROWTH)) if scale >= 1 else max(20, round(300 * scale))
         self.space = AssetSpace(BaseAssets(key, count, [b["id"] for b in self.store["boards"]],
                                            [t["id"] for t in tags],
                                            [(f["id"], f["type"], [v["id"] for v in f["values"] or ()])
                                             for f in fields]), self.store)
+        self.fields = Fields(self.store, self.now_ms, self.new_id)
+        self.boards = Boards(self.store, self.space, self.fields, self.now_ms, self.new_id, {})
         self.seed_field_values()
-        self.transfers = Transfers(self)
+        self.transfers = Transfers(self.space, self.boards, self.fields, self.now_ms, self.new_id, self.ids,
+                                   self.secret_rng.hex(32))
+        self.extra_routes.extend(self.transfers.routes())
         picks = [(self.space.base.asset_id(i), self.space.base.version_id(i, 0)) for i in range(3)]
-        self.transfers.seed(picks, [b["id"] for b in self.store["boards"]], NOW)
+        self.transfers.seed(rng, picks, [b["id"] for b in self.store["boards"]], NOW)
         self._examples = self.seed_examples()
         a = "asset_library."
         self.handlers.update({
@@ -108,50 +117,13 @@ class AssetLibrary(BoardHandlers, FieldHandlers, Emulator):
             a + "create_upload": self.transfers.create_upload, a + "create_upload_part": self.transfers.upload_part,
             a + "complete_upload": self.transfers.complete,
         })
-        self.handlers.update(self.board_handlers())
-        self.handlers.update(self.field_handlers())
+        self.handlers.update(self.boards.handlers())
+        self.handlers.update(self.fields.handlers())
 
-    # --- shared checks ----------------------------------------------------------------------------
+    # --- time ------------------------------------------------------------------------------------------
 
     def now_ms(self) -> int:
         return int(epoch_ms(self.clock.now()) or 0)
-
-    def body(self, request: Request, allowed: set[str]) -> dict[str, Any]:
-        """The JSON object body; a property the action does not take is a 400 (catches snake_case)."""
-        body = request.json()
-        if not isinstance(body, dict):
-            raise Reject(400, "the body must be a JSON object")
-        unknown = sorted(set(body) - allowed)
-        if unknown:
-            raise Reject(400, f"unknown propert{'y' if len(unknown) == 1 else 'ies'}: {', '.join(unknown)}")
-        return body
-
-    @staticmethod
-    def text(body: dict[str, Any], name: str, required: bool = False) -> str | None:
-        value = body.get(name)
-        if value is not None and not isinstance(value, str):
-            raise Reject(400, f"{name} must be a string")
-        if required and not (value or "").strip():
-            raise Reject(400, f"{name} is required")
-        return value
-
-    @staticmethod
-    def instant(value: Any, name: str) -> int:
-        """An ISO-8601 date or datetime as epoch ms (UTC when no offset is given); 400 otherwise."""
-        try:
-            moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-        except ValueError:
-            raise Reject(400, f"{name} must be an ISO-8601 date-time, not {value!r}") from None
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=UTC)
-        return int(epoch_ms(moment) or 0)
-
-    @staticmethod
-    def flag(request: Request, name: str) -> bool:
-        value = (request.arg(name) or "false").lower()
-        if value not in ("true", "false"):
-            raise Reject(400, f"{name} must be true or false, not {value!r}")
-        return value == "true"
 
     # --- assets ----------------------------------------------------------------------------------
 
@@ -159,8 +131,8 @@ class AssetLibrary(BoardHandlers, FieldHandlers, Emulator):
         boards = None
         parent = request.arg("parentBoardId")
         if parent:
-            self.board(parent)
-            boards = frozenset([parent, *(self.descendants(parent) if self.flag(request, "includeNestedAssets")
+            self.boards.board(parent)
+            boards = frozenset([parent, *(self.boards.descendants(parent) if flag(request, "includeNestedAssets")
                                           else ())])
         tags = self.store["tags"].all()
         wanted = tuple(frozenset(t["id"] for t in tags if t["id"] == v or t["name"].lower() == v.lower())
@@ -168,19 +140,19 @@ class AssetLibrary(BoardHandlers, FieldHandlers, Emulator):
         fields = []
         for item in request.args("customField"):
             field_id, has_value, raw = item.partition(":")
-            field = self.field(field_id.strip())
+            field = self.fields.field(field_id.strip())
             want: Any = None
             if has_value and field["type"] in SELECT_TYPES:
                 want = frozenset(v["id"] for v in field["values"] or () if raw in (v["id"], v["name"])
                                  or v["name"].lower() == raw.lower())
             elif has_value:
-                want = self.field_setting(field, {"value": raw})["value"].lower()  # type: ignore[index]
+                want = self.fields.field_setting(field, {"value": raw})["value"].lower()  # type: ignore[index]
             fields.append((field["id"], want))
         search = (request.arg("search") or "").strip().lower() or None
         gte, lte = request.arg("createdAt[gte]"), request.arg("createdAt[lte]")
         return AssetFilter(boards, wanted, tuple(fields), search,
-                           self.instant(gte, "createdAt[gte]") if gte else None,
-                           self.instant(lte, "createdAt[lte]") if lte else None)
+                           instant(gte, "createdAt[gte]") if gte else None,
+                           instant(lte, "createdAt[lte]") if lte else None)
 
     def list_assets(self, request: Request) -> dict[str, Any]:
         flt = self.asset_filter(request)
@@ -192,15 +164,15 @@ class AssetLibrary(BoardHandlers, FieldHandlers, Emulator):
 
     def list_asset_boards(self, request: Request) -> dict[str, Any]:
         state = self.space.state(self.space.require(request.params["asset_id"]))
-        include = self.flag(request, "includeCustomFields")
+        include = flag(request, "includeCustomFields")
         boards = self.store["boards"]
-        rows = [self.render_board(boards.get(b), include) for b in state["boards"] if b in boards]
+        rows = [self.boards.render_board(boards.get(b), include) for b in state["boards"] if b in boards]
         return cursor_page(request, rows)
 
     def set_asset_field(self, request: Request) -> Response:
         i = self.space.require(request.params["asset_id"])
-        field = self.field(request.params["custom_field_id"])
-        setting = self.field_setting(field, self.body(request, {"value", "values"}))
+        field = self.fields.field(request.params["custom_field_id"])
+        setting = self.fields.field_setting(field, object_body(request, {"value", "values"}))
         fields = self.space.own(i)["fields"]
         if setting is None:
             fields.pop(field["id"], None)
@@ -220,10 +192,10 @@ class AssetLibrary(BoardHandlers, FieldHandlers, Emulator):
     def update_version(self, request: Request) -> Response:
         i = self.space.require(request.params["asset_id"])
         self.space.version(i, request.params["version_id"])          # 404 before the body's 400
-        body = self.body(request, {"title", "description"})
+        body = object_body(request, {"title", "description"})
         if "title" in body:
-            self.text(body, "title", required=True)
-        self.text(body, "description")
+            text(body, "title", required=True)
+        text(body, "description")
         version = self.space.version(i, request.params["version_id"], owned=True)
         version.update(body)
         version["updatedAt"] = self.now_ms()
@@ -236,7 +208,7 @@ class AssetLibrary(BoardHandlers, FieldHandlers, Emulator):
     def add_version_tag(self, request: Request) -> Response:
         i = self.space.require(request.params["asset_id"])
         self.space.version(i, request.params["version_id"])
-        tag_id = self.text(self.body(request, {"id"}), "id", required=True)
+        tag_id = text(object_body(request, {"id"}), "id", required=True)
         if tag_id not in self.store["tags"]:
             raise Reject(404, f"tag {tag_id} not found")
         version = self.space.version(i, request.params["version_id"], owned=True)
@@ -270,12 +242,12 @@ class AssetLibrary(BoardHandlers, FieldHandlers, Emulator):
                     picked = {"value": iso_ms(NOW // DAY * DAY + self.rng.randrange(-200, 60) * DAY)}
                 else:
                     picked = {"value": self.rng.choice(("Ana López", "Studio Nord", "In-house team"))}
-                self.board_fields.setdefault(board["id"], {})[field_id] = picked
+                self.boards.board_fields.setdefault(board["id"], {})[field_id] = picked
 
     def seed_examples(self) -> dict[str, Any]:
         """Ids for every path param of the catalog, on records shaped so each example call succeeds."""
         boards = self.store["boards"].all()
-        board = next(b for b in boards if b["parentBoardId"] and self.board(b["parentBoardId"])["parentBoardId"]
+        board = next(b for b in boards if b["parentBoardId"] and self.boards.board(b["parentBoardId"])["parentBoardId"]
                      is None)
         parent = board["parentBoardId"]
         guests = self.store["guests"]

@@ -1,15 +1,17 @@
 """The asset library's boards and their guests: nesting, the delete cascade, board custom fields.
 
-A mixin of AssetLibrary (toolkit/sandbox/asset_library.py), which holds the store and the assets.
-Boards are kept as their wire records (without `customFields`, which come from `board_fields` when
+A part that AssetLibrary (toolkit/sandbox/asset_library.py) holds: it is given the store, the assets
+(`AssetSpace`), the custom fields part, the clock's time and the id maker. Boards are kept as their wire records (without `customFields`, which come from `board_fields` when
 rendered); the tree is read from `parentBoardId`, so moving a board moves its subtree.
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from toolkit.sandbox.asset_library_checks import object_body, text
+from toolkit.sandbox.asset_library_fields import Fields
 from toolkit.sandbox.asset_library_seed import (
     BOARD_TREE,
     DAY,
@@ -20,22 +22,27 @@ from toolkit.sandbox.asset_library_seed import (
     T_END,
     iso_ms,
 )
-from toolkit.sandbox.asset_library_space import AssetFilter, cursor_page, render_fields
+from toolkit.sandbox.asset_library_space import AssetFilter, AssetSpace, cursor_page, render_fields
+from toolkit.sandbox.seeds import Seeds
+from toolkit.sandbox.store import Store
 from toolkit.sandbox.wire import Reject, Request, Response
-
-if TYPE_CHECKING:
-    from toolkit.sandbox.asset_library import AssetLibrary as _Base
-else:
-    _Base = object
 
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 BOARD_FIELDS = {"title", "description", "parentBoardId"}
 
 
-class BoardHandlers(_Base):
-    """Boards, board assets, board custom fields and guests."""
+class Boards:
+    """Boards, board assets, board custom fields and guests.
 
-    def board_handlers(self) -> dict[str, Callable[[Request], Any]]:
+    `board_fields`: board id → custom field id → its setting ({"value"} or {"values"}).
+    """
+
+    def __init__(self, store: Store, space: AssetSpace, fields: Fields, now_ms: Callable[[], int],
+                 new_id: Callable[[str], Any], board_fields: dict[str, dict[str, dict[str, Any]]]) -> None:
+        self.store, self.space, self.fields = store, space, fields
+        self.now_ms, self.new_id, self.board_fields = now_ms, new_id, board_fields
+
+    def handlers(self) -> dict[str, Callable[[Request], Any]]:
         a = "asset_library."
         return {
             a + "list_boards": self.list_boards, a + "create_board": self.create_board,
@@ -87,14 +94,14 @@ class BoardHandlers(_Base):
         return cursor_page(request, [self.render_board(b) for b in rows])
 
     def create_board(self, request: Request) -> Response:
-        body = self.body(request, BOARD_FIELDS)
-        title = self.text(body, "title", required=True)
-        parent = self.text(body, "parentBoardId")
+        body = object_body(request, BOARD_FIELDS)
+        title = text(body, "title", required=True)
+        parent = text(body, "parentBoardId")
         if parent is not None:
             self.board(parent)
         now = iso_ms(self.now_ms())
         board = self.store["boards"].add({"id": self.new_id("boards"), "parentBoardId": parent, "title": title,
-                                          "description": self.text(body, "description"),
+                                          "description": text(body, "description"),
                                           "createdAt": now, "updatedAt": now})
         return Response(201, self.render_board(board))
 
@@ -103,11 +110,11 @@ class BoardHandlers(_Base):
 
     def update_board(self, request: Request) -> Response:
         board = self.board(request.params["board_id"])
-        body = self.body(request, BOARD_FIELDS)
+        body = object_body(request, BOARD_FIELDS)
         if "title" in body:
-            self.text(body, "title", required=True)
-        self.text(body, "description")
-        parent = self.text(body, "parentBoardId")
+            text(body, "title", required=True)
+        text(body, "description")
+        parent = text(body, "parentBoardId")
         if parent is not None:
             self.board(parent)
             if parent == board["id"] or parent in self.descendants(board["id"]):
@@ -142,7 +149,7 @@ class BoardHandlers(_Base):
 
     def add_board_assets(self, request: Request) -> Response:
         board = self.board(request.params["board_id"])
-        ids = self.body(request, {"assetIds"}).get("assetIds")
+        ids = object_body(request, {"assetIds"}).get("assetIds")
         if not isinstance(ids, list) or not ids or not all(isinstance(a, str) and a for a in ids):
             raise Reject(400, "assetIds must be a non-empty list of asset ids")
         indexes = [self.space.require(a) for a in ids]       # all or nothing
@@ -161,8 +168,8 @@ class BoardHandlers(_Base):
 
     def set_board_field(self, request: Request) -> Response:
         board = self.board(request.params["board_id"])
-        field = self.field(request.params["custom_field_id"])
-        setting = self.field_setting(field, self.body(request, {"value", "values"}))
+        field = self.fields.field(request.params["custom_field_id"])
+        setting = self.fields.field_setting(field, object_body(request, {"value", "values"}))
         fields = self.board_fields.setdefault(board["id"], {})
         if setting is None:
             fields.pop(field["id"], None)
@@ -173,7 +180,7 @@ class BoardHandlers(_Base):
     # --- guests ------------------------------------------------------------------------------------
 
     def guest_role(self, body: dict[str, Any]) -> str:
-        role_id = self.text(body, "roleId", required=True)
+        role_id = text(body, "roleId", required=True)
         role = self.store["roles"].get(role_id)
         if role is None:
             raise Reject(404, f"role {role_id} not found")
@@ -198,8 +205,8 @@ class BoardHandlers(_Base):
 
     def add_guest(self, request: Request) -> Response:
         board = self.board(request.params["board_id"])
-        body = self.body(request, {"email", "roleId"})
-        email = (self.text(body, "email", required=True) or "").strip()
+        body = object_body(request, {"email", "roleId"})
+        email = (text(body, "email", required=True) or "").strip()
         if not EMAIL.match(email):
             raise Reject(400, f"email {email!r} is not an email address")
         role_id = self.guest_role(body)
@@ -211,50 +218,52 @@ class BoardHandlers(_Base):
 
     def update_guest(self, request: Request) -> Response:
         guest = self.guest(request)
-        guest["roleId"] = self.guest_role(self.body(request, {"roleId"}))
+        guest["roleId"] = self.guest_role(object_body(request, {"roleId"}))
         return Response(204)
 
     def remove_guest(self, request: Request) -> Response:
         self.store["guests"].remove(self.guest(request)["id"])
         return Response(204)
 
-    # --- seed --------------------------------------------------------------------------------------
 
-    def seed_boards(self, target: int) -> None:
-        """A tree of depth 3: sections, their boards, and a few leaf boards under those."""
-        rng, boards, round_ = self.rng, self.store["boards"], 0
+# --- seed ------------------------------------------------------------------------------------------
 
-        born: dict[str | None, int] = {None: T0}
+def seed_boards(rng: Seeds, store: Store, target: int) -> None:
+    """A tree of depth 3: sections, their boards, and a few leaf boards under those."""
+    boards, round_ = store["boards"], 0
+    born: dict[str | None, int] = {None: T0}
 
-        def add(title: str, parent: str | None) -> str:
-            # a board is made after its parent, and edited for a while after that
-            days = max(1, (T_END - born[parent]) // DAY // 3)
-            created = born[parent] + rng.randrange(days) * DAY + rng.randrange(DAY)
-            updated = min(created + rng.randrange(120) * DAY, T_END)
-            description = rng.choice((None, f"Everything for {title.lower()}", f"{title}: shared with partners",
-                                      f"Curated {title.lower()} assets"))
-            board = boards.add({"id": rng.uuid(), "parentBoardId": parent, "title": title,
-                                "description": description, "createdAt": iso_ms(created),
-                                "updatedAt": iso_ms(updated)})
-            born[board["id"]] = created
-            return board["id"]
+    def add(title: str, parent: str | None) -> str:
+        # a board is made after its parent, and edited for a while after that
+        days = max(1, (T_END - born[parent]) // DAY // 3)
+        created = born[parent] + rng.randrange(days) * DAY + rng.randrange(DAY)
+        updated = min(created + rng.randrange(120) * DAY, T_END)
+        description = rng.choice((None, f"Everything for {title.lower()}", f"{title}: shared with partners",
+                                  f"Curated {title.lower()} assets"))
+        board = boards.add({"id": rng.uuid(), "parentBoardId": parent, "title": title,
+                            "description": description, "createdAt": iso_ms(created),
+                            "updatedAt": iso_ms(updated)})
+        born[board["id"]] = created
+        return board["id"]
 
-        while len(boards) < target:
-            for section, kids in BOARD_TREE:
-                if len(boards) >= target:
-                    break
-                top = add(section if not round_ else f"{section} {round_ + 1}", None)
-                for kid in rng.sample(kids, rng.randint(2, len(kids))):
-                    child = add(kid, top)
-                    if rng.random() < 0.25:
-                        for leaf in rng.sample(LEAVES, rng.randint(1, 2)):
-                            add(leaf, child)
-            round_ += 1
+    while len(boards) < target:
+        for section, kids in BOARD_TREE:
+            if len(boards) >= target:
+                break
+            top = add(section if not round_ else f"{section} {round_ + 1}", None)
+            for kid in rng.sample(kids, rng.randint(2, len(kids))):
+                child = add(kid, top)
+                if rng.random() < 0.25:
+                    for leaf in rng.sample(LEAVES, rng.randint(1, 2)):
+                        add(leaf, child)
+        round_ += 1
 
-    def seed_guests(self) -> None:
-        guests, roles = self.store["guests"], self.store["roles"].where(type="guest")
-        for board in self.store["boards"]:
-            if self.rng.random() < 0.35:
-                for name in self.rng.sample(GUEST_NAMES, self.rng.randint(1, 3)):
-                    guests.add({"id": self.rng.uuid(), "email": f"{name}@{self.rng.choice(GUEST_DOMAINS)}",
-                                "roleId": self.rng.weighted(roles, (5, 3, 2, 1))["id"], "boardId": board["id"]})
+
+def seed_guests(rng: Seeds, store: Store) -> None:
+    """Guests on about a third of the boards."""
+    guests, roles = store["guests"], store["roles"].where(type="guest")
+    for board in store["boards"]:
+        if rng.random() < 0.35:
+            for name in rng.sample(GUEST_NAMES, rng.randint(1, 3)):
+                guests.add({"id": rng.uuid(), "email": f"{name}@{rng.choice(GUEST_DOMAINS)}",
+                            "roleId": rng.weighted(roles, (5, 3, 2, 1))["id"], "boardId": board["id"]})

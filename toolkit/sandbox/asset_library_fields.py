@@ -1,6 +1,7 @@
 """The asset library's custom fields, tags and roles.
 
-A mixin of AssetLibrary (toolkit/sandbox/asset_library.py). A custom field's type is fixed at
+A part that AssetLibrary (toolkit/sandbox/asset_library.py) holds: it is given the store, the clock's
+time and the id maker. A custom field's type is fixed at
 creation (a PATCH naming `type` is a 400); only single-select and multi-select fields have values
 (`values: [{id, name}]`; null for plain-text and date). Deleting a field, a value or a tag removes it
 from every asset and board at once, because records keep ids and names are looked up when rendered.
@@ -8,26 +9,26 @@ from every asset and board at once, because records keep ids and names are looke
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from toolkit.catalog import asset_library as catalog
+from toolkit.sandbox.asset_library_checks import instant, object_body, text
 from toolkit.sandbox.asset_library_seed import DAY, iso_ms
 from toolkit.sandbox.asset_library_space import cursor_page
+from toolkit.sandbox.store import Store
 from toolkit.sandbox.wire import Reject, Request, Response
-
-if TYPE_CHECKING:
-    from toolkit.sandbox.asset_library import AssetLibrary as _Base
-else:
-    _Base = object
 
 SELECT_TYPES = ("single-select", "multi-select")
 FIELD_PROPERTIES = {"name", "description", "type", "values"}
 
 
-class FieldHandlers(_Base):
+class Fields:
     """Custom fields and their values, tags and roles."""
 
-    def field_handlers(self) -> dict[str, Callable[[Request], Any]]:
+    def __init__(self, store: Store, now_ms: Callable[[], int], new_id: Callable[[str], Any]) -> None:
+        self.store, self.now_ms, self.new_id = store, now_ms, new_id
+
+    def handlers(self) -> dict[str, Callable[[Request], Any]]:
         a = "asset_library."
         return {
             a + "list_custom_fields": self.list_fields, a + "create_custom_field": self.create_field,
@@ -54,9 +55,9 @@ class FieldHandlers(_Base):
         return cursor_page(request, rows)
 
     def create_field(self, request: Request) -> Response:
-        body = self.body(request, FIELD_PROPERTIES)
-        name = self.text(body, "name", required=True)
-        kind = self.text(body, "type", required=True)
+        body = object_body(request, FIELD_PROPERTIES)
+        name = text(body, "name", required=True)
+        kind = text(body, "type", required=True)
         if kind not in catalog.CUSTOM_FIELD_TYPES:
             raise Reject(400, f"type must be one of {', '.join(catalog.CUSTOM_FIELD_TYPES)}, not {kind!r}")
         values = body.get("values")
@@ -66,7 +67,7 @@ class FieldHandlers(_Base):
                 isinstance(v, dict) and isinstance(v.get("name"), str) and v["name"].strip() for v in values)):
             raise Reject(400, "values must be a list of objects each with a name")
         now = iso_ms(self.now_ms())
-        field = {"id": self.new_id("customfields"), "name": name, "description": self.text(body, "description"),
+        field = {"id": self.new_id("customfields"), "name": name, "description": text(body, "description"),
                  "type": kind, "values": [{"id": self.new_id("values"), "name": v["name"]} for v in values or ()]
                  if kind in SELECT_TYPES else None, "createdAt": now, "updatedAt": now}
         return Response(201, self.store["customfields"].add(field))
@@ -76,12 +77,12 @@ class FieldHandlers(_Base):
 
     def update_field(self, request: Request) -> Response:
         field = self.field(request.params["custom_field_id"])
-        body = self.body(request, {"name", "description", "type"})
+        body = object_body(request, {"name", "description", "type"})
         if "type" in body:
             raise Reject(400, "the type of a custom field cannot be changed")
         if "name" in body:
-            self.text(body, "name", required=True)
-        self.text(body, "description")
+            text(body, "name", required=True)
+        text(body, "description")
         field.update(body)
         field["updatedAt"] = iso_ms(self.now_ms())
         return Response(204)
@@ -106,7 +107,7 @@ class FieldHandlers(_Base):
 
     def add_value(self, request: Request) -> Response:
         field = self.select_field(request)
-        name = self.text(self.body(request, {"name"}), "name", required=True)
+        name = text(object_body(request, {"name"}), "name", required=True)
         value = {"id": self.new_id("values"), "name": name}
         field["values"].append(value)
         field["updatedAt"] = iso_ms(self.now_ms())
@@ -114,9 +115,9 @@ class FieldHandlers(_Base):
 
     def update_value(self, request: Request) -> Response:
         field, value = self.value(request)
-        body = self.body(request, {"name"})
+        body = object_body(request, {"name"})
         if "name" in body:
-            value["name"] = self.text(body, "name", required=True)
+            value["name"] = text(body, "name", required=True)
         field["updatedAt"] = iso_ms(self.now_ms())
         return Response(204)
 
@@ -157,7 +158,7 @@ class FieldHandlers(_Base):
         if not isinstance(value, str):
             raise Reject(400, "value must be a string or null")
         if kind == "date":
-            return {"value": iso_ms(self.instant(value, "value") // DAY * DAY)}
+            return {"value": iso_ms(instant(value, "value") // DAY * DAY)}
         return {"value": value}
 
     def resolve_tags(self, given: list[Any]) -> list[str]:
@@ -171,8 +172,6 @@ class FieldHandlers(_Base):
             if found is not None and found["id"] not in ids:
                 ids.append(found["id"])
         return ids
-
-    # --- tags and roles ----------------------------------------------------------------------------
 
     # --- roles and tags ----------------------------------------------------------------------------
 
@@ -192,12 +191,12 @@ class FieldHandlers(_Base):
         return cursor_page(request, rows)
 
     def create_tag(self, request: Request) -> Response:
-        name = self.text(self.body(request, {"name"}), "name", required=True)
+        name = text(object_body(request, {"name"}), "name", required=True)
         return Response(201, self.store["tags"].add({"id": self.new_id("tags"), "name": name}))
 
     def update_tag(self, request: Request) -> Response:
         tag = self.store["tags"].require(request.params["tag_id"], "tag")
-        body = self.body(request, {"name"})
+        body = object_body(request, {"name"})
         if "name" in body:
-            tag["name"] = self.text(body, "name", required=True)
+            tag["name"] = text(body, "name", required=True)
         return Response(204)

@@ -24,15 +24,18 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import re
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import quote, urlsplit
 
+from toolkit.sandbox.asset_library_boards import Boards
+from toolkit.sandbox.asset_library_checks import instant, object_body, text
+from toolkit.sandbox.asset_library_fields import Fields
 from toolkit.sandbox.asset_library_seed import HOUR, TYPES, mix, type_of_ext
+from toolkit.sandbox.asset_library_space import AssetSpace
 from toolkit.sandbox.emulator import Extra
+from toolkit.sandbox.seeds import Seeds
 from toolkit.sandbox.wire import Reject, Request, Response
-
-if TYPE_CHECKING:
-    from toolkit.sandbox.asset_library import AssetLibrary
 
 MIB = 1024 * 1024
 SMALL_UPLOAD = 5 * MIB                # at most this: one PUT; above: multipart
@@ -79,42 +82,50 @@ def outcome(url: str) -> tuple[str, str] | None:
 
 
 class Transfers:
-    """Imports, uploads and downloads of one AssetLibrary emulator."""
+    """Imports, uploads and downloads of one asset library, a part its emulator holds.
 
-    def __init__(self, emu: AssetLibrary) -> None:
-        self.emu = emu
+    It is given the assets, the boards and fields parts, the clock's time, the id maker, the stream
+    of run-time ids (upload tokens) and the key that signs download URLs; `routes()` are the storage
+    URLs the emulator serves outside the catalog.
+    """
+
+    def __init__(self, space: AssetSpace, boards: Boards, fields: Fields, now_ms: Callable[[], int],
+                 new_id: Callable[[str], Any], ids: Seeds, signing_key: str) -> None:
+        self.space, self.boards, self.fields = space, boards, fields
+        self.now_ms, self.new_id, self.ids, self.signing_key = now_ms, new_id, ids, signing_key
         self.imports: dict[str, dict[str, Any]] = {}
         self.uploads: dict[str, dict[str, Any]] = {}     # multipart, by multiPartUploadId
         self.tokens: dict[str, tuple[str, Any]] = {}     # pre-signed URL token → what it writes
         self.blobs: dict[str, bytes] = {}                 # version id → uploaded bytes
-        self.signing_key = emu.secret_rng.hex(32)
-        emu.extra_routes.extend([
+
+    def routes(self) -> list[Extra]:
+        """The pre-signed storage URLs: public, outside the catalog."""
+        return [
             Extra("PUT", r"/storage/uploads/(?P<token>[0-9a-f]+)", self.put_small, name="storage:put_upload"),
             Extra("PUT", r"/storage/parts/(?P<token>[0-9a-f]+)", self.put_part, name="storage:put_part"),
             Extra("GET", r"/storage/files/(?P<version_id>[0-9a-f-]+)/(?P<name>[^/]+)", self.get_file,
                   name="storage:get_file"),
-        ])
+        ]
 
     # --- the common part of imports and uploads ------------------------------------------------
 
     def target(self, body: dict[str, Any]) -> dict[str, Any]:
         """assetId, parentBoardId, customFields and tags of an import or upload body, checked."""
-        emu = self.emu
         asset_id, board_id = body.get("assetId"), body.get("parentBoardId")
         if asset_id is not None:
-            emu.space.require(str(asset_id))
+            self.space.require(str(asset_id))
         if board_id is not None:
-            emu.board(str(board_id))
+            self.boards.board(str(board_id))
         fields = {}
         entries = body.get("customFields")
         if entries is not None:
             if not isinstance(entries, list) or not all(isinstance(e, dict) and e.get("id") for e in entries):
                 raise Reject(400, "customFields must be a list of objects with an id and a value or values")
-            known = emu.store["customfields"]
+            known = self.fields.store["customfields"]
             for entry in entries:
                 field = known.get(entry["id"])
                 if field is not None:      # ids of fields the workspace does not have are ignored
-                    setting = emu.field_setting(field, {k: v for k, v in entry.items() if k != "id"})
+                    setting = self.fields.field_setting(field, {k: v for k, v in entry.items() if k != "id"})
                     if setting is not None:
                         fields[field["id"]] = setting
         tags = body.get("tags")
@@ -125,10 +136,10 @@ class Transfers:
 
     def place(self, target: dict[str, Any], version: dict[str, Any]) -> None:
         """Create the asset (or the new version of target's asset) that an import or upload made."""
-        emu, space = self.emu, self.emu.space
-        version["tags"] = emu.resolve_tags(target["tags"])
+        space = self.space
+        version["tags"] = self.fields.resolve_tags(target["tags"])
         board = target["parentBoardId"]
-        boards = [board] if board and board in emu.store["boards"] else []
+        boards = [board] if board and board in self.boards.store["boards"] else []
         i = space.index(target["assetId"]) if target["existing"] else None
         if i is None:
             space.add(target["assetId"], version, boards, dict(target["fields"]))
@@ -153,8 +164,7 @@ class Transfers:
     # --- imports -------------------------------------------------------------------------------
 
     def create_import(self, request: Request) -> Response:
-        emu = self.emu
-        body = emu.body(request, IMPORT_FIELDS)
+        body = object_body(request, IMPORT_FIELDS)
         url = body.get("sourceUrl")
         parts = urlsplit(url) if isinstance(url, str) else None
         if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
@@ -162,12 +172,12 @@ class Transfers:
         target = self.target(body)
         name = parts.path.rstrip("/").rsplit("/", 1)[-1]
         stem, dot, url_ext = name.rpartition(".")
-        file_name = emu.text(body, "fileName") or (stem if dot else name) or "file"
-        ext = (emu.text(body, "ext") or (url_ext if dot else "") or "file").lstrip(".")
-        now = emu.now_ms()
-        recorded = emu.instant(body.get("recordedAt"), "recordedAt") if body.get("recordedAt") else now
-        record = {"id": emu.new_id("imports"), "assetId": target["assetId"] or emu.new_id("assets"),
-                  "versionId": emu.new_id("versions"), "status": "pending", "error": None, "sourceUrl": url,
+        file_name = text(body, "fileName") or (stem if dot else name) or "file"
+        ext = (text(body, "ext") or (url_ext if dot else "") or "file").lstrip(".")
+        now = self.now_ms()
+        recorded = instant(body.get("recordedAt"), "recordedAt") if body.get("recordedAt") else now
+        record = {"id": self.new_id("imports"), "assetId": target["assetId"] or self.new_id("assets"),
+                  "versionId": self.new_id("versions"), "status": "pending", "error": None, "sourceUrl": url,
                   "fileName": file_name, "ext": ext, "recordedAt": recorded, "created": now,
                   "outcome": outcome(url), "target": {**target, "existing": target["assetId"] is not None}}
         record["target"]["assetId"] = record["assetId"]
@@ -178,7 +188,7 @@ class Transfers:
         record = self.imports.get(request.params["import_id"])
         if record is None:
             raise Reject(404, f"import {request.params['import_id']} not found")
-        self.catch_up(self.emu.now_ms())
+        self.catch_up(self.now_ms())
         answer: dict[str, Any] = {"status": record["status"]}
         if record["error"]:
             answer["error"] = record["error"]
@@ -208,36 +218,35 @@ class Transfers:
     # --- uploads -------------------------------------------------------------------------------
 
     def create_upload(self, request: Request) -> Response:
-        emu = self.emu
-        body = emu.body(request, UPLOAD_FIELDS)
+        body = object_body(request, UPLOAD_FIELDS)
         for name in ("fileName", "ext", "mime"):
-            if not emu.text(body, name):
+            if not text(body, name):
                 raise Reject(400, f"{name} is required")
         size = body.get("size")
         if not isinstance(size, int) or isinstance(size, bool) or size < 1:
             raise Reject(400, "size is required: the file size in bytes, a positive integer")
         if body.get("recordedAt") is None:
             raise Reject(400, "recordedAt is required")
-        recorded = emu.instant(body["recordedAt"], "recordedAt")
+        recorded = instant(body["recordedAt"], "recordedAt")
         target = self.target(body)
-        asset_id, version_id = target["assetId"] or emu.new_id("assets"), emu.new_id("versions")
-        upload = {"assetId": asset_id, "versionId": version_id, "fileName": emu.text(body, "fileName"),
-                  "ext": emu.text(body, "ext").lstrip("."), "mime": body["mime"], "size": size,
+        asset_id, version_id = target["assetId"] or self.new_id("assets"), self.new_id("versions")
+        upload = {"assetId": asset_id, "versionId": version_id, "fileName": text(body, "fileName"),
+                  "ext": text(body, "ext").lstrip("."), "mime": body["mime"], "size": size,
                   "recordedAt": recorded, "parts": {}, "done": None,
                   "target": {**target, "assetId": asset_id, "existing": target["assetId"] is not None}}
         if size <= SMALL_UPLOAD:
-            token = emu.ids.hex(32)
+            token = self.ids.hex(32)
             self.tokens[token] = ("upload", upload)
             return Response(201, {"assetId": asset_id, "versionId": version_id,
                                   "uploadUrl": f"{request.root}/storage/uploads/{token}"})
-        upload_id = emu.new_id("uploads")
+        upload_id = self.new_id("uploads")
         upload["key"] = f"uploads/{asset_id}/{version_id}/{upload['fileName']}.{upload['ext']}"
         self.uploads[upload_id] = upload
         return Response(201, {"assetId": asset_id, "versionId": version_id, "multiPartUploadId": upload_id,
                               "key": upload["key"]})
 
     def _multipart(self, body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        upload_id, key = self.emu.text(body, "multiPartUploadId"), self.emu.text(body, "key")
+        upload_id, key = text(body, "multiPartUploadId"), text(body, "key")
         if not upload_id or not key:
             raise Reject(400, "multiPartUploadId and key are required")
         upload = self.uploads.get(upload_id)
@@ -248,19 +257,19 @@ class Transfers:
         return upload_id, upload
 
     def upload_part(self, request: Request) -> Response:
-        body = self.emu.body(request, {"multiPartUploadId", "key", "partNumber"})
+        body = object_body(request, {"multiPartUploadId", "key", "partNumber"})
         upload_id, upload = self._multipart(body)
         number = body.get("partNumber")
         if not isinstance(number, int) or isinstance(number, bool) or not 1 <= number <= MAX_PART_NUMBER:
             raise Reject(400, f"partNumber must be an integer from 1 to {MAX_PART_NUMBER}")
         if upload["done"] is not None:
             raise Reject(404, f"multipart upload {upload_id} is already complete")
-        token = self.emu.ids.hex(32)
+        token = self.ids.hex(32)
         self.tokens[token] = ("part", (upload_id, number))
         return Response(201, {"url": f"{request.root}/storage/parts/{token}"})
 
     def complete(self, request: Request) -> Response:
-        body = self.emu.body(request, {"multiPartUploadId", "key", "parts"})
+        body = object_body(request, {"multiPartUploadId", "key", "parts"})
         upload_id, upload = self._multipart(body)
         listed = body.get("parts")
         if not isinstance(listed, list) or not listed or not all(
@@ -294,7 +303,7 @@ class Transfers:
         return Response(204)
 
     def _finish(self, upload: dict[str, Any], data: bytes) -> None:
-        now = self.emu.now_ms()
+        now = self.now_ms()
         self.blobs[upload["versionId"]] = data
         seed = int(hashlib.md5(data[:4096]).hexdigest()[:15], 16)
         self.place(upload["target"], self.version(upload["versionId"], upload["fileName"], upload["ext"],
@@ -339,10 +348,10 @@ class Transfers:
         version_id = request.params["version_id"]
         if request.arg("signature") != self.signature(version_id):
             return s3_error(403, "AccessDenied", "the download URL's signature does not match")
-        i = self.emu.space.version_asset(version_id)
+        i = self.space.version_asset(version_id)
         if i is None:
             return s3_error(404, "NoSuchKey", "the file no longer exists")
-        version = self.emu.space.version(i, version_id)
+        version = self.space.version(i, version_id)
         headers = {"Content-Disposition": f"attachment; filename*=UTF-8''{quote(request.params['name'])}"}
         data = self.blobs.get(version_id)
         if data is None:
@@ -356,9 +365,8 @@ class Transfers:
 
     # --- seed -----------------------------------------------------------------------------------
 
-    def seed(self, pick: list[tuple[str, str]], boards: list[str], now: int) -> None:
+    def seed(self, rng: Seeds, pick: list[tuple[str, str]], boards: list[str], now: int) -> None:
         """A few imports in each state and one multipart upload waiting for completion."""
-        rng = self.emu.rng
         urls = [("https://media.partner-cdn.example/shoots/{n}/beach-golden-hour.jpg", 0),
                 ("https://files.example.org/press/{n}/product-launch.mp4", 0),
                 ("https://downloads.agency.example/{n}/logo-pack.zip", -10_000),
