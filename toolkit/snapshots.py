@@ -11,10 +11,13 @@ loads, rows and the schema as JSON. A Parquet snapshot is a folder: `<service>/<
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import secrets
 import shutil
-from datetime import datetime
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +29,11 @@ import pyarrow as pa
 from toolkit.errors import WorkspaceError
 from toolkit.loads import FINISHED, _now, literal, params_json, quote, session, table_of, view_sql
 from toolkit.workspace import open_duckdb, to_frame
+
+try:
+    import fcntl
+except ImportError:  # Windows: leftovers are told by their age only
+    fcntl = None
 
 FORMATS = ("duckdb", "parquet")
 MANIFEST_SCHEMA = pa.schema([
@@ -39,28 +47,105 @@ MANIFEST_SCHEMA = pa.schema([
 
 def export(con: duckdb.DuckDBPyConnection, path: Path, format: str = "duckdb", history: bool = False,
            overwrite: bool = False) -> Path:
-    """Write the snapshot next to `path` and move it into place only when complete."""
+    """Write the snapshot in a hidden folder next to `path` and move it into place only when complete.
+
+    The folder (`.NAME.tmp-PID-XXXXXXXX`) is locked while it is written and removed whatever happens; one
+    left by an export whose process died (kill -9, a crash) is removed by the next export to the same
+    folder, once its lock shows that no process holds it any more.
+    """
     if format not in FORMATS:
         raise ValueError(f"format is one of {', '.join(FORMATS)}, not {format!r}")
     path = path.expanduser().absolute()
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} exists: pass overwrite=True to replace it")
+    remove_leftovers(path.parent)
     resources = _resources(con, history)
-    temporary = path.with_name(f".{path.name}.tmp-{secrets.token_hex(4)}")
-    try:
+    with _scratch(path) as scratch:
+        target = scratch / path.name
         if format == "duckdb":
-            _to_duckdb(con, temporary, resources, history)
+            _to_duckdb(con, target, resources, history)
         else:
-            _to_parquet(con, temporary, resources, history)
-        if path.exists():
-            shutil.rmtree(path) if path.is_dir() else path.unlink()
-        os.replace(temporary, path)
-    finally:
-        if temporary.is_dir():
-            shutil.rmtree(temporary)
-        temporary.unlink(missing_ok=True)
-        Path(f"{temporary}.wal").unlink(missing_ok=True)
+            _to_parquet(con, target, resources, history)
+        _put_in_place(target, path, scratch)
     return path
+
+
+# a hidden folder per export; PID says who wrote it, for a person looking; the lock says whether it still is
+_SCRATCH = re.compile(r"\.(?P<name>.+)\.tmp-(?:(?P<pid>\d+)-)?[0-9a-f]{8}(?:\.wal)?")
+# leftovers of toolkit before the lock (a file or folder of that name without a PID) are removed once this
+# old: an export writes its file all along, so one untouched this long has no writer
+UNLOCKED_AFTER = timedelta(hours=6)
+
+
+@contextlib.contextmanager
+def _scratch(path: Path) -> Iterator[Path]:
+    """A hidden folder next to `path`, locked for as long as the export runs, removed on the way out."""
+    scratch = path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+    scratch.mkdir()
+    held = _lock(scratch)
+    try:
+        yield scratch
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        if held is not None:
+            os.close(held)
+
+
+def _put_in_place(built: Path, path: Path, scratch: Path) -> None:
+    """Replace `path` by `built`: a snapshot being replaced is moved aside first and put back if the
+    move fails, so that an export that fails never leaves the folder without either."""
+    aside = scratch / "replaced"
+    if path.exists():
+        os.replace(path, aside)
+    try:
+        os.replace(built, path)
+    except BaseException:
+        if aside.exists():
+            os.replace(aside, path)
+        raise
+
+
+def _lock(folder: Path) -> int | None:
+    """An exclusive lock on the folder, held until its descriptor is closed (the process's end included)."""
+    if fcntl is None:
+        return None
+    held = os.open(folder, os.O_RDONLY)
+    fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return held
+
+
+def _abandoned(entry: Path) -> bool:
+    """Whether no export writes this leftover any more: its lock is free, or (an old one) it is long untouched."""
+    try:
+        if fcntl is not None and entry.is_dir() and _SCRATCH.fullmatch(entry.name)["pid"]:
+            probe = os.open(entry, os.O_RDONLY)
+            try:
+                fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return False  # a live export holds it
+            finally:
+                os.close(probe)  # closing drops the probe's lock at once
+            return True
+        return datetime.now(UTC) - datetime.fromtimestamp(entry.lstat().st_mtime, UTC) > UNLOCKED_AFTER
+    except FileNotFoundError:  # its export finished meanwhile
+        return False
+
+
+def remove_leftovers(folder: Path) -> list[Path]:
+    """Remove what exports that died left in `folder` (never a running export's folder); what was removed."""
+    removed = []
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        if _SCRATCH.fullmatch(entry.name) and _abandoned(entry):
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
+            removed.append(entry)
+    return removed
 
 
 def _resources(con: duckdb.DuckDBPyConnection, history: bool) -> list[dict[str, Any]]:
@@ -111,7 +196,15 @@ def _included(resources: list[dict[str, Any]]) -> list[str]:
 
 def _to_duckdb(con: duckdb.DuckDBPyConnection, target: Path, resources: list[dict[str, Any]],
                history: bool) -> None:
-    alias = "_toolkit_export"
+    """The snapshot written through the workspace's connection, the new file attached under a name of
+    its own for the time it takes.
+
+    Everything, views included, is written while it is attached and checkpointed before it is
+    detached: a query of another thread that started meanwhile (one that fails looks at every attached
+    database for a name like the one it lacks) can keep the detached file open a moment longer, so
+    nothing may need to open it again, and nothing may be left in its WAL.
+    """
+    alias = f"_toolkit_export_{secrets.token_hex(4)}"
     con.execute(f"ATTACH {literal(str(target))} AS {alias}")
     try:
         con.execute("BEGIN TRANSACTION")
@@ -134,19 +227,23 @@ def _to_duckdb(con: duckdb.DuckDBPyConnection, target: Path, resources: list[dic
                         "WHERE list_contains(?, load_id) ORDER BY started", [_included(resources)])
             con.register("_toolkit_manifest", _manifest_table(resources))
             con.execute(f"CREATE TABLE {alias}.main._manifest AS SELECT * FROM _toolkit_manifest")
+            if history:  # a view binds the names it qualifies by schema only in its own file (loads.view_sql)
+                for entry in resources:
+                    if entry["stored"]:
+                        con.execute(view_sql(entry["service"], entry["resource"], alias))
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            with contextlib.suppress(duckdb.Error):  # a failed statement may have ended it already
+                con.execute("ROLLBACK")
             raise
         finally:
             con.unregister("_toolkit_manifest")
-    finally:
-        con.execute(f"DETACH {alias}")
-    if history:  # views bind in the file itself, so they read its own `_loads`
-        with duckdb.connect(str(target)) as own:
-            for entry in resources:
-                if entry["stored"]:
-                    own.execute(view_sql(entry["service"], entry["resource"]))
+        con.execute(f"FORCE CHECKPOINT {alias}")  # waits for the lock; a plain one fails if others read
+    except BaseException:
+        with contextlib.suppress(duckdb.Error):
+            con.execute(f"DETACH {alias}")
+        raise
+    con.execute(f"DETACH {alias}")
 
 
 def _to_parquet(con: duckdb.DuckDBPyConnection, target: Path, resources: list[dict[str, Any]],
