@@ -70,8 +70,6 @@ def test_secrets_are_the_same_for_the_same_seed():
 
 def test_examples_of_the_audience_platform():
     with sandbox.start() as box:
-        if "audience_platform" not in box.services:
-            pytest.skip("audience platform emulator not there")
         examples = box.examples("audience_platform")
         assert examples["profile_ids"] and examples["metric_ids"]
 
@@ -81,6 +79,26 @@ def test_mode_is_checked():
         sandbox.start(mode="cloud")
 
 
-def test_registry_skips_missing_modules(monkeypatch):
+def test_every_registered_emulator_is_served():
+    with sandbox.start() as box:
+        assert box.services == tuple(sandbox.REGISTRY) == tuple(KEYS)
+
+
+def test_a_missing_emulator_module_is_an_error_naming_it(monkeypatch):
     monkeypatch.setitem(sandbox.REGISTRY, "ghost", "toolkit.sandbox.ghost_service")
-    assert "ghost" not in sandbox.available()
+    with pytest.raises(sandbox.EmulatorImportError, match=r"ghost emulator \(toolkit\.sandbox\.ghost_service\)"):
+        sandbox.available()
+    with pytest.raises(ImportError, match="ghost"):
+        sandbox.start()
+
+
+def test_an_emulator_module_that_fails_to_import_is_an_error_naming_it(monkeypatch, tmp_path):
+    (tmp_path / "broken_emulator_for_tests.py").write_text("raise RuntimeError('half written')\n")
+    (tmp_path / "plain_module_for_tests.py").write_text("VALUE = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(sandbox.REGISTRY, "broken", "broken_emulator_for_tests")
+    with pytest.raises(sandbox.EmulatorImportError, match="broken emulator .*RuntimeError: half written"):
+        sandbox.available()
+    monkeypatch.setitem(sandbox.REGISTRY, "broken", "plain_module_for_tests")   # no EMULATOR in it
+    with pytest.raises(sandbox.EmulatorImportError, match="plain_module_for_tests.*EMULATOR"):
+        sandbox.available()

@@ -10,11 +10,13 @@ shared the client's assumptions could not catch its mistakes.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
+import signal
 import tempfile
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -22,9 +24,9 @@ from typing import Any
 from toolkit.sandbox.clock import Clock
 from toolkit.sandbox.emulator import Emulator
 from toolkit.sandbox.faults import Fault, FaultPlan
-from toolkit.sandbox.server import App, SandboxServer
+from toolkit.sandbox.server import IDLE_TIMEOUT, MAX_BODY, READ_TIMEOUT, App, SandboxServer
 
-__all__ = ["REGISTRY", "Fault", "Sandbox", "available", "serve", "start"]
+__all__ = ["REGISTRY", "EmulatorImportError", "Fault", "Sandbox", "available", "serve", "start"]
 
 # service key → module whose EMULATOR attribute is the service's Emulator subclass
 REGISTRY: dict[str, str] = {
@@ -35,19 +37,23 @@ REGISTRY: dict[str, str] = {
 }
 
 
+class EmulatorImportError(ImportError):
+    """A registered emulator's module is missing or fails to import: the sandbox would lack a service."""
+
+
 def available() -> dict[str, type[Emulator]]:
-    """The emulators whose modules import; one still being written is skipped, not an error."""
+    """Every registered emulator; one whose module is missing or fails to import is an error naming it.
+
+    All four services have emulators, so a missing one is a broken checkout or a broken module, and
+    serving without it would let its tests pass by skipping and a demo go quietly without it.
+    """
     found = {}
     for key, module_name in REGISTRY.items():
         try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as error:
-            # only "this emulator (or its catalog module) is not there yet" is skipped; a broken
-            # import inside a module that exists still raises
-            if error.name == module_name or (error.name or "").startswith("toolkit.catalog."):
-                continue
-            raise
-        found[key] = module.EMULATOR
+            found[key] = importlib.import_module(module_name).EMULATOR
+        except Exception as error:
+            raise EmulatorImportError(f"the sandbox's {key} emulator ({module_name}) does not import: "
+                                      f"{type(error).__name__}: {error}", name=module_name) from error
     return found
 
 
@@ -72,8 +78,7 @@ class Sandbox:
         try:
             return self._app.emulators[service]
         except KeyError:
-            raise KeyError(f"the sandbox serves {', '.join(self.services) or 'nothing'}, not {service!r}"
-                           " (its emulator may not be written yet)") from None
+            raise KeyError(f"the sandbox serves {', '.join(self.services) or 'nothing'}, not {service!r}") from None
 
     def url(self, service: str) -> str:
         """The service's base URL, mirroring the real one's path (`.../translation/PD`)."""
@@ -129,14 +134,18 @@ class Sandbox:
 def start(seed: int = 0, scale: float = 1, latency_ms: float = 0,
           faults: str | Fault | Iterable[Fault | str] | None = None, mode: str = "client",
           system_version: str = "6.2", port: int = 0, enforce_limits: bool = True,
-          emulators: Mapping[str, type[Emulator]] | None = None, cache_reads: bool = False) -> Sandbox:
+          emulators: Mapping[str, type[Emulator]] | None = None, cache_reads: bool = False,
+          max_body: int = MAX_BODY, read_timeout: float = READ_TIMEOUT,
+          idle_timeout: float = IDLE_TIMEOUT) -> Sandbox:
     """Serve the emulated services on 127.0.0.1 from a background thread.
 
     `scale` multiplies the seed data; `faults` as Fault records or `"429@0.05,500#3"`;
     `mode` ("client" or "hosted") and `system_version` shape the translation service;
     `emulators` replaces the registry (tests and benchmarks serve their own); `cache_reads` answers a
     repeated GET from the bytes of its first answer until a write or a clock move, so that client
-    benchmarks measure the client rather than the emulator's record rendering.
+    benchmarks measure the client rather than the emulator's record rendering. `max_body` is the
+    largest request body taken (413 above it); `read_timeout` how long a read within a request waits
+    (408 after it), `idle_timeout` how long a kept-alive connection waits for its next request.
     """
     if mode not in ("client", "hosted"):
         raise ValueError(f"mode must be 'client' or 'hosted', not {mode!r}")
@@ -144,31 +153,58 @@ def start(seed: int = 0, scale: float = 1, latency_ms: float = 0,
     options = {"mode": mode, "system_version": system_version}
     classes = available() if emulators is None else dict(emulators)
     built = {key: cls(seed, scale, clock, options) for key, cls in classes.items()}
-    app = App(built, FaultPlan(faults, seed), latency_ms, enforce_limits, cache_reads)
-    server = SandboxServer(app, port)
+    app = App(built, FaultPlan(faults, seed), latency_ms, enforce_limits, cache_reads, max_body)
+    server = SandboxServer(app, port, read_timeout, idle_timeout)
     server.start()
     return Sandbox(server, app, clock)
 
 
 def serve(port: int = 8000, scale: float = 1, seed: int = 0, credentials_file: str | None = None,
           **options: Any) -> None:
-    """Serve until Ctrl-C: `toolkit sandbox --port N --scale S`.
+    """Serve until Ctrl-C or SIGTERM: `toolkit sandbox --port N --scale S`.
 
     The credentials go to a JSON file readable by the user alone (secrets are never printed), so that
-    another process connects with `ws.connect(service, **json.load(open(path))[service])`.
+    another process connects with `ws.connect(service, **json.load(open(path))[service])`. The file
+    goes when the sandbox stops, however it is stopped short of SIGKILL (Ctrl-C, `kill`, a closed
+    terminal): it holds live secrets.
     """
-    with start(seed=seed, scale=scale, port=port, **options) as box:
+    with start(seed=seed, scale=scale, port=port, **options) as box, _interrupted_by(*_STOP_SIGNALS):
         path = Path(credentials_file or Path(tempfile.gettempdir()) / f"toolkit-sandbox-{box.port}.json")
-        path.touch(mode=0o600)
-        path.chmod(0o600)
-        path.write_text(json.dumps({s: box.credentials(s) for s in box.services}, indent=2))
-        print(f"toolkit sandbox on http://127.0.0.1:{box.port} (seed {seed}, scale {scale}); Ctrl-C stops it")
-        for service in box.services:
-            print(f"  {service:18s} {box.url(service)}")
-        print(f"credentials (readable by you alone): {path}")
         try:
+            path.touch(mode=0o600)
+            path.chmod(0o600)
+            path.write_text(json.dumps({s: box.credentials(s) for s in box.services}, indent=2))
+            print(f"toolkit sandbox on http://127.0.0.1:{box.port} (seed {seed}, scale {scale}); Ctrl-C stops it")
+            for service in box.services:
+                print(f"  {service:18s} {box.url(service)}")
+            print(f"credentials (readable by you alone): {path}", flush=True)
             threading.Event().wait()
         except KeyboardInterrupt:
-            print("sandbox stopped")
+            print("sandbox stopped", flush=True)
         finally:
             path.unlink(missing_ok=True)
+
+
+# the signals that stop `toolkit sandbox` as Ctrl-C does: `kill`, and a terminal closing
+_STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _interrupted_by(*signals: int) -> Iterator[None]:
+    """Within the block, `signals` raise KeyboardInterrupt like SIGINT; the old handlers come back after.
+
+    Only the main thread may set handlers; elsewhere (serve() run from a thread) nothing changes.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {number: signal.signal(number, _interrupt) for number in signals}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)

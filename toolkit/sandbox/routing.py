@@ -2,7 +2,10 @@
 
 `/submissions/background` is tried before `/submissions/{submission_id}` because routes are sorted
 segment by segment with literals ahead of placeholders; paths are matched whole, so `/roles` and
-`/roles/` stay distinct routes where the catalog has both.
+`/roles/` stay distinct routes where the catalog has both. A path with a dot segment (`/a/../b`,
+`/a/./b`, or `%2e%2e` spelled with escapes) is refused before routing (`dot_segment`): a service's
+router answers it as a bad request, and resolving it would send a request meant for one endpoint to
+another (`DELETE /boards/../assets/X` is not `DELETE /assets/X`).
 
     router = Router(SERVICE, ACTIONS); router.match("GET", "/v2/teams")
 """
@@ -42,6 +45,14 @@ def _compile(path: str) -> tuple[re.Pattern[str], tuple[int, ...]]:
     for segment in path.split("/"):
         order.append(1 if _PLACEHOLDER.search(segment) else 0)
     return re.compile("".join(pattern) + r"\Z"), tuple(order)
+
+
+def dot_segment(path: str) -> str | None:
+    """The first segment of `path` that is `.` or `..` once its escapes are decoded, or None."""
+    for segment in path.split("/"):
+        if segment in (".", "..") or ("%" in segment and unquote(segment) in (".", "..")):
+            return segment
+    return None
 
 
 def version_prefix(service: Service, version: str) -> str:

@@ -4,9 +4,13 @@ The stdlib ThreadingHTTPServer speaking HTTP/1.1 with keep-alive: a thread per c
 concurrent clients really overlap (the asset library's limit of 10 at once can be hit), and each
 answer goes out in a single write. Measured by benchmarks/sandbox_throughput.py.
 
-One request: service from the first segment → route from the catalog → by_action count → the
-service's own rate limit → injected fault → 404/405 → 401 → handler (under the emulator's lock) →
-latency → answer.
+One request: the head read and checked (toolkit/sandbox/framing.py) → before any body is read,
+what a real server refuses without reading it (`App.screen`: a dot segment 400, a body over
+`max_body` 413, missing credentials 401, a content type the action does not take 415) → body →
+service from the first segment → route from the catalog → by_action count → the service's own rate
+limit → injected fault → 404/405 → 401 → handler (under the emulator's lock) → latency → answer.
+A connection waits `idle_timeout` for a request and `read_timeout` for each read within one; a request
+that stops arriving is answered 408 and its connection closed.
 """
 from __future__ import annotations
 
@@ -27,12 +31,31 @@ import orjson
 
 from toolkit.sandbox.emulator import Emulator
 from toolkit.sandbox.faults import FaultPlan
-from toolkit.sandbox.routing import Router
+from toolkit.sandbox.framing import Malformed, body_length, read_body, read_head
+from toolkit.sandbox.routing import Router, dot_segment
 from toolkit.sandbox.traffic import Limit, Traffic
 from toolkit.sandbox.wire import Headers, Reject, Request, Response
+from toolkit.spec import CONTENT_TYPES
 
 # the limits the real services enforce (reference/services.md); only the asset library documents one
 LIMITS: Mapping[str, Limit] = {"asset_library": Limit(per_second=15, concurrent=10)}
+
+MIB = 1024 * 1024
+# The largest request the toolkit sends is one part of an asset upload (5 MiB by default, more if the
+# analyst picks a larger part size) or a translation source file or zip in a multipart form; the
+# seeds and tests send at most 6 MiB. 32 MiB leaves room for both, and bounds what one connection
+# can make the process hold (a thread per connection: 10 connections hold at most 320 MiB).
+MAX_BODY = 32 * MIB
+# Each read within a request waits this long for bytes (loopback clients send a body at once; a
+# request that stops arriving is a client gone or an attack, answered 408 instead of holding a
+# thread forever); an idle keep-alive connection is closed after IDLE_TIMEOUT, which clients notice
+# and reconnect (urllib3 checks a pooled connection before reusing it).
+READ_TIMEOUT = 30.0
+IDLE_TIMEOUT = 300.0
+# After a refusal, the unread body is read and dropped for at most this long before closing, so
+# that the client is not cut off (a TCP reset) before it reads the answer.
+LINGER = 2.0
+SMALL_BODY = 65536         # a refused body this small is read and dropped, keeping the connection
 
 DROP = object()   # the answer that is no answer: the connection closes
 _PHRASES = {s.value: s.phrase for s in HTTPStatus}
@@ -71,8 +94,9 @@ class App:
     """Routes requests to emulators and applies limits, faults and latency."""
 
     def __init__(self, emulators: Mapping[str, Emulator], faults: FaultPlan, latency_ms: float = 0,
-                 enforce_limits: bool = True, cache_reads: bool = False) -> None:
+                 enforce_limits: bool = True, cache_reads: bool = False, max_body: int = MAX_BODY) -> None:
         self.emulators = dict(emulators)
+        self.max_body = max_body
         # Benchmarks measure the client, not the emulator: with cache_reads, a GET answered once is
         # answered again from its bytes until a write to that service or a clock move.
         self.cache: dict[tuple[str, str, str], bytes] | None = {} if cache_reads else None
@@ -89,18 +113,64 @@ class App:
         _, _, rest = path.partition("/")
         key, slash, tail = rest.partition("/")
         emulator = self.emulators.get(key)
-        if emulator is None:
-            self.traffic.arrive("-")
+        refusal = self._bad_path(emulator, path)
+        if emulator is None or refusal is not None:
+            self.traffic.arrive(key if emulator else "-")
             try:
+                if refusal is not None:
+                    return refusal
                 known = ", ".join(f"/{k}{e.service.base_path}" for k, e in self.emulators.items())
                 return Response(404, {"message": f"no service at {path!r}; served: {known}"})
             finally:
-                self.traffic.leave("-")
+                self.traffic.leave(key if emulator else "-")
         self.traffic.arrive(key)
         try:
             return self._serve(emulator, method, slash + tail, query, headers, body, host)
         finally:
             self.traffic.leave(key)
+
+    def _bad_path(self, emulator: Emulator | None, path: str) -> Response | None:
+        """A 400 for a target that is not a path or holds a dot segment: never resolved, never routed."""
+        if not path.startswith("/"):
+            problem = f"the request target must be a path starting with /, not {path[:80]!r}"
+        elif (segment := dot_segment(path)) is not None:
+            problem = f"the path {path[:200]!r} holds the dot segment {segment!r}; send the path without it"
+        else:
+            return None
+        return emulator.error(400, problem) if emulator else Response(400, {"message": problem})
+
+    def screen(self, method: str, target: str, headers: Headers, length: int) -> Response | None:
+        """What is refused before a body of `length` bytes (or CHUNKED) is read, or None to read it.
+
+        A real server checks the path, the size, the credentials and the content type from the head,
+        so that nobody makes it read (and hold) a body it will not take; a request with no route is
+        left to dispatch, after its (bounded) body.
+        """
+        if length == 0:
+            return None
+        path, _, query = target.partition("?")
+        key, _, tail = path.removeprefix("/").partition("/")
+        emulator = self.emulators.get(key)
+        answer = self._bad_path(emulator, path)
+        if answer is None and length > self.max_body:
+            answer = Response(413, {"message": f"the body of {length:,} bytes is larger than the "
+                                               f"{self.max_body:,} this server takes"})
+        if answer is None and emulator is not None:
+            route, params, _ = self.routers[key].match(method, "/" + tail)
+            if route is None:
+                return None
+            request = Request(method, "/" + tail, {}, headers, b"", key, "", "", params, route.action,
+                              route.version)
+            if not route.public and not emulator.authenticate(request):
+                answer = emulator.error(401, "Unauthorized: missing or invalid credentials")
+            elif route.action is not None and (problem := _unaccepted(route.action, headers)):
+                answer = emulator.error(415, problem)
+            if answer is not None:
+                self.traffic.routed(route.name)
+        if answer is not None:
+            self.traffic.arrive(key if emulator else "-")
+            self.traffic.leave(key if emulator else "-")
+        return answer
 
     def _serve(self, emulator: Emulator, method: str, path: str, query: str, headers: Headers,
                body: bytes, host: str) -> Any:
@@ -192,6 +262,24 @@ class App:
                 return emulator.error(500, f"sandbox error in {route.name}: {type(error).__name__}: {error}")
 
 
+def _unaccepted(action: Any, headers: Headers) -> str | None:
+    """Why a body's Content-Type is not one the action takes, or None when it is.
+
+    A JSON family type (merge patch, JSON patch) also takes plain application/json, as the services'
+    frameworks do; no Content-Type at all is refused like any other, since the body cannot be read.
+    """
+    if not action.body:
+        return None
+    accepted = {CONTENT_TYPES[kind] for kind in action.content_types}
+    if accepted & {CONTENT_TYPES["merge_patch"], CONTENT_TYPES["json_patch"]}:
+        accepted.add(CONTENT_TYPES["json"])
+    given = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if given in accepted:
+        return None
+    return (f"Content-Type {given or 'none'!r} is not supported by {action.id}; "
+            f"send {' or '.join(sorted(accepted))}")
+
+
 def _with_headers(response: Response, headers: Mapping[str, str]) -> Response:
     response.headers.update(headers)
     return response
@@ -210,38 +298,52 @@ class _Handler(StreamRequestHandler):
 
     def finish(self) -> None:
         self.server.connections.discard(self.connection)
-        super().finish()
+        with contextlib.suppress(OSError):      # a client gone before its answer was flushed
+            super().finish()
 
     def handle(self) -> None:
         try:
             while self._one():
                 pass
         except (ConnectionError, TimeoutError, OSError):
-            pass    # the client went away or stop() shut the socket: nothing left to answer
+            pass    # the client went away, stopped sending, or stop() shut the socket
 
     def _one(self) -> bool:
         """Serve one request; False when the connection is to close."""
+        self.connection.settimeout(self.server.idle_timeout)
         line = self.rfile.readline(65537)
         if not line:
             return False
-        words = line.decode("latin-1").split()
-        if len(words) != 3 or len(line) > 65536:
-            self.wfile.write(encode(Response(400, {"message": "malformed request line"}), close=True))
-            return False
-        method, target, version = words
-        headers = Headers()
-        while (raw := self.rfile.readline(65537)) not in (b"\r\n", b"\n", b""):
-            name, _, value = raw.decode("latin-1").partition(":")
-            name = name.strip().lower()
-            value = value.strip()
-            dict.__setitem__(headers, name, f"{headers[name]}, {value}" if name in headers else value)
+        self.connection.settimeout(self.server.read_timeout)
+        app = self.server.app
+        try:
+            method, target, version, headers = read_head(self.rfile, line)
+            length = body_length(method, headers, app.max_body)
+        except Malformed as error:
+            return self._refuse(Response(error.status, {"message": error.message}), unread=True)
+        except TimeoutError:
+            return self._refuse(Response(408, {"message": "the request head did not arrive in time"}))
         connection = headers.get("connection", "").lower()
         keep = connection != "close" and (version != "HTTP/1.0" or connection == "keep-alive")
+        refusal = app.screen(method, target, headers, length)
+        if refusal is not None:
+            # the body is not read (or only a small one, dropped), so that nothing it holds is kept
+            small = 0 <= length <= SMALL_BODY and "100-continue" not in headers.get("expect", "").lower()
+            if small and self._drop(length):
+                self.wfile.write(encode(refusal, not keep))
+                return keep
+            return self._refuse(refusal, unread=True)
         if headers.get("expect", "").lower() == "100-continue":
             self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-        body = self._body(headers)
+        try:
+            body = read_body(self.rfile, length, app.max_body)
+        except Malformed as error:
+            return self._refuse(Response(error.status, {"message": error.message}), unread=True)
+        except TimeoutError:
+            return self._refuse(Response(408, {"message": f"the body did not arrive within "
+                                                          f"{self.server.read_timeout:g} s"}))
         host = headers.get("host") or "{}:{}".format(*self.server.server_address[:2])
-        answer = self.server.app.dispatch(method, target, headers, body, host)
+        answer = app.dispatch(method, target, headers, body, host)
         if answer is DROP:
             self.connection.shutdown(socket.SHUT_RDWR)
             return False
@@ -252,19 +354,26 @@ class _Handler(StreamRequestHandler):
         self.wfile.write(answer)
         return keep
 
-    def _body(self, headers: Headers) -> bytes:
-        length = headers.get("content-length")
-        if length:
-            return self.rfile.read(int(length))
-        if "chunked" in headers.get("transfer-encoding", "").lower():
-            chunks = []
-            while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
-                chunks.append(self.rfile.read(size))
-                self.rfile.readline()
-            while self.rfile.readline() not in (b"\r\n", b"\n", b""):   # trailers
-                pass
-            return b"".join(chunks)
-        return b""
+    def _drop(self, length: int) -> bool:
+        """Read and drop a small body announced by Content-Length; False if it did not all come."""
+        try:
+            return len(self.rfile.read(length)) == length
+        except TimeoutError:
+            return False
+
+    def _refuse(self, answer: Response, unread: bool = False) -> bool:
+        """Answer and close; with a body left `unread`, drop what still arrives for a moment first,
+        so that the client reads the answer instead of a connection reset."""
+        self.wfile.write(encode(answer, close=True))
+        self.wfile.flush()
+        if unread:
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_WR)
+                self.connection.settimeout(LINGER / 4)
+                deadline = time.monotonic() + LINGER
+                while time.monotonic() < deadline and self.connection.recv(65536):
+                    pass
+        return False
 
 
 class SandboxServer(ThreadingHTTPServer):
@@ -273,8 +382,10 @@ class SandboxServer(ThreadingHTTPServer):
     allow_reuse_address = True
     request_queue_size = 256
 
-    def __init__(self, app: App, port: int = 0) -> None:
+    def __init__(self, app: App, port: int = 0, read_timeout: float = READ_TIMEOUT,
+                 idle_timeout: float = IDLE_TIMEOUT) -> None:
         self.app = app
+        self.read_timeout, self.idle_timeout = read_timeout, idle_timeout
         self.connections: set[socket.socket] = set()
         super().__init__(("127.0.0.1", port), _Handler)
         self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05},

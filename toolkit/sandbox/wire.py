@@ -18,6 +18,8 @@ import orjson
 
 from toolkit.spec import Action
 
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
 
 class Headers(dict):
     """Request headers; names are case-insensitive, as HTTP says."""
@@ -86,9 +88,14 @@ class Request:
         if value is None or value == "":
             return default
         try:
-            return int(value)
+            number = int(value)
         except ValueError:
-            raise Reject(400, f"{name} must be an integer, not {value!r}") from None
+            raise Reject(400, f"{name} must be an integer, not {value[:40]!r}") from None
+        # the services parse query numbers into 64-bit integers: a wider one is refused there too,
+        # and here it would reach orjson, which cannot write it (a 500)
+        if not INT64_MIN <= number <= INT64_MAX:
+            raise Reject(400, f"{name} is out of range: {value[:40]!r} does not fit a 64-bit integer")
+        return number
 
     def json(self) -> Any:
         if not self.body:

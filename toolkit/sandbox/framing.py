@@ -1,0 +1,124 @@
+"""Reading one HTTP/1.1 request off a connection: its head, how long its body is, and the body.
+
+Whatever a client sends, a malformed request ends in `Malformed(status, message)`, the answer a real
+server gives (RFC 9112), never in a traceback: a bad request line or header 400, an unsupported
+version 505, a head too large 431, a Content-Length that is not one number 400 (a duplicate with the
+same value is the one allowed repetition), a body-bearing method with no length 411, a body larger
+than the server takes 413, a transfer coding other than chunked 501, a bad chunk 400, a body that
+stops arriving 408.
+
+    method, target, version, headers = read_head(rfile, first_line)
+    length = body_length(method, headers, max_body)     # CHUNKED or a byte count
+    body = read_body(rfile, length, max_body)
+"""
+from __future__ import annotations
+
+import re
+from typing import BinaryIO
+
+from toolkit.sandbox.wire import Headers
+
+CHUNKED = -1                       # body_length's answer for a chunked body
+MAX_LINE = 65536                   # a request line or a header line, as http.server allows
+MAX_HEADERS = 100                  # header lines, as http.client and http.server allow
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")   # RFC 9110 field names and methods
+_VERSION = re.compile(r"HTTP/\d\.\d\Z")
+_DIGITS = re.compile(r"\d{1,18}\Z")                        # fits an int64; anything longer is refused
+_CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,15}\Z")
+_BODY_METHODS = ("POST", "PUT", "PATCH")
+
+
+class Malformed(Exception):
+    """A request the server answers with `status` and closes the connection after."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+def read_head(rfile: BinaryIO, line: bytes) -> tuple[str, str, str, Headers]:
+    """(method, target, version, headers) of the request whose first line is `line`."""
+    if len(line) > MAX_LINE:
+        raise Malformed(414, "request line too long")
+    words = line.decode("latin-1").split()
+    if len(words) != 3 or not _TOKEN.match(words[0]) or not _VERSION.match(words[2]):
+        raise Malformed(400, "malformed request line")
+    method, target, version = words
+    if not version.startswith("HTTP/1."):
+        raise Malformed(505, f"{version} is not supported; speak HTTP/1.1")
+    headers = Headers()
+    for _ in range(MAX_HEADERS + 1):
+        raw = rfile.readline(MAX_LINE + 1)
+        if raw in (b"\r\n", b"\n"):
+            return method, target, version, headers
+        if not raw.endswith(b"\n"):
+            if len(raw) > MAX_LINE:
+                raise Malformed(431, "a header line is too long")
+            raise Malformed(400, "the request head ended before its blank line")
+        text = raw.decode("latin-1")
+        name, colon, value = text.partition(":")
+        # no space before the colon, no folded continuation lines: both are smuggling vectors
+        if not colon or not _TOKEN.match(name):
+            raise Malformed(400, f"malformed header line {text.strip()[:80]!r}")
+        name, value = name.lower(), value.strip()
+        dict.__setitem__(headers, name, f"{headers[name]}, {value}" if name in headers else value)
+    raise Malformed(431, f"more than {MAX_HEADERS} header lines")
+
+
+def body_length(method: str, headers: Headers, max_body: int) -> int:
+    """The announced body's size in bytes, or CHUNKED."""
+    coding = headers.get("transfer-encoding")
+    length = headers.get("content-length")
+    if coding is not None:
+        if length is not None:
+            raise Malformed(400, "Content-Length and Transfer-Encoding together")
+        if coding.strip().lower() != "chunked":
+            raise Malformed(501, f"transfer coding {coding!r} is not supported; send chunked or a Content-Length")
+        return CHUNKED
+    if length is None:
+        if method in _BODY_METHODS:
+            raise Malformed(411, f"{method} needs a Content-Length (0 for no body) or a chunked body")
+        return 0
+    values = {v.strip() for v in length.split(",")}
+    if len(values) != 1 or not _DIGITS.match(next(iter(values))):
+        raise Malformed(400, f"Content-Length must be one non-negative integer, not {length[:40]!r}")
+    size = int(values.pop())
+    if size > max_body:
+        raise Malformed(413, f"the body of {size:,} bytes is larger than the {max_body:,} this server takes")
+    return size
+
+
+def read_body(rfile: BinaryIO, length: int, max_body: int) -> bytes:
+    """The body of `length` bytes (or chunked); a read that times out raises TimeoutError."""
+    if length == CHUNKED:
+        return _chunked(rfile, max_body)
+    body = rfile.read(length) if length else b""
+    if len(body) < length:
+        raise Malformed(400, f"the body ended after {len(body):,} of the {length:,} bytes announced")
+    return body
+
+
+def _chunked(rfile: BinaryIO, max_body: int) -> bytes:
+    chunks, total = [], 0
+    while True:
+        line = rfile.readline(MAX_LINE + 1)
+        size_text = line.split(b";", 1)[0].strip()
+        if not line.endswith(b"\n") or not _CHUNK_SIZE.match(size_text):
+            raise Malformed(400, f"malformed chunk size line {line[:40]!r}")
+        size = int(size_text, 16)
+        if size == 0:
+            break
+        total += size
+        if total > max_body:
+            raise Malformed(413, f"the chunked body is larger than the {max_body:,} bytes this server takes")
+        chunk = rfile.read(size)
+        if len(chunk) < size or rfile.readline(3) not in (b"\r\n", b"\n"):
+            raise Malformed(400, "a chunk is shorter than its size or not followed by CRLF")
+        chunks.append(chunk)
+    for _ in range(MAX_HEADERS + 1):      # trailers, read and dropped
+        line = rfile.readline(MAX_LINE + 1)
+        if line in (b"\r\n", b"\n"):
+            return b"".join(chunks)
+        if not line.endswith(b"\n"):
+            raise Malformed(400, "the chunked body ended before its last CRLF")
+    raise Malformed(431, f"more than {MAX_HEADERS} trailer lines")
