@@ -4,7 +4,9 @@ The notification filter: `severity:[ERROR, WARNING] AND NOT read:true AND create
 Conditions are `property op value` or `property op [v1, v2]`; scalar operators `:` `!:` `>` `>:`,
 set operators `:` (in) and `!:` (not in); `AND` binds tighter than `OR`; `NOT` and parentheses.
 A quoted value runs to the next unescaped `"` (`\\"` a quote, `\\\\` a backslash, a backslash before
-anything else is itself); an unquoted one ends at `,` `)` `]` or whitespace. Numbers compare
+anything else is itself); an unquoted one ends at `,` `)` `]` or whitespace. A property name holding
+the word AND, OR or NOT is refused (`foo AND type:alert` is a condition without an operator, not a
+property `foo AND type`), and parentheses and NOTs nest at most 32 deep. Numbers compare
 numerically, booleans as true/false, everything else (ISO timestamps included) as strings. A
 property may be a dotted path (`details.audienceId`); a missing one equals nothing.
 
@@ -22,11 +24,13 @@ from toolkit.sandbox.wire import Reject
 
 _OPERATOR = re.compile(r"!:|>:|:|>")
 _ENDS = frozenset(",)] \t\r\n")
+_KEYWORDS = frozenset(("AND", "OR", "NOT"))
+MAX_DEPTH = 32          # deeper is no real filter, and 3,000 open parentheses would exhaust the stack
 
 
 class _Parser:
     def __init__(self, text: str) -> None:
-        self.text, self.pos = text, 0
+        self.text, self.pos, self.depth = text, 0, 0
 
     def fail(self, message: str) -> Reject:
         return Reject(400, f"invalid filter: {message} at position {self.pos}",
@@ -58,13 +62,23 @@ class _Parser:
             operands.append(self.negation())
         return operands[0] if len(operands) == 1 else ("and", operands)
 
+    def deeper(self) -> None:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise self.fail(f"parentheses and NOTs nest deeper than {MAX_DEPTH}")
+
     def negation(self) -> tuple:
         if self.word("NOT"):
-            return ("not", self.negation())
+            self.deeper()
+            node = ("not", self.negation())
+            self.depth -= 1
+            return node
         self.space()
         if self.text.startswith("(", self.pos):
             self.pos += 1
+            self.deeper()
             inner = self.expression()
+            self.depth -= 1
             self.space()
             if not self.text.startswith(")", self.pos):
                 raise self.fail("')' expected")
@@ -79,6 +93,8 @@ class _Parser:
         prop = self.text[self.pos:found.start()].strip()
         if not prop or any(c in prop for c in '()[]"'):
             raise self.fail("property name expected")
+        if _KEYWORDS & set(prop.split()):
+            raise self.fail(f"operator (: !: > >:) expected after a condition's property, not {prop!r}")
         op = found.group()
         self.pos = found.end()
         self.space()

@@ -44,7 +44,11 @@ CONFIG_FIELDS: dict[str, dict[str, str]] = {
 }
 CONFIG_ACTIONS = {"profile_merge": "merge", "experience_insights": "cxi", "document_generation": "docgen",
                   "analytics": "analytics", "warehouse": "warehouse"}
-_DURATION = re.compile(r"P(?!$)(?:(\d+)D)?(?:T(?=\d)(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?")
+# Java's Duration.parse, as the real service reads durations: an optional sign, days, then T and hours,
+# minutes and seconds (up to nine decimals after . or ,), each with its own sign; letters in either case
+_DURATION = re.compile(r"([-+]?)P(?:([-+]?[0-9]+)D)?(T(?:([-+]?[0-9]+)H)?(?:([-+]?[0-9]+)M)?"
+                       r"(?:([-+]?[0-9]+)(?:[.,]([0-9]{0,9}))?S)?)?", re.IGNORECASE | re.ASCII)
+_LONG = 2**63
 
 AUDIENCE_QUERY = {"id": "str", "active": "bool", "name": "str", "description": "str", "projectId": "str",
                   "datasetName": "str", "tableName": "str", "audienceId": "str", "audienceName": "str",
@@ -58,11 +62,23 @@ REQUIRED_QUERY = ("projectId", "datasetName", "tableName")
 
 
 def parse_duration(text: str) -> timedelta | None:
-    found = _DURATION.fullmatch(text.strip()) if isinstance(text, str) else None
-    if found is None:
+    """The span, or None where Java throws (another grammar, more seconds than a long). A span Java
+    reads but a timedelta cannot hold (past 999,999,999 days) is timedelta.max or .min: past any bound.
+    Nanoseconds are cut to the microsecond a timedelta holds (the client compares to the nanosecond)."""
+    found = _DURATION.fullmatch(text) if isinstance(text, str) else None
+    if found is None or (found.group(3) or "").upper() == "T" or not any(found.group(i) for i in (2, 4, 5, 6)):
         return None
-    days, hours, minutes, seconds = (float(g) if g else 0.0 for g in found.groups())
-    return timedelta(days=days, hours=hours, minutes=minutes, seconds=seconds)
+    sign, days, _, hours, minutes, seconds, fraction = found.groups()
+    parts = [int(number or 0) * unit for number, unit in ((days, 86_400), (hours, 3_600), (minutes, 60), (seconds, 1))]
+    total = sum(parts)
+    if any(not -_LONG <= n < _LONG for n in (*(int(g) for g in (days, hours, minutes, seconds) if g), *parts, total)):
+        return None
+    nanos = total * 10**9 + (-1 if (seconds or "").startswith("-") else 1) * int((fraction or "").ljust(9, "0"))
+    nanos = -nanos if sign == "-" else nanos
+    try:
+        return timedelta(microseconds=nanos // 1000)
+    except OverflowError:
+        return timedelta.max if nanos > 0 else timedelta.min
 
 
 def valid_url(value: Any) -> bool:
