@@ -8,6 +8,7 @@
     ├── PagingError            a cursor or page that does not advance
     ├── WorkspaceError         no such load or resource in the workspace; a load written wrongly
     │   └── WorkspaceInUseError  the DuckDB file is open for writing in another process
+    │       └── WorkspaceOpenHereError  ... or open in this process the other way (read-only, read-write)
     └── ApiError               the service answered with an error status
         ├── AuthError          401, 403
         ├── NotFoundError      404
@@ -19,6 +20,7 @@ No error message ever holds a secret: `toolkit.http` scrubs them before an error
 """
 from __future__ import annotations
 
+import os
 from typing import Any
 
 
@@ -73,6 +75,23 @@ class WorkspaceInUseError(WorkspaceError):
                     "read it): close it there (ws.close(), or restart that kernel), or open it here with "
                     "toolkit.Workspace(path, read_only=True) while nobody writes to it")
         super().__init__(text)
+
+
+class WorkspaceOpenHereError(WorkspaceInUseError):
+    """The DuckDB file is open in this process already, the other way: DuckDB opens a file one way per
+    process (read-write, or read-only), however many connections share it."""
+
+    def __init__(self, path: Any, read_only: bool = False) -> None:
+        self.path, self.pid, self.read_only = path, os.getpid(), read_only
+        if read_only:
+            text = (f"{path} is open read-write in this process (a toolkit.Workspace, or duckdb.connect): "
+                    "read through that workspace, which sees every load, or close it (ws.close()) before "
+                    "opening the file with read_only=True")
+        else:
+            text = (f"{path} is open read-only in this process (a toolkit.Workspace with read_only=True, "
+                    "a snapshot, or duckdb.connect): close it there (.close()) before opening the file "
+                    "to write")
+        WorkspaceError.__init__(self, text)
 
 
 class ApiError(ToolkitError):

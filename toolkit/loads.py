@@ -53,12 +53,19 @@ def table_of(service: str, resource: str) -> str:
     return f"{quote(service)}.{quote(resource + '__loads')}"
 
 
-def view_sql(service: str, resource: str) -> str:
-    """The view of the latest finished load; names stay unqualified so a copied file keeps working."""
-    latest = (f"SELECT load_id FROM _loads WHERE service = {literal(service)} "
+def view_sql(service: str, resource: str, catalog: str | None = None) -> str:
+    """The view of the latest finished load, created in `catalog` (the workspace's own by default).
+
+    Its names are qualified by schema and never by catalog: DuckDB binds them in the view's own
+    database first, so the view reads its own file's `_loads` when that file is attached under any
+    name (`ATTACH 'ws.duckdb' AS w; FROM w.translation.targets`) or copied. An unqualified `_loads`
+    would be looked for in the view's schema and then in the attaching session's own database.
+    """
+    latest = (f"SELECT load_id FROM main._loads WHERE service = {literal(service)} "
               f"AND resource = {literal(resource)} "
               f"AND status IN {FINISHED} ORDER BY finished DESC, started DESC LIMIT 1")
-    return (f"CREATE OR REPLACE VIEW {quote(service)}.{quote(resource)} AS SELECT * EXCLUDE (_load_id) "
+    name = f"{quote(service)}.{quote(resource)}"
+    return (f"CREATE OR REPLACE VIEW {catalog + '.' if catalog else ''}{name} AS SELECT * EXCLUDE (_load_id) "
             f"FROM {table_of(service, resource)} WHERE _load_id = ({latest})")
 
 

@@ -9,6 +9,11 @@ Inside the file (`toolkit.loads` writes it):
 
 The workspace's own connection is shared under a lock and each load writes on a cursor of its own, so a
 fetcher thread can load while the notebook reads; `ws.sql()` runs on a third cursor.
+
+A load whose process died (kill -9, a crash) stays "running" in the file. DuckDB lets one process write a
+file, and none while another reads it, so a workspace that could open the file finds no other writer: on
+a read-write open such loads are marked failed ("interrupted: ..."), and a read-only one, which may not
+write, shows them so (`loads()`, `history()`).
 """
 from __future__ import annotations
 
@@ -26,8 +31,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from toolkit.client import Client, connect
-from toolkit.errors import WorkspaceError, WorkspaceInUseError
-from toolkit.loads import Load, _now, params_json, scrub_url, session, table_of
+from toolkit.errors import WorkspaceError, WorkspaceInUseError, WorkspaceOpenHereError
+from toolkit.loads import Load, _now, params_json, scrub_url, session, table_of, view_sql
 
 if TYPE_CHECKING:
     from toolkit.diffs import Diff
@@ -38,6 +43,11 @@ _LOADS_DDL = """CREATE TABLE IF NOT EXISTS _loads (
     error VARCHAR, failed_ids VARCHAR[], "key" VARCHAR[]);
 CREATE TABLE IF NOT EXISTS _categories (
     service VARCHAR, resource VARCHAR, column_name VARCHAR, categories VARCHAR[])"""
+INTERRUPTED = "interrupted: the process ended during the load"
+# `_loads` as a read-only workspace shows it: a running load there has no writer left (module docstring)
+_LOADS_READ = ("(SELECT * REPLACE (CASE WHEN status = 'running' THEN 'failed' ELSE status END AS status, "
+               "CASE WHEN status = 'running' THEN coalesce(finished, started) ELSE finished END AS finished, "
+               f"CASE WHEN status = 'running' THEN '{INTERRUPTED}' ELSE error END AS error) FROM _loads)")
 _OPEN: dict[str, int] = {}  # workspaces open read-write in this process, by file
 _OPEN_LOCK = threading.Lock()
 _NULLABLE = {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(),
@@ -46,7 +56,8 @@ _NULLABLE = {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32():
 
 
 def open_duckdb(path: Path | None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """A connection; a file locked by another process becomes `WorkspaceInUseError`."""
+    """A connection; a file locked by another process becomes `WorkspaceInUseError`, one open in this
+    process the other way (read-write against read-only) `WorkspaceOpenHereError`."""
     try:
         con = session(duckdb.connect(str(path) if path else ":memory:", read_only=read_only))
         if path:
@@ -54,6 +65,10 @@ def open_duckdb(path: Path | None, read_only: bool = False) -> duckdb.DuckDBPyCo
             # would grow the process with N; a file-backed workspace can spill, so bound it
             con.execute(f"SET memory_limit = '{os.environ.get('TOOLKIT_DUCKDB_MEMORY_LIMIT', '64MB')}'")
         return con
+    except duckdb.ConnectionException as error:
+        if "different configuration" not in str(error):
+            raise
+        raise WorkspaceOpenHereError(path, read_only) from None
     except duckdb.IOException as error:
         if "lock" not in str(error).lower():
             raise
@@ -168,16 +183,21 @@ def _categorical(column: pa.ChunkedArray, known: Sequence[str]) -> pa.ChunkedArr
 
 class Query:
     """A DuckDB relation (`.df()`, `.arrow()`, `.show()`, chaining) that also answers `fetchone()`
-    and `fetchall()`, which DuckDB 2.0 relations no longer have."""
+    and `fetchall()`, which DuckDB 2.0 relations no longer have. Once its workspace is closed, it
+    says so (`WorkspaceError`)."""
 
-    def __init__(self, relation: duckdb.DuckDBPyRelation) -> None:
-        self.relation = relation
+    def __init__(self, relation: duckdb.DuckDBPyRelation, workspace: Workspace | None = None) -> None:
+        self.relation, self._workspace = relation, workspace
 
     def fetchone(self) -> tuple | None:
+        if self._workspace is not None:
+            self._workspace._check_open()
         rows = self.relation.limit(1).fetchall()
         return rows[0] if rows else None
 
     def __getattr__(self, name: str) -> Any:
+        if self._workspace is not None:
+            self._workspace._check_open()
         return getattr(self.relation, name)
 
     def __repr__(self) -> str:
@@ -194,7 +214,11 @@ class Workspace:
         tm = ws.connect("translation", **sandbox.credentials("translation"))
         ws.sql("select target_language, count(*) from translation.targets group by 1").df()
 
-    `read_only=True` opens a file another process may also read (but not while one writes).
+    `read_only=True` opens a file another process may also read (but not while one writes). DuckDB
+    opens a file one way per process: while it is open read-write here (a second read-write
+    Workspace of it shares that), a read-only open of it is refused with `WorkspaceOpenHereError`
+    rather than given a read-only view of a file this process writes: read through the read-write
+    workspace, or close it first. After `close()`, every method raises `WorkspaceError`.
     """
 
     def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None:
@@ -207,8 +231,9 @@ class Workspace:
         self._resource_locks: dict[tuple[str, str], threading.Lock] = {}
         self._load_owners: dict[tuple[str, str], int] = {}  # which thread has a load of a resource open
         self._loads_open, self._threads_before = 0, None    # DuckDB's threads while loads run (loads.py)
-        self._con = open_duckdb(self.path, read_only)
-        self._user = session(self._con.cursor())  # ws.sql() relations run here, never on the shared one
+        self._connection: duckdb.DuckDBPyConnection | None = open_duckdb(self.path, read_only)
+        # ws.sql() relations run here, never on the shared one
+        self._user_cursor: duckdb.DuckDBPyConnection | None = session(self._connection.cursor())
         self._open_key = str(self.path.resolve()) if self.path and not read_only else None
         if not read_only:
             self._con.execute(_LOADS_DDL)
@@ -221,10 +246,45 @@ class Workspace:
                 _OPEN[self._open_key] = others + 1
         if not others:  # the file lock says no other process writes: a "running" load is from one that died
             self._con.execute("UPDATE _loads SET status = 'failed', finished = coalesce(finished, started), "
-                              "error = 'interrupted: the process ended during the load' "
-                              "WHERE status = 'running'")
+                              "error = ? WHERE status = 'running'", [INTERRUPTED])
+            self._qualify_views()
+
+    def _qualify_views(self) -> None:
+        """Recreate the views a toolkit before 0.1 wrote with `_loads` unqualified (loads.view_sql says
+        why that broke them in a file attached elsewhere). Only when no other workspace of this
+        process has the file open, whose loads could be replacing a view meanwhile."""
+        old = self._con.execute(
+            "SELECT v.schema_name, v.view_name FROM duckdb_views() v JOIN duckdb_tables() t "
+            "ON t.database_name = v.database_name AND t.schema_name = v.schema_name "
+            "AND t.table_name = v.view_name || '__loads' WHERE v.database_name = current_database() "
+            "AND NOT v.internal AND NOT contains(v.sql, 'main._loads')").fetchall()
+        for service, resource in old:
+            self._con.execute(view_sql(service, resource))
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close()` was called: every method then raises `WorkspaceError`."""
+        return self._connection is None
+
+    def _check_open(self) -> None:
+        if self._connection is None:
+            again = f"toolkit.Workspace({str(self.path)!r})" if self.path else \
+                "toolkit.Workspace() (an in-memory one starts empty)"
+            raise WorkspaceError(f"workspace {self.path or ':memory:'} is closed; open it again with {again}")
+
+    @property
+    def _con(self) -> duckdb.DuckDBPyConnection:
+        """The shared connection; a closed workspace says so instead of failing somewhere in DuckDB."""
+        self._check_open()
+        return self._connection
+
+    @property
+    def _user(self) -> duckdb.DuckDBPyConnection:
+        self._check_open()
+        return self._user_cursor
 
     def connect(self, service: str, **credentials: Any) -> Client:
+        self._check_open()
         client = connect(service, **credentials)
         client.workspace = self
         self.clients[service] = client
@@ -241,6 +301,7 @@ class Workspace:
             with ws.load("translation", url, "targets", {"status": ["READY"]}, ("id",)) as load:
                 load.write(table)
         """
+        self._check_open()
         if self.read_only:
             raise WorkspaceError(f"{self.path} is open read-only: no loads")
         return Load(self, service, base_url, resource, params or {}, tuple(key), keep, categoricals)
@@ -261,6 +322,7 @@ class Workspace:
 
     def mark_stale(self, service: str, resources: str | Iterable[str]) -> None:
         """After a write: the cached loads of these resources are not reused any more (they stay readable)."""
+        self._check_open()
         names = [resources] if isinstance(resources, str) else list(resources)
         if names and not self.read_only:
             self._fetch("UPDATE _loads SET status = 'stale' WHERE status = 'complete' AND service = ? "
@@ -338,18 +400,22 @@ class Workspace:
     def sql(self, query: str, params: Any = None) -> Query | None:
         """A DuckDB relation (`.df()`, `.to_arrow_table()`, `.show()`); a statement like UPDATE runs at once."""
         relation = self._user.sql(query, params=params)
-        return Query(relation) if relation is not None else None
+        return Query(relation, self) if relation is not None else None
 
     def loads(self) -> pd.DataFrame:
         """Every load: when, what, params (JSON), rows, requests, status, error, failed ids, key."""
-        return self._frame("SELECT * FROM _loads ORDER BY started")
+        return self._frame(f"SELECT * FROM {self._loads_table()} ORDER BY started")
 
     def history(self, resource: str) -> pd.DataFrame:
         """The loads of one resource ("service.resource", or "resource" when only one service has it)."""
         service, name = self.resolve(resource)
         return self._frame("SELECT load_id, started, finished, status, \"rows\", requests, params, error, "
-                           "failed_ids FROM _loads WHERE service = ? AND resource = ? ORDER BY started",
-                           [service, name])
+                           f"failed_ids FROM {self._loads_table()} WHERE service = ? AND resource = ? "
+                           "ORDER BY started", [service, name])
+
+    def _loads_table(self) -> str:
+        """`_loads`, or as a read-only workspace shows it: with the loads of dead processes interrupted."""
+        return _LOADS_READ if self.read_only else "_loads"
 
     def diff(self, resource: str, before: str | None = None, after: str | None = None) -> Diff:
         """Rows added, removed and changed between two loads of a resource, matched by its key.
@@ -380,6 +446,7 @@ class Workspace:
 
     def resolve(self, resource: str) -> tuple[str, str]:
         """("service", "resource") from "service.resource", or from "resource" if only one service has it."""
+        self._check_open()
         if "." in resource:
             service, name = resource.split(".", 1)
             return service, name
@@ -427,21 +494,24 @@ class Workspace:
             return self._resource_locks.setdefault((service, resource), threading.Lock())
 
     def close(self) -> None:
-        """Close the file (other processes can open it from then on)."""
-        if self._con is None:
-            return
-        self._user.close()
-        self._con.close()
-        self._con = None  # type: ignore[assignment]
+        """Close the file (other processes can open it from then on); closing again does nothing."""
+        with self._lock:
+            if self._connection is None:
+                return
+            self._user_cursor.close()
+            self._connection.close()
+            self._connection = self._user_cursor = None
         if self._open_key:
             with _OPEN_LOCK:
                 _OPEN[self._open_key] -= 1
 
     def __enter__(self) -> Workspace:
+        self._check_open()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
-        return f"<toolkit.Workspace {self.path or ':memory:'} ({', '.join(self.clients) or 'no clients'})>"
+        state = "closed" if self.closed else ", ".join(self.clients) or "no clients"
+        return f"<toolkit.Workspace {self.path or ':memory:'} ({state})>"
