@@ -144,7 +144,7 @@ def test_paging_wire(tm: TM) -> None:
     rows = answer.json()
     assert isinstance(rows, list) and len(rows) == 5 and answer.headers["page-size"] == "5"
     total = int(answer.headers["total-size"])
-    assert total == len(tm.emulator.targets) > 500
+    assert total == len(tm.emulator.state.targets) > 500
     assert all(isinstance(r["targetId"], int) and isinstance(r["dueDate"], int) for r in rows)
     second = tm.call("GET", "/targets", params={"pageNumber": 1, "pageSize": 5}).json()
     assert {r["targetId"] for r in rows}.isdisjoint(r["targetId"] for r in second)
@@ -228,7 +228,7 @@ def test_lifecycle_to_delivered(fresh: TM) -> None:
     delivered = tm.ok("POST", f"/submissions/{sid}/targets/delivered", json={"targetIds": ids})
     assert sorted(delivered["deliveredTargetIds"]) == sorted(ids) and not delivered["failedTargetIds"]
     assert tm.ok("GET", f"/submissions/{sid}")["status"] == "DELIVERED"
-    events = [h["event"] for h in tm.emulator.sent_hooks if h["submissionId"] == sid]
+    events = [h["event"] for h in tm.emulator.state.sent_hooks if h["submissionId"] == sid]
     assert events == ["submission.analyzed", "submission.started", "submission.completed"]
 
 
@@ -307,11 +307,11 @@ def test_checking_translatable_uploads(tm: TM) -> None:
 
 def test_cancel_rules(fresh: TM) -> None:
     tm, ex = fresh, fresh.ex
-    other = next(s for s in tm.emulator.subs.values() if s.id != ex["submission_id"] and s.targets)
-    foreign = tm.emulator.targets.BASE + other.targets[0]
+    other = next(s for s in tm.emulator.state.subs.values() if s.id != ex["submission_id"] and s.targets)
+    foreign = tm.emulator.state.targets.BASE + other.targets[0]
     tm.refused(400, "POST", f"/submissions/cancel/{ex['submission_id']}", json={"targetIds": [foreign]})
-    held = next(s for s in tm.emulator.subs.values() if s.status == "WAITING" and s.targets)
-    held_target = tm.emulator.targets.BASE + held.targets[0]
+    held = next(s for s in tm.emulator.state.subs.values() if s.status == "WAITING" and s.targets)
+    held_target = tm.emulator.state.targets.BASE + held.targets[0]
     assert "on hold" in tm.refused(400, "POST", f"/submissions/cancel/{held.id}",
                                    json={"targetIds": [held_target]})[0]
     one = tm.ok("POST", f"/submissions/cancel/{ex['submission_id']}", json={"targetIds": ex["target_ids"]})
@@ -386,7 +386,7 @@ def test_word_count(tm: TM) -> None:
 
 def test_quotes(fresh: TM) -> None:
     tm = fresh
-    held = next(s for s in tm.emulator.subs.values() if s.status == "WAITING" and s.targets)
+    held = next(s for s in tm.emulator.state.subs.values() if s.status == "WAITING" and s.targets)
     quotes = tm.ok("GET", f"/submissions/{held.id}/quote/review")
     assert [q["status"] for q in quotes] == ["PROVIDED"]
     approved = tm.ok("POST", f"/submissions/{held.id}/quote/approve", json={"comment": "Go ahead"})
@@ -476,7 +476,7 @@ def test_scale_is_linear_and_deterministic() -> None:
         total = int(tm.call("GET", "/targets", params={"pageSize": 1}).headers["total-size"])
         assert 7_000 < total < 14_000
         last = tm.call("GET", "/targets", params={"pageNumber": total // 200, "pageSize": 200}).json()
-        assert last[-1]["targetId"] == tm.emulator.targets.BASE + total - 1
+        assert last[-1]["targetId"] == tm.emulator.state.targets.BASE + total - 1
     with serve() as one, serve() as two:
         assert one.examples("translation") == two.examples("translation")
         assert TM(one).ok("GET", "/submissions/1010") == TM(two).ok("GET", "/submissions/1010")

@@ -20,7 +20,11 @@ How to add an emulator (asset_library, audience_platform, translation):
    `credentials`, `secrets` (add secret configuration values), `examples`, `on_advance(now)` (move
    imports and work forward with the virtual clock), `extra_routes` (signed upload/download URLs,
    the OAuth token endpoint: patterns matched against the path after `/<service>`, public by default).
-5. Register the module in `REGISTRY` in `toolkit/sandbox/__init__.py`; `start()` skips a service
+5. A service too big for one module is split into parts that the emulator holds: objects or
+   functions in `<service>_*.py` given what they need (the store or a state object, the clock's time,
+   the id maker, the other parts they call), never mixins that import the emulator back
+   (asset_library: Fields, Boards, Transfers; translation: a shared State and its parts).
+6. Register the module in `REGISTRY` in `toolkit/sandbox/__init__.py`; `start()` skips a service
    whose module does not import yet, so each emulator is usable as soon as it lands.
 
 The server does the rest for every service: routing from the catalog (404/405 in the service's

@@ -15,8 +15,11 @@ lacks the route; a query parameter newer than it (`status` 5.15, `targetLanguage
 of a submission) is ignored, as a server ignores parameters it does not know; `shortCode` is left out
 of projects below 5.20.
 
-The lifecycle is in translation_flow, uploads in translation_uploads, targets and phases in translation_work, downloads, quotes and
-webhooks in translation_files, wire records in translation_records, seed data in translation_seed.
+The emulator holds its parts, which share one `State` (translation_state: the data and the lookups)
+and never import it back: the lifecycle is in translation_flow, uploads in translation_uploads,
+targets and phases in translation_work, downloads, quotes and webhooks in translation_files, wire
+records and the submission reads in translation_records, projects, organizations, glossaries and TMs
+in translation_projects, seed data in translation_seed.
 
     box = toolkit.sandbox.start(mode="hosted", system_version="5.19"); box.examples("translation")
 """
@@ -28,15 +31,15 @@ from typing import Any
 from toolkit.catalog import translation as catalog
 from toolkit.sandbox.clock import Clock
 from toolkit.sandbox.emulator import Emulator
-from toolkit.sandbox.pages import answer_list
 from toolkit.sandbox.seeds import Seeds
-from toolkit.sandbox.translation_files import FilesMixin
-from toolkit.sandbox.translation_flow import FlowMixin
-from toolkit.sandbox.translation_model import FORMAT_INDEX, Documents, Rows, Submission, Targets, Workflow
-from toolkit.sandbox.translation_records import RecordsMixin
-from toolkit.sandbox.translation_seed import API_USER, DAY, EXTENSIONS, HOUR, MSLA, seed
-from toolkit.sandbox.translation_uploads import UploadsMixin
-from toolkit.sandbox.translation_work import WorkMixin
+from toolkit.sandbox.translation_files import Files
+from toolkit.sandbox.translation_flow import Flow
+from toolkit.sandbox.translation_projects import Projects
+from toolkit.sandbox.translation_records import Records
+from toolkit.sandbox.translation_seed import API_USER, DAY, HOUR, seed
+from toolkit.sandbox.translation_state import State
+from toolkit.sandbox.translation_uploads import Uploads
+from toolkit.sandbox.translation_work import Work
 from toolkit.sandbox.wire import Reject, Request, Response
 from toolkit.spec import Action
 
@@ -44,44 +47,39 @@ ACCESS_SECONDS = 3600
 REFRESH_MS = 30 * DAY
 
 
-def version_tuple(text: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in str(text).split(".") if part.isdigit())
+class Translation(Emulator):
+    """Submissions, documents and targets over projects, workflows and PA clients; see the module doc.
 
-
-class Translation(RecordsMixin, FlowMixin, UploadsMixin, WorkMixin, FilesMixin, Emulator):
-    """Submissions, documents and targets over projects, workflows and PA clients; see the module doc."""
+    The emulator hands out tokens, gates every action by mode and system version, and holds the
+    parts that answer the actions (`do_<action name>`), each given the shared `State` and the parts it
+    calls: records, flow (the lifecycle and the clock), uploads, work (targets and phases), files
+    (downloads, quotes, webhooks) and projects (the reference data).
+    """
 
     catalog = catalog
 
     def __init__(self, seed_: int, scale: float, clock: Clock, options: Mapping[str, Any]) -> None:
         super().__init__(seed_, scale, clock, options)
-        self.mode = self.options.get("mode") or "client"
-        self.version = str(self.options.get("system_version") or "6.2")
+        self.state = state = State(clock, self.rng, self.scale, self.options.get("mode") or "client",
+                                   str(self.options.get("system_version") or "6.2"), self.actions[0])
         self.token_rng = Seeds(seed_, "translation:tokens")
         self.access: dict[str, int] = {}             # access token → expiry (epoch ms)
         self.refresh: dict[str, int] = {}
-        self.orgs: dict[int, dict[str, Any]] = {}
-        self.users: dict[int, list[dict[str, Any]]] = {}
-        self.paclients: dict[int, dict[str, Any]] = {}
-        self.projects: dict[int, dict[str, Any]] = {}
-        self.workflows: dict[int, Workflow] = {}
-        self.resources: dict[tuple[str, int], dict[str, list[dict[str, Any]]]] = {}
-        self.weighted_projects: list[dict[str, Any]] = []
-        self.subs: dict[int, Submission] = {}
-        self.docs, self.targets = Documents(), Targets()
-        self.active: set[int] = set()                # IN_PROCESS submissions: the clock moves their work
-        self.uploads: dict[int, dict[str, Any]] = {}
-        self.downloads: dict[int, dict[str, Any]] = {}
-        self.failed_hooks: list[dict[str, Any]] = []
-        self.sent_hooks: list[dict[str, Any]] = []
-        self.retry_hooks: list[dict[str, Any]] = []
-        self.view: tuple[Any, Any] = (None, None)    # the last filtered listing and its rows, for paging
-        self.counters = {"submission": 1000, "batch": 0, "quote": 3000, "file": 6000, "process": 4300,
-                         "download": 7000}
-        self.example_id = self.counters["submission"] + 1
-        seed(self)
-        self.hour = self.now_ms() // HOUR
-        self.handlers = {a.id: self._gate(a, getattr(self, "do_" + a.name)) for a in self.actions}
+        seed(state)
+        state.hour = state.now_ms() // HOUR
+        records, self.files = Records(state), Files(state)
+        self.flow = Flow(state, records, self.files)
+        self.parts = (records, self.flow, Uploads(state), Work(state, records, self.flow), self.files,
+                      Projects(state))
+        self.handlers = {a.id: self._gate(a, self._handler(a.name)) for a in self.actions}
+
+    def _handler(self, name: str) -> Callable[[Request], Any]:
+        """The `do_<name>` method of this emulator or of the part that has it."""
+        for holder in (self, *self.parts):
+            handler = getattr(holder, "do_" + name, None)
+            if handler is not None:
+                return handler
+        raise AttributeError(f"no part of the translation emulator answers {name}")
 
     # --- identity --------------------------------------------------------------------------------
 
@@ -132,192 +130,41 @@ class Translation(RecordsMixin, FlowMixin, UploadsMixin, WorkMixin, FilesMixin, 
     # --- plumbing --------------------------------------------------------------------------------
 
     def now_ms(self) -> int:
-        return self.clock.epoch_ms()
-
-    def next_id(self, kind: str) -> int:
-        self.counters[kind] += 1
-        return self.counters[kind]
+        return self.state.now_ms()
 
     def new_id(self, collection: str) -> Any:
-        return self.next_id("file")
-
-    def at_least(self, version: str) -> bool:
-        return version_tuple(self.version) >= version_tuple(version)
-
-    def page(self, request: Request, rows: Rows | list[Any]) -> Response:
-        return answer_list(request, request.action or self.actions[0], rows)
+        return self.state.next_id("file")
 
     def _gate(self, action: Action, handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
         """Refuse what the configured system version lacks (404) or the mode does not offer (400)."""
+        state = self.state
+
         def gated(request: Request) -> Any:
-            if action.min_version and not self.at_least(action.min_version):
+            if action.min_version and not state.at_least(action.min_version):
                 raise Reject(404, f"No handler found for {request.method} {request.path} "
-                                  f"(system version {self.version}; needs {action.min_version})")
-            if self.mode not in action.modes:
+                                  f"(system version {state.version}; needs {action.min_version})")
+            if state.mode not in action.modes:
                 raise Reject(400, f"{action.method} {action.path} is offered only in "
-                                  f"{' and '.join(action.modes)} mode; this server runs in {self.mode} mode")
+                                  f"{' and '.join(action.modes)} mode; this server runs in {state.mode} mode")
             return handler(request)
         return gated
 
     def on_advance(self, now: Any) -> None:
         with self.lock:
-            self.progress(self.now_ms())
-            self.retry()
-
-    def lookup(self, table: Mapping[int, Any], value: Any, what: str) -> Any:
-        try:
-            found = table.get(int(value))
-        except (TypeError, ValueError):
-            found = None
-        if found is None:
-            raise Reject(404, f"{what} {value} not found")
-        return found
-
-    # --- projects, organizations, PA clients -------------------------------------------------------
-
-    def project_wire(self, p: dict[str, Any]) -> dict[str, Any]:
-        out = {"projectId": p["projectId"], "name": p["name"]}
-        if self.at_least("5.20"):
-            out["shortCode"] = p["shortCode"]
-        out.update({k: p[k] for k in ("organizationId", "organizationName", "enabled", "dateCreated",
-                                      "paClientIds")})
-        out.update(sourceLanguages=p["sources"], targetLanguages=p["targets"])
-        return out
-
-    def _project(self, request: Request) -> dict[str, Any]:
-        return self.lookup(self.projects, request.params["project_id"], "project")
-
-    def do_list_projects(self, request: Request) -> Any:
-        return [self.project_wire(p) for p in self.projects.values()]
-
-    def do_get_project(self, request: Request) -> Any:
-        return self.project_wire(self._project(request))
-
-    def do_list_msla_levels(self, request: Request) -> Any:
-        pid = self._project(request)["projectId"]
-        return [{"mslaLevelId": pid * 10 + n, "projectId": pid, "name": name, "turnaroundDays": days,
-                 "description": text} for n, (name, days, text) in enumerate(MSLA, 1)]
-
-    def do_list_project_custom_attributes(self, request: Request) -> Any:
-        p = self._project(request)
-        return [{"projectId": p["projectId"], **a, "values": list(a["values"])} for a in p["attributes"]]
-
-    def do_list_file_formats(self, request: Request) -> Any:
-        p = self._project(request)
-        return [{"fileFormatId": FORMAT_INDEX[f] + 1, "projectId": p["projectId"], "name": f,
-                 "extensions": [EXTENSIONS[f]]} for f in p["formats"]]
-
-    def do_list_language_directions(self, request: Request) -> Any:
-        p = self._project(request)
-        return [{"projectId": p["projectId"], "sourceLanguage": s, "targetLanguage": t} for s, t in p["directions"]]
-
-    def do_list_project_users(self, request: Request) -> Any:
-        return [dict(u) for u in self.users[self._project(request)["organizationId"]]]
-
-    def _workflow_wire(self, wf_id: int) -> dict[str, Any]:
-        return self.workflows[wf_id].wire([p["projectId"] for p in self.projects.values() if wf_id in p["workflowIds"]])
-
-    def do_list_workflows(self, request: Request) -> Any:
-        return [self._workflow_wire(w) for w in self._project(request)["workflowIds"]]
-
-    def do_get_workflow(self, request: Request) -> Any:
-        p = self._project(request)
-        wf = self.lookup(self.workflows, request.params["workflow_id"], "workflow")
-        if wf.id not in p["workflowIds"]:
-            raise Reject(404, f"workflow {wf.id} not found in project {p['projectId']}")
-        return self._workflow_wire(wf.id)
-
-    def do_list_organizations(self, request: Request) -> Any:
-        return [dict(o) for o in self.orgs.values()]
-
-    def do_get_organization(self, request: Request) -> Any:
-        return dict(self.lookup(self.orgs, request.params["organization_id"], "organization"))
-
-    def do_list_organization_pa_clients(self, request: Request) -> Any:
-        org = self.lookup(self.orgs, request.params["organization_id"], "organization")
-        return [dict(p) for p in self.paclients.values() if p["organizationId"] == org["organizationId"]]
-
-    def do_list_pa_clients(self, request: Request) -> Any:
-        return [dict(p) for p in self.paclients.values()]
-
-    def do_get_pa_client(self, request: Request) -> Any:
-        return dict(self.lookup(self.paclients, request.params["paclient_id"], "PA client"))
-
-    def do_get_root(self, request: Request) -> Response:
-        return Response(200, "Translation management REST API v0 (sandbox): resources under /rest/v0\n",
-                        content_type="text/plain; charset=utf-8")
-
-    # --- glossaries and translation memories -------------------------------------------------------
-
-    def _assets(self, owner: str, owner_id: int, kind: str) -> list[dict[str, Any]]:
-        key = "projectId" if owner == "project" else "paClientId"
-        return [{key: owner_id, **item} for item in self.resources[(owner, owner_id)][kind]]
-
-    def _one(self, items: list[dict[str, Any]], name: str, what: str) -> dict[str, Any]:
-        found = next((i for i in items if i["name"] == name), None)
-        if found is None:
-            raise Reject(404, f"{what} {name!r} not found")
-        return found
-
-    def _paclient_of_org(self, request: Request) -> dict[str, Any]:
-        org = self.lookup(self.orgs, request.params["organization_id"], "organization")
-        pa = self.lookup(self.paclients, request.params["paclient_id"], "PA client")
-        if pa["organizationId"] != org["organizationId"]:
-            raise Reject(404, f"PA client {pa['paClientId']} not found in organization {org['organizationId']}")
-        return pa
-
-    def _submission_assets(self, request: Request, kind: str) -> list[dict[str, Any]]:
-        s = self.sub(request.params["submission_id"])
-        if self.mode == "hosted" and s.pa_client_id is not None and s.pa_client_id in self.paclients:
-            return self._assets("paclient", s.pa_client_id, kind)
-        return self._assets("project", s.project_id, kind)
-
-    def do_list_project_glossaries(self, request: Request) -> Any:
-        return self._assets("project", self._project(request)["projectId"], "glossaries")
-
-    def do_list_pa_client_glossaries(self, request: Request) -> Any:
-        pa = self.lookup(self.paclients, request.params["paclient_id"], "PA client")
-        return self._assets("paclient", pa["paClientId"], "glossaries")
-
-    def do_list_submission_glossaries(self, request: Request) -> Any:
-        return self._submission_assets(request, "glossaries")
-
-    def do_get_project_glossary(self, request: Request) -> Any:
-        items = self._assets("project", self._project(request)["projectId"], "glossaries")
-        return self._one(items, request.params["glossary_name"], "glossary")
-
-    def do_get_pa_client_glossary(self, request: Request) -> Any:
-        items = self._assets("paclient", self._paclient_of_org(request)["paClientId"], "glossaries")
-        return self._one(items, request.params["glossary_name"], "glossary")
-
-    def do_list_project_tms(self, request: Request) -> Any:
-        return self._assets("project", self._project(request)["projectId"], "tms")
-
-    def do_list_pa_client_tms(self, request: Request) -> Any:
-        pa = self.lookup(self.paclients, request.params["paclient_id"], "PA client")
-        return self._assets("paclient", pa["paClientId"], "tms")
-
-    def do_list_submission_tms(self, request: Request) -> Any:
-        return self._submission_assets(request, "tms")
-
-    def do_get_project_tm(self, request: Request) -> Any:
-        items = self._assets("project", self._project(request)["projectId"], "tms")
-        return self._one(items, request.params["tm_name"], "translation memory")
-
-    def do_get_pa_client_tm(self, request: Request) -> Any:
-        items = self._assets("paclient", self._paclient_of_org(request)["paClientId"], "tms")
-        return self._one(items, request.params["tm_name"], "translation memory")
+            self.flow.progress(self.state.now_ms())
+            self.files.retry()
 
     # --- examples --------------------------------------------------------------------------------
 
     def examples(self) -> dict[str, Any]:
         """Real values for every path param and the lists of the catalog's example calls, all from the
         example submission (project 10, workflow 22): its targets sit in every phase of the workflow."""
-        s = self.subs[self.example_id]
+        state = self.state
+        s = state.subs[state.example_id]
         docs, targets = list(s.docs), list(s.targets)
-        tid, did = self.targets.BASE, self.docs.BASE
-        upload = next(p for p, u in self.uploads.items() if u["submissionId"] == s.id and u["kind"] == "translatable")
-        download = next(d for d, a in self.downloads.items() if a["submissionId"] == s.id)
+        tid, did = state.targets.BASE, state.docs.BASE
+        upload = next(p for p, u in state.uploads.items() if u["submissionId"] == s.id and u["kind"] == "translatable")
+        download = next(d for d, a in state.downloads.items() if a["submissionId"] == s.id)
         return {
             "submission_id": s.id, "submission_ids": [s.id, s.id + 1, s.id + 2],
             "document_id": did + docs[0], "document_ids": [did + docs[2]],

@@ -20,7 +20,7 @@ import csv
 import io
 import zipfile
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
@@ -28,10 +28,8 @@ import orjson
 from toolkit.sandbox.translation_model import DELIVERED, LANGUAGES, PROCESSED, READY, WAITING, Submission
 from toolkit.sandbox.translation_records import HOOK_EVENTS, body_object, int_list
 from toolkit.sandbox.translation_seed import API_USER, STEMS
+from toolkit.sandbox.translation_state import State
 from toolkit.sandbox.wire import Reject, Request, Response
-
-if TYPE_CHECKING:
-    from toolkit.sandbox.translation import Translation
 
 READY_AFTER_MS = 5_000
 UNREACHABLE = (".invalid", ".local", ".internal", ".test")
@@ -71,16 +69,19 @@ def pdf(lines: list[str]) -> bytes:
     return bytes(out)
 
 
-class FilesMixin:
-    """Downloads, quotes and webhooks; mixed into Translation."""
+class Files:
+    """Downloads, quotes and webhooks, over the server's state."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
 
     # --- downloads -------------------------------------------------------------------------------
 
-    def do_start_download(self: Translation, request: Request) -> Any:
-        s = self.sub(request.params["submission_id"])
+    def do_start_download(self, request: Request) -> Any:
+        s = self.state.sub(request.params["submission_id"])
         if request.arg("downloadId"):
             activity_id = request.int_arg("downloadId")
-            activity = self.downloads.get(activity_id)
+            activity = self.state.downloads.get(activity_id)
             if activity is None or activity["submissionId"] != s.id:
                 raise Reject(404, f"download {activity_id} not found in submission {s.id}")
             activity["polls"] += 1
@@ -93,37 +94,37 @@ class FilesMixin:
         languages = request.args("languageReferenceFiles", split=True)
         if not (sources or wanted or languages):
             raise Reject(400, "give sourceFiles=true, deliverableTargetIds or languageReferenceFiles")
-        targets = self.own_targets(s, wanted)
-        pending = [self.targets.BASE + n for n in targets if self.targets.status[n] not in (PROCESSED, DELIVERED)]
+        targets = self.state.own_targets(s, wanted)
+        pending = [self.state.targets.BASE + n for n in targets if self.state.targets.status[n] not in (PROCESSED, DELIVERED)]
         if pending:
             raise Reject(400, f"targets {', '.join(map(str, pending))} have no deliverable yet")
         wrong = [lang for lang in languages if lang not in s.languages()]
         if wrong:
             raise Reject(400, f"{', '.join(wrong)} are not target languages of submission {s.id}")
-        activity_id = self.next_id("download")
-        self.downloads[activity_id] = {
-            "submissionId": s.id, "created": self.now_ms(), "polls": 0, "finished": False,
+        activity_id = self.state.next_id("download")
+        self.state.downloads[activity_id] = {
+            "submissionId": s.id, "created": self.state.now_ms(), "polls": 0, "finished": False,
             "sourceFiles": sources, "targets": targets, "languages": languages,
             "manifest": query_flag(request, "includeManifest")}
         return {"downloadId": activity_id, "processingFinished": False, "message": "the download is being prepared"}
 
-    def _finished(self: Translation, activity: dict[str, Any]) -> bool:
+    def _finished(self, activity: dict[str, Any]) -> bool:
         if not activity["finished"]:
-            activity["finished"] = activity["polls"] >= 2 or self.now_ms() - activity["created"] >= READY_AFTER_MS
+            activity["finished"] = activity["polls"] >= 2 or self.state.now_ms() - activity["created"] >= READY_AFTER_MS
         return activity["finished"]
 
-    def do_download_files(self: Translation, request: Request) -> Response:
+    def do_download_files(self, request: Request) -> Response:
         try:
             activity_id = int(request.params["download_id"])
         except ValueError:
             activity_id = -1
-        activity = self.downloads.get(activity_id)
+        activity = self.state.downloads.get(activity_id)
         if activity is None:
             raise Reject(404, f"download {request.params['download_id']} not found")
         if not self._finished(activity):
             raise Reject(400, f"download {activity_id} is still being prepared; poll .../download?downloadId="
                               f"{activity_id} until processingFinished is true")
-        s = self.subs[activity["submissionId"]]
+        s = self.state.subs[activity["submissionId"]]
         files = self._download_files(s, activity)
         stamp = datetime.fromtimestamp(activity["created"] / 1000, UTC).timetuple()[:6]
         buffer = io.BytesIO()
@@ -138,22 +139,22 @@ class FilesMixin:
         disposition = f'attachment; filename="submission-{s.id}-{activity_id}.zip"'
         return Response(200, buffer.getvalue(), {"Content-Disposition": disposition}, "application/zip")
 
-    def source_bytes(self: Translation, d: int) -> bytes:
+    def source_bytes(self, d: int) -> bytes:
         """An uploaded document's bytes, or a small made-up file for a seeded one."""
-        if d in self.docs.content:
-            return self.docs.content[d]
-        name = self.docs.name[d]
+        if d in self.state.docs.content:
+            return self.state.docs.content[d]
+        name = self.state.docs.name[d]
         title = STEMS[d % len(STEMS)].replace("-", " ").capitalize()
         if name.endswith(".html"):
             return f"<html><body><h1>{title}</h1><p>Welcome to our store.</p></body></html>\n".encode()
         return f"{title}\nWelcome to our store.\nYour order has shipped.\n".encode()
 
-    def _download_files(self: Translation, s: Submission, activity: dict[str, Any]) -> list[tuple[str, bytes]]:
-        docs, files = self.docs, []
+    def _download_files(self, s: Submission, activity: dict[str, Any]) -> list[tuple[str, bytes]]:
+        docs, files = self.state.docs, []
         if activity["sourceFiles"]:
             files += [(f"source/{docs.name[d]}", self.source_bytes(d)) for d in s.docs if not docs.cancelled[d]]
         for n in activity["targets"]:
-            d, lang = self.targets.doc[n], LANGUAGES[self.targets.lang[n]]
+            d, lang = self.state.targets.doc[n], LANGUAGES[self.state.targets.lang[n]]
             text = self.source_bytes(d).decode("utf-8", "replace")
             files.append((f"{lang}/{docs.name[d]}",
                           "".join(f"[{lang}] {line}\n" for line in text.splitlines()).encode()))
@@ -164,32 +165,32 @@ class FilesMixin:
 
     # --- quotes ----------------------------------------------------------------------------------
 
-    def do_list_quotes(self: Translation, request: Request) -> Any:
-        return [dict(q) for q in self.sub(request.params["submission_id"]).quotes]
+    def do_list_quotes(self, request: Request) -> Any:
+        return [dict(q) for q in self.state.sub(request.params["submission_id"]).quotes]
 
-    def do_approve_quote(self: Translation, request: Request) -> Any:
-        s = self.sub(request.params["submission_id"])
+    def do_approve_quote(self, request: Request) -> Any:
+        s = self.state.sub(request.params["submission_id"])
         comment = body_object(request).get("comment")
         if comment is not None and not isinstance(comment, str):
             raise Reject(400, "comment must be a string")
         provided = [q for q in s.quotes if q["status"] == "PROVIDED"]
         if not provided:
             raise Reject(400, f"submission {s.id} has no quote awaiting approval")
-        now = self.now_ms()
+        now = self.state.now_ms()
         for quote in provided:
             quote.update(status="APPROVED", comment=comment, dateApproved=now, approvedBy=API_USER)
         messages = [f"quote {q['quoteId']} approved" for q in provided]
         if s.status == "WAITING":
             for n in s.targets:
-                if self.targets.status[n] == WAITING:
-                    self.targets.set(n, READY)
+                if self.state.targets.status[n] == WAITING:
+                    self.state.targets.set(n, READY)
             s.status, s.analysis_done = "READY", now
             messages.append(f"submission {s.id} released from hold")
         return {"submissionId": s.id, "approvedQuoteIds": [q["quoteId"] for q in provided], "status": s.status,
                 "messages": messages}
 
-    def do_get_quote_report(self: Translation, request: Request) -> Response:
-        s = self.sub(request.params["submission_id"])
+    def do_get_quote_report(self, request: Request) -> Response:
+        s = self.state.sub(request.params["submission_id"])
         body = body_object(request)
         for name in ("approvedQuotesSelected", "providedQuotesSelected", "emailEnabled"):
             if not isinstance(body.get(name, False), bool):
@@ -219,41 +220,41 @@ class FilesMixin:
 
     # --- webhooks --------------------------------------------------------------------------------
 
-    def fire(self: Translation, s: Submission, event: str) -> None:
+    def fire(self, s: Submission, event: str) -> None:
         """Deliver `event` to the submission's webhook, if it has one whose scope names the event."""
         url = s.metadata.get("_webhookURL")
         scope = [e.strip() for e in s.metadata.get("_webhookScope", ",".join(HOOK_EVENTS)).split(",")]
         if url and event in scope:
             self.deliver(s.id, url, event, attempts=0)
 
-    def deliver(self: Translation, sid: int, url: str, event: str, attempts: int, first: int | None = None) -> None:
-        now = self.now_ms()
+    def deliver(self, sid: int, url: str, event: str, attempts: int, first: int | None = None) -> None:
+        now = self.state.now_ms()
         if reachable(url):
-            self.sent_hooks.append({"submissionId": sid, "url": url, "event": event, "date": now})
+            self.state.sent_hooks.append({"submissionId": sid, "url": url, "event": event, "date": now})
             return
         host = urlsplit(url).hostname or url
-        self.failed_hooks.append({"submissionId": sid, "url": url, "event": event, "attempts": attempts + 1,
+        self.state.failed_hooks.append({"submissionId": sid, "url": url, "event": event, "attempts": attempts + 1,
                                   "firstAttempt": first or now, "lastAttempt": now,
                                   "message": f"could not connect to {host}"})
 
-    def do_list_failed_webhooks(self: Translation, request: Request) -> Any:
-        return [dict(hook) for hook in self.failed_hooks]
+    def do_list_failed_webhooks(self, request: Request) -> Any:
+        return [dict(hook) for hook in self.state.failed_hooks]
 
-    def do_reset_failed_webhooks(self: Translation, request: Request) -> Any:
+    def do_reset_failed_webhooks(self, request: Request) -> Any:
         ids = int_list(body_object(request).get("submissionIds"), "submissionIds")
         if not ids:
             raise Reject(400, "submissionIds is required")
-        unknown = [str(i) for i in ids if i not in self.subs]
+        unknown = [str(i) for i in ids if i not in self.state.subs]
         if unknown:
             raise Reject(400, f"submissions {', '.join(unknown)} not found")
-        chosen = [h for h in self.failed_hooks if h["submissionId"] in ids]
-        self.failed_hooks = [h for h in self.failed_hooks if h["submissionId"] not in ids]
-        self.retry_hooks += chosen
+        chosen = [h for h in self.state.failed_hooks if h["submissionId"] in ids]
+        self.state.failed_hooks = [h for h in self.state.failed_hooks if h["submissionId"] not in ids]
+        self.state.retry_hooks += chosen
         reset = sorted({h["submissionId"] for h in chosen})
         return {"resetSubmissionIds": reset,
                 "messages": [f"{len(chosen)} failed webhooks reset; they are sent again shortly"]}
 
-    def retry(self: Translation) -> None:
-        hooks, self.retry_hooks = self.retry_hooks, []
+    def retry(self) -> None:
+        hooks, self.state.retry_hooks = self.state.retry_hooks, []
         for hook in hooks:
             self.deliver(hook["submissionId"], hook["url"], hook["event"], hook["attempts"], hook["firstAttempt"])

@@ -14,8 +14,9 @@ translation_uploads.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from toolkit.sandbox.translation_files import Files
 from toolkit.sandbox.translation_model import (
     CANCELLED,
     DELIVERED,
@@ -30,33 +31,35 @@ from toolkit.sandbox.translation_model import (
     Submission,
     steps_between,
 )
-from toolkit.sandbox.translation_records import body_object, check_hook, int_list
+from toolkit.sandbox.translation_records import Records, body_object, int_list, metadata_entries
 from toolkit.sandbox.translation_seed import API_USER, DAY, HOUR, MINUTE
+from toolkit.sandbox.translation_state import State
 from toolkit.sandbox.wire import Reject, Request
-
-if TYPE_CHECKING:
-    from toolkit.sandbox.translation import Translation
 
 ANALYSIS = 10 * MINUTE
 TARGET_FORMATS = ("TXML", "TXLF", "NON_PARSABLE")
 CLAIM_SCOPES = ("LANGUAGE", "BATCH", "FILE")
 
 
-class FlowMixin:
-    """Create, analyze, save, start, word count, cancel and the clock; mixed into Translation."""
+class Flow:
+    """Create, analyze, save, start, word count, cancel and the clock's work, over the server's state;
+    it checks custom attributes with `records` and sends webhooks through `files`."""
+
+    def __init__(self, state: State, records: Records, files: Files) -> None:
+        self.state, self.records, self.files = state, records, files
 
     # --- create --------------------------------------------------------------------------------
 
-    def do_create_submission(self: Translation, request: Request) -> Any:
+    def do_create_submission(self, request: Request) -> Any:
         body = body_object(request)
         name = body.get("name")
         if not isinstance(name, str) or not name.strip():
             raise Reject(400, "name is required")
-        project = self.projects.get(body.get("projectId")) if isinstance(body.get("projectId"), int) else None
+        project = self.state.projects.get(body.get("projectId")) if isinstance(body.get("projectId"), int) else None
         if project is None:
             raise Reject(400, f"projectId {body.get('projectId')!r} is not a project of this user")
         pa_client = body.get("paClientId")
-        if pa_client is None and self.mode == "hosted":
+        if pa_client is None and self.state.mode == "hosted":
             raise Reject(400, "paClientId is required in hosted mode")
         if pa_client is not None and pa_client not in project["paClientIds"]:
             raise Reject(400, f"paClientId {pa_client!r} is not a PA client of project {project['projectId']}")
@@ -64,7 +67,7 @@ class FlowMixin:
         if source not in project["sources"]:
             raise Reject(400, f"sourceLanguage {source!r} is not a source language of project "
                               f"{project['projectId']} ({', '.join(project['sources'])})")
-        now = self.now_ms()
+        now = self.state.now_ms()
         due = body.get("dueDate", now + 14 * DAY)
         if not isinstance(due, int) or isinstance(due, bool):
             raise Reject(400, "dueDate must be a Unix timestamp in milliseconds")
@@ -74,25 +77,25 @@ class FlowMixin:
         if scope not in CLAIM_SCOPES:
             raise Reject(400, f"claimScope must be one of {', '.join(CLAIM_SCOPES)}")
         batches = self._batches(project, source, body.get("batchInfos") or [])
-        metadata = self._create_metadata(body.get("metadata") or [])
+        metadata = metadata_entries(body.get("metadata") or [])
         attributes = {}
         for item in body.get("customAttributes") or []:
             if not isinstance(item, dict):
                 raise Reject(400, "customAttributes must be an array of {name, value}")
-            self.check_attribute(project["projectId"], item.get("name"), item.get("value"))
+            self.records.check_attribute(project["projectId"], item.get("name"), item.get("value"))
             attributes[item["name"]] = item["value"]
         missing = [a["name"] for a in project["attributes"] if a["mandatory"] and a["name"] not in attributes]
         if missing:
             raise Reject(400, f"mandatory custom attributes missing: {', '.join(missing)}")
-        sid = self.next_id("submission")
-        self.subs[sid] = Submission(
+        sid = self.state.next_id("submission")
+        self.state.subs[sid] = Submission(
             sid, project["projectId"], name.strip(), "CREATING", source, batches, due, now, claim_scope=scope,
             pa_client_id=pa_client, owners=[API_USER], instructions=str(body.get("instructions") or ""),
             background=str(body.get("background") or ""), attributes=attributes, metadata=metadata,
             docs=[], targets=[])
         return {"submissionId": sid}
 
-    def _batches(self: Translation, project: dict[str, Any], source: str, infos: Any) -> list[Batch]:
+    def _batches(self, project: dict[str, Any], source: str, infos: Any) -> list[Batch]:
         if not isinstance(infos, list):
             raise Reject(400, "batchInfos must be an array")
         targets = {t for s, t in project["directions"] if s == source}
@@ -116,39 +119,26 @@ class FlowMixin:
             if wrong:
                 raise Reject(400, f"no language direction {source} → {', '.join(wrong)} in project "
                                   f"{project['projectId']}")
-            batches.append(Batch(self.next_id("batch"), name, fmt, workflow, tuple(dict.fromkeys(langs))))
+            batches.append(Batch(self.state.next_id("batch"), name, fmt, workflow, tuple(dict.fromkeys(langs))))
         return batches
-
-    def _create_metadata(self: Translation, items: Any) -> dict[str, str]:
-        if not isinstance(items, list | dict):
-            raise Reject(400, "metadata must be an array of {key, value}")
-        pairs = items.items() if isinstance(items, dict) else [
-            (i.get("key"), i.get("value")) if isinstance(i, dict) else (None, None) for i in items]
-        out = {}
-        for key, value in pairs:
-            if not isinstance(key, str) or value is None:
-                raise Reject(400, "metadata must be an array of {key, value}")
-            check_hook(key, value)
-            out[key] = str(value)
-        return out
 
     # --- analyze, status, save, start --------------------------------------------------------------
 
-    def do_analyze_submission(self: Translation, request: Request) -> Any:
-        s = self.sub(request.params["submission_id"])
+    def do_analyze_submission(self, request: Request) -> Any:
+        s = self.state.sub(request.params["submission_id"])
         if s.status in FINISHED or s.status == "WAITING":
             raise Reject(400, f"submission {s.id} is {s.status} and cannot be analyzed")
-        if not any(not self.docs.cancelled[d] for d in s.docs):
+        if not any(not self.state.docs.cancelled[d] for d in s.docs):
             raise Reject(400, f"submission {s.id} has no documents to analyze; upload source files first")
         if s.analysis_until is None:
-            s.analysis_until = self.now_ms() + ANALYSIS
+            s.analysis_until = self.state.now_ms() + ANALYSIS
             if s.status in ("CREATING", "READY"):
                 s.status = "PREFLIGHT"
         return {"submissionId": s.id, "status": "PROCESSING",
                 "message": "analysis running; GET .../status answers PROCESSED when it is done"}
 
-    def do_get_submission_status(self: Translation, request: Request) -> Any:
-        s = self.sub(request.params["submission_id"])
+    def do_get_submission_status(self, request: Request) -> Any:
+        s = self.state.sub(request.params["submission_id"])
         if s.analysis_until is not None:
             status, message = "PROCESSING", "analysis in progress"
         elif s.analysis_done is not None:
@@ -157,18 +147,18 @@ class FlowMixin:
             status, message = "PROCESSED", "uploads processed; the submission has not been analyzed"
         return {"submissionId": s.id, "status": status, "message": message, "submissionStatus": s.status}
 
-    def finish_analysis(self: Translation, s: Submission, at: int) -> None:
+    def finish_analysis(self, s: Submission, at: int) -> None:
         """Every WAITING target becomes READY (in the first phase when the submission runs)."""
         running = s.status == "IN_PROCESS"
         for n in s.targets:
-            if self.targets.status[n] == WAITING:
-                self.targets.set(n, READY, 0 if running else NO_PHASE)
+            if self.state.targets.status[n] == WAITING:
+                self.state.targets.set(n, READY, 0 if running else NO_PHASE)
         s.analysis_until, s.analysis_done = None, at
         if s.status in ("PREFLIGHT", "CREATING"):
             s.status = "READY"
-        self.fire(s, "submission.analyzed")
+        self.files.fire(s, "submission.analyzed")
 
-    def start(self: Translation, s: Submission, analyze: bool) -> tuple[bool, str]:
+    def start(self, s: Submission, analyze: bool) -> tuple[bool, str]:
         """Start the submission if it can start; (started, why)."""
         if s.status == "IN_PROCESS":
             return False, f"submission {s.id} is already started"
@@ -178,22 +168,22 @@ class FlowMixin:
             return False, f"submission {s.id} is on hold until its quote is approved"
         if s.status == "PREFLIGHT":
             return False, f"submission {s.id} is being analyzed; start it when GET status answers PROCESSED"
-        if not any(not self.docs.cancelled[d] for d in s.docs):
+        if not any(not self.state.docs.cancelled[d] for d in s.docs):
             return False, f"submission {s.id} has no documents; upload source files first"
         if s.status == "CREATING":
             if not analyze:
                 return False, f"submission {s.id} has not been analyzed; call analyze first"
-            self.finish_analysis(s, self.now_ms())
+            self.finish_analysis(s, self.state.now_ms())
         for n in s.targets:
-            if self.targets.status[n] == READY and self.targets.phase[n] == NO_PHASE:
-                self.targets.set(n, READY, 0)
-        s.status, s.started = "IN_PROCESS", self.now_ms()
-        self.active.add(s.id)
-        self.fire(s, "submission.started")
+            if self.state.targets.status[n] == READY and self.state.targets.phase[n] == NO_PHASE:
+                self.state.targets.set(n, READY, 0)
+        s.status, s.started = "IN_PROCESS", self.state.now_ms()
+        self.state.active.add(s.id)
+        self.files.fire(s, "submission.started")
         return True, f"submission {s.id} started"
 
-    def do_save_submission(self: Translation, request: Request) -> Any:
-        s = self.sub(request.params["submission_id"])
+    def do_save_submission(self, request: Request) -> Any:
+        s = self.state.sub(request.params["submission_id"])
         auto = body_object(request).get("autoStart", False)
         if not isinstance(auto, bool):
             raise Reject(400, "autoStart must be true or false")
@@ -202,21 +192,21 @@ class FlowMixin:
         started, message = self.start(s, analyze=True)
         return {"startedSubmissionIds": [s.id] if started else [], "messages": [message]}
 
-    def do_start_submission(self: Translation, request: Request) -> Any:
-        s = self.sub(request.params["submission_id"])
+    def do_start_submission(self, request: Request) -> Any:
+        s = self.state.sub(request.params["submission_id"])
         started, message = self.start(s, analyze=False)
         return {"startedSubmissionIds": [s.id] if started else [], "messages": [message]}
 
     # --- word count ----------------------------------------------------------------------------
 
-    def do_get_word_count(self: Translation, request: Request) -> Any:
-        s = self.sub(request.params["submission_id"])
+    def do_get_word_count(self, request: Request) -> Any:
+        s = self.state.sub(request.params["submission_id"])
         body = body_object(request)
         fields = ("targetLanguage", "documentId", "targetId", "batchName")
         given = [f for f in fields if body.get(f) not in (None, "")]
         if len(given) > 1:
             raise Reject(400, f"give at most one of {', '.join(fields)}, not {', '.join(given)}")
-        targets, docs = self.targets, self.docs
+        targets, docs = self.state.targets, self.state.docs
         chosen = [n for n in s.targets if targets.status[n] != CANCELLED]
         scope: dict[str, Any] = {}
         if given:
@@ -232,7 +222,7 @@ class FlowMixin:
                     raise Reject(400, f"document {value} is not in submission {s.id}")
                 chosen = [n for n in chosen if targets.doc[n] == d]
             elif field == "targetId":
-                chosen = self.own_targets(s, int_list([value], "targetId"))
+                chosen = self.state.own_targets(s, int_list([value], "targetId"))
             else:
                 batch = s.batch(str(value))
                 if batch is None:
@@ -247,14 +237,14 @@ class FlowMixin:
 
     # --- cancel --------------------------------------------------------------------------------
 
-    def do_cancel_submission(self: Translation, request: Request) -> Any:
-        s = self.sub(request.params["submission_id"])
+    def do_cancel_submission(self, request: Request) -> Any:
+        s = self.state.sub(request.params["submission_id"])
         body = body_object(request)
         target_ids = int_list(body.get("targetIds"), "targetIds")
         doc_ids = int_list(body.get("documentIds"), "documentIds")
         if s.status in ("CANCELLED", "DELIVERED"):
             raise Reject(400, f"submission {s.id} is {s.status} and cannot be cancelled")
-        targets, docs = self.targets, self.docs
+        targets, docs = self.state.targets, self.state.docs
         if not target_ids and not doc_ids:
             chosen_docs, chosen = list(s.docs), list(s.targets)
         else:
@@ -265,7 +255,7 @@ class FlowMixin:
             if strangers:
                 raise Reject(400, f"documents {', '.join(strangers)} do not belong to submission {s.id}")
             chosen_docs = [d for d in found.values() if d is not None]
-            chosen = self.own_targets(s, target_ids)
+            chosen = self.state.own_targets(s, target_ids)
             gone = set(chosen_docs)
             chosen += [n for n in s.targets if targets.doc[n] in gone]
         cancelled, kept = [], []
@@ -289,22 +279,22 @@ class FlowMixin:
 
     # --- state of a submission from its targets ----------------------------------------------------
 
-    def close(self: Translation, s: Submission, status: str) -> None:
+    def close(self, s: Submission, status: str) -> None:
         s.status = status
-        self.active.discard(s.id)
+        self.state.active.discard(s.id)
         if status == "CANCELLED":
-            s.canceled = self.now_ms()
-            self.fire(s, "submission.cancelled")
+            s.canceled = self.state.now_ms()
+            self.files.fire(s, "submission.cancelled")
         elif s.completed is None:
-            s.completed = self.now_ms()
-            self.fire(s, "submission.completed")
+            s.completed = self.state.now_ms()
+            self.files.fire(s, "submission.completed")
 
-    def settle(self: Translation, s: Submission) -> None:
+    def settle(self, s: Submission) -> None:
         """PROCESSED when every live target is done, DELIVERED when every one is delivered,
         CANCELLED when none is live."""
         if s.status in ("CANCELLED", "DELIVERED") or not s.targets:
             return
-        codes = {self.targets.status[n] for n in s.targets}
+        codes = {self.state.targets.status[n] for n in s.targets}
         live = codes - {CANCELLED}
         if not live:
             self.close(s, "CANCELLED")
@@ -315,27 +305,27 @@ class FlowMixin:
 
     # --- the clock -----------------------------------------------------------------------------
 
-    def progress(self: Translation, now: int) -> None:
-        for s in [s for s in self.subs.values() if s.analysis_until is not None and s.analysis_until <= now]:
+    def progress(self, now: int) -> None:
+        for s in [s for s in self.state.subs.values() if s.analysis_until is not None and s.analysis_until <= now]:
             self.finish_analysis(s, s.analysis_until or now)
         hour = now // HOUR
-        if hour <= self.hour:
+        if hour <= self.state.hour:
             return
-        targets, docs, base = self.targets, self.docs, self.targets.BASE
+        targets, docs, base = self.state.targets, self.state.docs, self.state.targets.BASE
         status, phase = targets.status, targets.phase
-        for sid in sorted(self.active):
-            s = self.subs[sid]
+        for sid in sorted(self.state.active):
+            s = self.state.subs[sid]
             for n in s.targets:
                 if status[n] not in (READY, IN_PROCESS) or phase[n] == NO_PHASE:
                     continue
-                steps = steps_between(base + n, self.hour, hour)
+                steps = steps_between(base + n, self.state.hour, hour)
                 if not steps:
                     continue
-                phases = len(self.workflows[s.batches[docs.batch[targets.doc[n]]].workflow_id].phases)
+                phases = len(self.state.workflows[s.batches[docs.batch[targets.doc[n]]].workflow_id].phases)
                 step = phase[n] * 2 + (status[n] == IN_PROCESS) + steps
                 if step >= 2 * phases:
                     targets.set(n, PROCESSED, NO_PHASE, now)
                 else:
                     targets.set(n, IN_PROCESS if step % 2 else READY, step // 2)
             self.settle(s)
-        self.hour = hour
+        self.state.hour = hour

@@ -9,7 +9,7 @@ is already set, or a metadata key that exists, is a 400 (edit it with PUT).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 from toolkit.sandbox.translation_model import (
@@ -20,10 +20,8 @@ from toolkit.sandbox.translation_model import (
     Rows,
     Submission,
 )
+from toolkit.sandbox.translation_state import State
 from toolkit.sandbox.wire import Reject, Request, Response
-
-if TYPE_CHECKING:
-    from toolkit.sandbox.translation import Translation
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
 HOOK_KEYS = ("_webhookURL", "_webhookScope")
@@ -75,37 +73,55 @@ def check_hook(key: str, value: Any) -> None:
             raise Reject(400, f"unknown webhook events {', '.join(unknown)}; known: {', '.join(HOOK_EVENTS)}")
 
 
-class RecordsMixin:
-    """Wire records and the submission reads; mixed into the Translation emulator."""
+def metadata_entries(items: Any) -> dict[str, str]:
+    """Metadata given as an array of {key, value} (or an object), checked: webhook keys need valid values."""
+    if not isinstance(items, list | dict):
+        raise Reject(400, "metadata must be an array of {key, value}")
+    pairs = items.items() if isinstance(items, dict) else [
+        (i.get("key"), i.get("value")) if isinstance(i, dict) else (None, None) for i in items]
+    out = {}
+    for key, value in pairs:
+        if not isinstance(key, str) or value is None:
+            raise Reject(400, "metadata must be an array of {key, value}")
+        check_hook(key, value)
+        out[key] = str(value)
+    return out
+
+
+class Records:
+    """Wire records and the submission reads, over the server's state."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
 
     # --- wire records ----------------------------------------------------------------------------
 
-    def sub_wire(self: Translation, s: Submission) -> dict[str, Any]:
-        docs = self.docs
+    def sub_wire(self, s: Submission) -> dict[str, Any]:
+        docs = self.state.docs
         words = [0] * len(s.batches)
         for d in s.docs:
             if not docs.cancelled[d]:
                 words[docs.batch[d]] += docs.words[d]
         return {
-            "submissionId": s.id, "projectId": s.project_id, "projectName": self.projects[s.project_id]["name"],
+            "submissionId": s.id, "projectId": s.project_id, "projectName": self.state.projects[s.project_id]["name"],
             "paClientId": s.pa_client_id, "name": s.name, "status": s.status, "sourceLanguage": s.source,
             "targetLanguages": s.languages(), "dueDate": s.due, "dateCreated": s.created,
             "dateStarted": s.started, "dateCompleted": s.completed, "dateCanceled": s.canceled,
             "claimScope": s.claim_scope, "owners": list(s.owners),
             "batchInfos": [{"batchId": b.id, "name": b.name, "wordCount": words[n], "targetFormat": b.target_format,
-                            "workflowId": b.workflow_id, "workflowName": self.workflows[b.workflow_id].name,
+                            "workflowId": b.workflow_id, "workflowName": self.state.workflows[b.workflow_id].name,
                             "targetLanguageInfos": [{"targetLanguage": lang} for lang in b.languages]}
                            for n, b in enumerate(s.batches)],
             "customAttributes": [{"name": k, "value": v} for k, v in s.attributes.items()],
             "instructions": s.instructions, "background": s.background,
         }
 
-    def target_wire(self: Translation, n: int) -> dict[str, Any]:
-        targets, docs = self.targets, self.docs
+    def target_wire(self, n: int) -> dict[str, Any]:
+        targets, docs = self.state.targets, self.state.docs
         d = targets.doc[n]
-        s = self.subs[docs.sub[d]]
+        s = self.state.subs[docs.sub[d]]
         batch = s.batches[docs.batch[d]]
-        workflow = self.workflows[batch.workflow_id]
+        workflow = self.state.workflows[batch.workflow_id]
         lang = LANGUAGES[targets.lang[n]]
         phase = targets.phase[n]
         langs = s.languages()
@@ -127,62 +143,25 @@ class RecordsMixin:
         begin = s.started or s.created
         return begin + (s.due - begin) * (phase + 1) // phases
 
-    def doc_wire(self: Translation, d: int) -> dict[str, Any]:
-        docs = self.docs
-        s = self.subs[docs.sub[d]]
+    def doc_wire(self, d: int) -> dict[str, Any]:
+        docs = self.state.docs
+        s = self.state.subs[docs.sub[d]]
         batch = s.batches[docs.batch[d]]
         return {"documentId": docs.BASE + d, "submissionId": s.id, "name": docs.name[d], "batchName": batch.name,
                 "fileFormatName": docs.format_name(d), "wordCount": docs.words[d], "sourceLanguage": s.source,
                 "targetLanguages": list(batch.languages),
                 "status": "CANCELLED" if docs.cancelled[d] else "ACTIVE", "dateCreated": docs.created[d]}
 
-    def target_rows(self: Translation, positions: Any) -> Rows:
+    def target_rows(self, positions: Any) -> Rows:
         return Rows(positions, self.target_wire)
-
-    # --- lookups ---------------------------------------------------------------------------------
-
-    def sub(self: Translation, value: Any) -> Submission:
-        """The submission of a path or body id: 404 when there is none."""
-        try:
-            found = self.subs.get(int(value))
-        except (TypeError, ValueError):
-            found = None
-        if found is None:
-            raise Reject(404, f"submission {value} not found")
-        return found
-
-    def doc_of(self: Translation, s: Submission, value: Any) -> int:
-        d = self.docs.position(value)
-        if d is None or self.docs.sub[d] != s.id:
-            raise Reject(404, f"document {value} not found in submission {s.id}")
-        return d
-
-    def target_of(self: Translation, s: Submission, value: Any) -> int:
-        n = self.targets.position(value)
-        if n is None or self.docs.sub[self.targets.doc[n]] != s.id:
-            raise Reject(404, f"target {value} not found in submission {s.id}")
-        return n
-
-    def own_targets(self: Translation, s: Submission, ids: list[int]) -> list[int]:
-        """Positions of target ids that must all belong to the submission (else 400, as the service says)."""
-        out, strangers = [], []
-        for target_id in ids:
-            n = self.targets.position(target_id)
-            if n is None or self.docs.sub[self.targets.doc[n]] != s.id:
-                strangers.append(str(target_id))
-            else:
-                out.append(n)
-        if strangers:
-            raise Reject(400, f"targets {', '.join(strangers)} do not belong to submission {s.id}")
-        return out
 
     # --- submissions -----------------------------------------------------------------------------
 
-    def do_list_submissions(self: Translation, request: Request) -> Response:
-        subs: Any = self.subs.values()
+    def do_list_submissions(self, request: Request) -> Response:
+        subs: Any = self.state.subs.values()
         ids = int_list(request.args("submissionIds", split=True), "submissionIds")
         if ids:
-            subs = [self.subs[i] for i in sorted(set(ids)) if i in self.subs]
+            subs = [self.state.subs[i] for i in sorted(set(ids)) if i in self.state.subs]
         statuses = request.args("statuses", split=True)
         unknown = [s for s in statuses if s not in SUBMISSION_STATUSES]
         if unknown:
@@ -197,41 +176,41 @@ class RecordsMixin:
             subs = [s for s in subs if s.due >= low]
         if high is not None:
             subs = [s for s in subs if s.due <= high]
-        return self.page(request, Rows(list(subs), self.sub_wire))
+        return self.state.page(request, Rows(list(subs), self.sub_wire))
 
-    def do_get_submission(self: Translation, request: Request) -> Any:
-        return self.sub_wire(self.sub(request.params["submission_id"]))
+    def do_get_submission(self, request: Request) -> Any:
+        return self.sub_wire(self.state.sub(request.params["submission_id"]))
 
-    def do_list_submission_owners(self: Translation, request: Request) -> Any:
-        s = self.sub(request.params["submission_id"])
-        users = {u["userName"]: u for u in self.users[self.projects[s.project_id]["organizationId"]]}
+    def do_list_submission_owners(self, request: Request) -> Any:
+        s = self.state.sub(request.params["submission_id"])
+        users = {u["userName"]: u for u in self.state.users[self.state.projects[s.project_id]["organizationId"]]}
         return [users.get(name, {"userName": name}) for name in s.owners]
 
-    def do_list_backgrounds(self: Translation, request: Request) -> Any:
-        return [{"submissionId": s.id, "background": s.background} for s in self.subs.values()]
+    def do_list_backgrounds(self, request: Request) -> Any:
+        return [{"submissionId": s.id, "background": s.background} for s in self.state.subs.values()]
 
-    def do_get_background(self: Translation, request: Request) -> Any:
-        s = self.sub(request.params["submission_id"])
+    def do_get_background(self, request: Request) -> Any:
+        s = self.state.sub(request.params["submission_id"])
         return {"submissionId": s.id, "background": s.background}
 
-    def do_list_instructions(self: Translation, request: Request) -> Any:
-        return [{"submissionId": s.id, "instructions": s.instructions} for s in self.subs.values()]
+    def do_list_instructions(self, request: Request) -> Any:
+        return [{"submissionId": s.id, "instructions": s.instructions} for s in self.state.subs.values()]
 
-    def do_get_instructions(self: Translation, request: Request) -> Any:
-        s = self.sub(request.params["submission_id"])
+    def do_get_instructions(self, request: Request) -> Any:
+        s = self.state.sub(request.params["submission_id"])
         return {"submissionId": s.id, "instructions": s.instructions}
 
-    def do_list_documents(self: Translation, request: Request) -> Any:
-        return [self.doc_wire(d) for d in self.sub(request.params["submission_id"]).docs]
+    def do_list_documents(self, request: Request) -> Any:
+        return [self.doc_wire(d) for d in self.state.sub(request.params["submission_id"]).docs]
 
-    def do_get_document(self: Translation, request: Request) -> Any:
-        s = self.sub(request.params["submission_id"])
-        return self.doc_wire(self.doc_of(s, request.params["document_id"]))
+    def do_get_document(self, request: Request) -> Any:
+        s = self.state.sub(request.params["submission_id"])
+        return self.doc_wire(self.state.doc_of(s, request.params["document_id"]))
 
     # --- custom attributes -----------------------------------------------------------------------
 
-    def check_attribute(self: Translation, project_id: int, name: Any, value: Any) -> None:
-        defined = {a["name"]: a for a in self.projects[project_id]["attributes"]}
+    def check_attribute(self, project_id: int, name: Any, value: Any) -> None:
+        defined = {a["name"]: a for a in self.state.projects[project_id]["attributes"]}
         if name not in defined:
             raise Reject(400, f"custom attribute {name!r} is not defined in project {project_id}; "
                               f"defined: {', '.join(defined)}")
@@ -243,23 +222,23 @@ class RecordsMixin:
         if attr["type"] == "DATE" and not _DATE.match(value):
             raise Reject(400, f"custom attribute {name} must be a date (YYYY-MM-DD)")
 
-    def do_list_custom_attributes(self: Translation, request: Request) -> Any:
-        s = self.sub(request.params["submission_id"])
+    def do_list_custom_attributes(self, request: Request) -> Any:
+        s = self.state.sub(request.params["submission_id"])
         return [{"name": k, "value": v} for k, v in s.attributes.items()]
 
-    def _attribute(self: Translation, request: Request) -> tuple[Submission, str]:
-        s = self.sub(request.params["submission_id"])
+    def _attribute(self, request: Request) -> tuple[Submission, str]:
+        s = self.state.sub(request.params["submission_id"])
         name = request.params["attribute_name"]
         if name not in s.attributes:
             raise Reject(404, f"submission {s.id} has no custom attribute {name!r}")
         return s, name
 
-    def do_get_custom_attribute(self: Translation, request: Request) -> Any:
+    def do_get_custom_attribute(self, request: Request) -> Any:
         s, name = self._attribute(request)
         return {"name": name, "value": s.attributes[name]}
 
-    def do_add_custom_attribute(self: Translation, request: Request) -> Any:
-        s = self.sub(request.params["submission_id"])
+    def do_add_custom_attribute(self, request: Request) -> Any:
+        s = self.state.sub(request.params["submission_id"])
         body = body_object(request)
         name, value = body.get("name"), body.get("value")
         self.check_attribute(s.project_id, name, value)
@@ -268,41 +247,41 @@ class RecordsMixin:
         s.attributes[name] = value
         return {"name": name, "value": value}
 
-    def do_update_custom_attribute(self: Translation, request: Request) -> Any:
+    def do_update_custom_attribute(self, request: Request) -> Any:
         s, name = self._attribute(request)
         value = body_object(request).get("value")
         self.check_attribute(s.project_id, name, value)
         s.attributes[name] = value
         return {"name": name, "value": value}
 
-    def do_delete_custom_attribute(self: Translation, request: Request) -> Response:
+    def do_delete_custom_attribute(self, request: Request) -> Response:
         s, name = self._attribute(request)
         del s.attributes[name]
         return done()
 
-    def do_delete_custom_attributes(self: Translation, request: Request) -> Response:
-        self.sub(request.params["submission_id"]).attributes.clear()
+    def do_delete_custom_attributes(self, request: Request) -> Response:
+        self.state.sub(request.params["submission_id"]).attributes.clear()
         return done()
 
     # --- metadata --------------------------------------------------------------------------------
 
-    def do_list_metadata(self: Translation, request: Request) -> Any:
-        s = self.sub(request.params["submission_id"])
+    def do_list_metadata(self, request: Request) -> Any:
+        s = self.state.sub(request.params["submission_id"])
         return [{"key": k, "value": v} for k, v in s.metadata.items()]
 
-    def _entry(self: Translation, request: Request) -> tuple[Submission, str]:
-        s = self.sub(request.params["submission_id"])
+    def _entry(self, request: Request) -> tuple[Submission, str]:
+        s = self.state.sub(request.params["submission_id"])
         key = request.params["metadata_name"]
         if key not in s.metadata:
             raise Reject(404, f"submission {s.id} has no metadata {key!r}")
         return s, key
 
-    def do_get_metadata_entry(self: Translation, request: Request) -> Any:
+    def do_get_metadata_entry(self, request: Request) -> Any:
         s, key = self._entry(request)
         return {"key": key, "value": s.metadata[key]}
 
-    def _key_value(self: Translation, request: Request) -> tuple[Submission, str, str]:
-        s = self.sub(request.params["submission_id"])
+    def _key_value(self, request: Request) -> tuple[Submission, str, str]:
+        s = self.state.sub(request.params["submission_id"])
         body = body_object(request)
         key, value = body.get("key"), body.get("value")
         if not isinstance(key, str) or not key.strip() or value is None:
@@ -310,14 +289,14 @@ class RecordsMixin:
         check_hook(key, value)
         return s, key, str(value)
 
-    def do_add_metadata(self: Translation, request: Request) -> Any:
+    def do_add_metadata(self, request: Request) -> Any:
         s, key, value = self._key_value(request)
         if key in s.metadata:
             raise Reject(400, f"metadata {key!r} already exists on submission {s.id}; change it with PUT")
         s.metadata[key] = value
         return {"key": key, "value": value}
 
-    def do_set_webhook_metadata(self: Translation, request: Request) -> Any:
+    def do_set_webhook_metadata(self, request: Request) -> Any:
         s, key, value = self._key_value(request)
         if key not in HOOK_KEYS:
             raise Reject(400, f"webhook metadata keys are {' and '.join(HOOK_KEYS)}, not {key!r}")
@@ -326,7 +305,7 @@ class RecordsMixin:
         s.metadata[key] = value
         return {"key": key, "value": value}
 
-    def do_update_metadata_entry(self: Translation, request: Request) -> Any:
+    def do_update_metadata_entry(self, request: Request) -> Any:
         s, key = self._entry(request)
         value = body_object(request).get("value")
         if value is None:
@@ -335,11 +314,11 @@ class RecordsMixin:
         s.metadata[key] = str(value)
         return {"key": key, "value": s.metadata[key]}
 
-    def do_delete_metadata(self: Translation, request: Request) -> Response:
-        self.sub(request.params["submission_id"]).metadata.clear()
+    def do_delete_metadata(self, request: Request) -> Response:
+        self.state.sub(request.params["submission_id"]).metadata.clear()
         return done()
 
-    def do_delete_metadata_entry(self: Translation, request: Request) -> Response:
+    def do_delete_metadata_entry(self, request: Request) -> Response:
         s, key = self._entry(request)
         del s.metadata[key]
         return done()

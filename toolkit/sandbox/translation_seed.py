@@ -9,12 +9,12 @@ a submission object costs far more to build than its targets, which are columns.
 submission is the example one (project 10, workflow 22, targets in every phase); `examples()`
 points at it.
 
-    seed(emulator)   # fills emulator.orgs, .projects, .subs, .docs, .targets, ...
+    seed(state)   # fills state.orgs, .projects, .subs, .docs, .targets, ...
 """
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from toolkit.sandbox.translation_model import (
     CANCELLED,
@@ -31,9 +31,7 @@ from toolkit.sandbox.translation_model import (
     Submission,
     Workflow,
 )
-
-if TYPE_CHECKING:
-    from toolkit.sandbox.translation import Translation
+from toolkit.sandbox.translation_state import State
 
 MINUTE, HOUR, DAY = 60_000, 3_600_000, 86_400_000
 EXAMPLE_LANGUAGES = ("fr-FR", "de-DE", "ja-JP", "es-ES")
@@ -126,48 +124,48 @@ FAILING_HOOKS = (("http://10.12.4.17:8080/tms/webhook", "connect timed out"),
                  ("http://intranet.northwind-health.local/hooks/tms", "Connection refused"))
 
 
-def seed(emu: Translation) -> None:
+def seed(state: State) -> None:
     """Fill the emulator with the reference data and the submissions of its seed and scale."""
-    _reference(emu)
-    scale = emu.scale
+    _reference(state)
+    scale = state.scale
     count = max(1, round(80 * scale)) if scale <= 1 else DEMO + round(4.2 * (scale - 1))
-    now = emu.now_ms()
+    now = state.now_ms()
     # statuses dealt by quota, then shuffled: every status appears even at scale 1
     total = sum(w for _, w in STATUS_WEIGHTS)
     statuses = [s for s, w in STATUS_WEIGHTS for _ in range(max(1, round((count - 1) * w / total)))]
     statuses = (statuses + ["IN_PROCESS"] * count)[:count - 1]
-    emu.rng.shuffle(statuses)
-    draw = Draw(emu.rng)
-    _submission(emu, draw, 0, now, "IN_PROCESS", example=True)
+    state.rng.shuffle(statuses)
+    draw = Draw(state.rng)
+    _submission(state, draw, 0, now, "IN_PROCESS", example=True)
     for n, status in enumerate(statuses, 1):
-        _submission(emu, draw, n, now, status)
-    _failed_hooks(emu, now)
+        _submission(state, draw, n, now, status)
+    _failed_hooks(state, now)
 
 
-def _reference(emu: Translation) -> None:
-    now = emu.now_ms()
+def _reference(state: State) -> None:
+    now = state.now_ms()
     for org_id, name, domain, currency in ORGS:
-        emu.orgs[org_id] = {"organizationId": org_id, "name": name, "domain": domain, "currency": currency,
+        state.orgs[org_id] = {"organizationId": org_id, "name": name, "domain": domain, "currency": currency,
                             "dateCreated": now - 900 * DAY}
-        emu.users[org_id] = [
+        state.users[org_id] = [
             {"userId": 200 + org_id * 10 + n, "userName": user, "firstName": first, "lastName": last,
              "email": f"{first.lower()}.{last.lower()}@{domain}", "organizationId": org_id,
              "roles": ["PROJECT_MANAGER"] if n == 0 else ["SUBMITTER"]}
             for n, (user, first, last) in enumerate(PEOPLE[org_id])]
-        emu.users[org_id].append({"userId": 299, "userName": API_USER, "firstName": "Sandbox",
+        state.users[org_id].append({"userId": 299, "userName": API_USER, "firstName": "Sandbox",
                                   "lastName": "Integration", "email": f"pm.sandbox@{domain}",
                                   "organizationId": org_id, "roles": ["PROJECT_MANAGER", "API"]})
     for pa_id, name, org_id, short in PA_CLIENTS:
-        emu.paclients[pa_id] = {"paClientId": pa_id, "name": name, "organizationId": org_id,
+        state.paclients[pa_id] = {"paClientId": pa_id, "name": name, "organizationId": org_id,
                                 "shortCode": short, "enabled": True}
         term = "MarketingGlossary" if org_id == 3 else "ClinicalGlossary"
-        emu.resources[("paclient", pa_id)] = _language_assets(term, short, ("en-US",), ("fr-FR", "de-DE"), now)
+        state.resources[("paclient", pa_id)] = _language_assets(term, short, ("en-US",), ("fr-FR", "de-DE"), now)
     for wf_id, name, phases in WORKFLOWS:
-        emu.workflows[wf_id] = Workflow(wf_id, name, phases)
+        state.workflows[wf_id] = Workflow(wf_id, name, phases)
     for n, (pid, name, short, org_id, sources, targets, workflows, attrs, formats) in enumerate(PROJECTS):
-        emu.projects[pid] = {
+        state.projects[pid] = {
             "projectId": pid, "name": name, "shortCode": short, "organizationId": org_id,
-            "organizationName": emu.orgs[org_id]["name"], "enabled": True, "dateCreated": now - (700 - n) * DAY,
+            "organizationName": state.orgs[org_id]["name"], "enabled": True, "dateCreated": now - (700 - n) * DAY,
             "paClientIds": [p[0] for p in PA_CLIENTS if p[2] == org_id],
             "sources": list(sources), "targets": list(targets),
             "directions": [(s, t) for s in sources for t in targets if s != t],
@@ -175,14 +173,14 @@ def _reference(emu: Translation) -> None:
             "attributes": [{"name": a, "type": ATTRIBUTES[a][0], "mandatory": m, "values": list(ATTRIBUTES[a][1])}
                            for a, m in attrs.items()],
         }
-        sets = [tuple(emu.rng.sample(targets, emu.rng.randint(2, 6))) for _ in range(97)]
-        emu.projects[pid].update(
+        sets = [tuple(state.rng.sample(targets, state.rng.randint(2, 6))) for _ in range(97)]
+        state.projects[pid].update(
             language_sets=sets,
             codes={langs: bytes(LANG_INDEX[code] for code in langs) for langs in [*sets, EXAMPLE_LANGUAGES]},
             format_pairs=[(FORMAT_INDEX[f], EXTENSIONS[f]) for f in formats])
         term = "MarketingGlossary" if org_id == 3 else "ClinicalGlossary"
-        emu.resources[("project", pid)] = _language_assets(term, short, sources, targets, now)
-    emu.weighted_projects = [p for p, w in zip(emu.projects.values(), PROJECT_WEIGHTS, strict=True)
+        state.resources[("project", pid)] = _language_assets(term, short, sources, targets, now)
+    state.weighted_projects = [p for p, w in zip(state.projects.values(), PROJECT_WEIGHTS, strict=True)
                              for _ in range(w)]
 
 
@@ -251,12 +249,12 @@ def _dates(draw: Draw, status: str, now: int) -> tuple[int, int, int | None, int
     return created, due, started, completed, canceled
 
 
-def _submission(emu: Translation, draw: Draw, n: int, now: int, status: str, example: bool = False) -> None:
+def _submission(state: State, draw: Draw, n: int, now: int, status: str, example: bool = False) -> None:
     if example:
-        project, workflow_id, scope = emu.projects[10], 22, "LANGUAGE"
+        project, workflow_id, scope = state.projects[10], 22, "LANGUAGE"
         langs, ndocs, target_format = EXAMPLE_LANGUAGES, 3, "TXLF"
     else:
-        project = draw.pick(emu.weighted_projects)
+        project = draw.pick(state.weighted_projects)
         workflow_id = draw.pick(project["workflowIds"])
         scope = draw.pick(("LANGUAGE", "LANGUAGE", "LANGUAGE", "BATCH", "FILE"))
         langs = draw.pick(project["language_sets"])
@@ -266,8 +264,8 @@ def _submission(emu: Translation, draw: Draw, n: int, now: int, status: str, exa
     created, due, started, completed, canceled = _dates(draw, status, now)
     owner = draw.pick(PEOPLE[org])[0]
     sub = Submission(
-        emu.next_id("submission"), pid, f"{TOPICS[(n * 7 + pid) % len(TOPICS)]} {draw.pick(QUALIFIERS)}",
-        status, project["sources"][0], [Batch(emu.next_id("batch"), "Batch1", target_format, workflow_id, langs)],
+        state.next_id("submission"), pid, f"{TOPICS[(n * 7 + pid) % len(TOPICS)]} {draw.pick(QUALIFIERS)}",
+        status, project["sources"][0], [Batch(state.next_id("batch"), "Batch1", target_format, workflow_id, langs)],
         due, created, claim_scope=scope, started=started, completed=completed, canceled=canceled,
         owners=[owner], instructions=draw.pick(INSTRUCTIONS), background=draw.pick(BACKGROUNDS),
         pa_client_id=draw.pick(project["paClientIds"]))
@@ -282,29 +280,29 @@ def _submission(emu: Translation, draw: Draw, n: int, now: int, status: str, exa
     if draw.r() < 0.4 and not example:
         sub.metadata["orderNumber"] = f"PO-2026-{draw.between(1, 9999):04d}"
     if not example and draw.r() < 0.25:
-        sub.metadata["_webhookURL"] = f"https://hooks.{emu.orgs[org]['domain']}/tms/events"
+        sub.metadata["_webhookURL"] = f"https://hooks.{state.orgs[org]['domain']}/tms/events"
         sub.metadata["_webhookScope"] = draw.pick(SCOPES)
-    emu.subs[sub.id] = sub
-    _documents(emu, draw, sub, project, ndocs, now, example)
-    _quotes(emu, draw, sub, example)
+    state.subs[sub.id] = sub
+    _documents(state, draw, sub, project, ndocs, now, example)
+    _quotes(state, draw, sub, example)
     if status == "PREFLIGHT":
         sub.analysis_until = now + draw.between(2, 9) * MINUTE
     if status in ("READY", "IN_PROCESS", "PROCESSED", "DELIVERED"):
         sub.analysis_done = created + 15 * MINUTE
     if status == "IN_PROCESS":
-        emu.active.add(sub.id)
+        state.active.add(sub.id)
     if example:
-        _example_extras(emu, sub, now)
+        _example_extras(state, sub, now)
 
 
 SETTLED = {"CREATING": WAITING, "PREFLIGHT": WAITING, "WAITING": WAITING, "READY": READY,
            "PROCESSED": PROCESSED, "DELIVERED": DELIVERED, "CANCELLED": CANCELLED}
 
 
-def _documents(emu: Translation, draw: Draw, sub: Submission, project: dict[str, Any], ndocs: int, now: int,
+def _documents(state: State, draw: Draw, sub: Submission, project: dict[str, Any], ndocs: int, now: int,
                example: bool) -> None:
     """The submission's documents and targets, written column by column (the hot path at scale)."""
-    docs, targets, status, r = emu.docs, emu.targets, sub.status, draw.r
+    docs, targets, status, r = state.docs, state.targets, sub.status, draw.r
     batch = sub.batches[0]
     codes = project["codes"][batch.languages]
     per_doc, count = len(codes), ndocs * len(codes)
@@ -323,7 +321,7 @@ def _documents(emu: Translation, draw: Draw, sub: Submission, project: dict[str,
                 bytes(kind[0] for kind in kinds), [sub.created + (d + 1) * MINUTE for d in range(ndocs)],
                 cancelled)
     if status == "IN_PROCESS":
-        top = 2 * len(emu.workflows[batch.workflow_id].phases)
+        top = 2 * len(state.workflows[batch.workflow_id].phases)
         if example:
             steps = [step for row in EXAMPLE_STEPS for step in row]
         else:
@@ -359,16 +357,16 @@ STEP_PHASE = {2 * n: [p for p in range(n) for _ in (0, 1)] + [NO_PHASE] for n in
 EXAMPLE_STEPS = ((6, 6, 6, 6), (0, 1, 2, 3), (0, 0, 4, 6))
 
 
-def _quotes(emu: Translation, draw: Draw, sub: Submission, example: bool) -> None:
+def _quotes(state: State, draw: Draw, sub: Submission, example: bool) -> None:
     if not (example or sub.status == "WAITING" or (sub.status in ("IN_PROCESS", "PROCESSED", "DELIVERED")
                                                    and draw.r() < 0.3)):
         return
-    words = sum(emu.docs.words[d] for d in sub.docs) * len(sub.languages())
-    org = emu.orgs[emu.projects[sub.project_id]["organizationId"]]
+    words = sum(state.docs.words[d] for d in sub.docs) * len(sub.languages())
+    org = state.orgs[state.projects[sub.project_id]["organizationId"]]
     approved = not example and sub.status != "WAITING"
     provided = sub.created + 2 * HOUR
     sub.quotes.append({
-        "quoteId": emu.next_id("quote"), "submissionId": sub.id,
+        "quoteId": state.next_id("quote"), "submissionId": sub.id,
         "status": "APPROVED" if approved else "PROVIDED",
         "amount": round(words * (0.09 + draw.r() * 0.07), 2), "currency": org["currency"], "wordCount": words,
         "comment": "Approved for production." if approved else None,
@@ -377,27 +375,27 @@ def _quotes(emu: Translation, draw: Draw, sub: Submission, example: bool) -> Non
     })
 
 
-def _example_extras(emu: Translation, sub: Submission, now: int) -> None:
+def _example_extras(state: State, sub: Submission, now: int) -> None:
     """What the example calls need: a fr-FR reference file, a checked translatable upload, a finished download."""
-    sub.references.append({"referenceFileId": emu.next_id("file"), "name": "styleguide-fr.txt",
+    sub.references.append({"referenceFileId": state.next_id("file"), "name": "styleguide-fr.txt",
                            "submissionLevel": False, "targetLanguages": ["fr-FR"],
                            "content": b"Vouvoiement; pas d'anglicismes.", "dateCreated": sub.created})
-    emu.uploads[emu.next_id("process")] = {
+    state.uploads[state.next_id("process")] = {
         "submissionId": sub.id, "kind": "translatable", "name": "strings-fr.xlf", "status": "PROCESSED",
         "messages": [], "dateCreated": now - DAY}
-    deliverables = [n for n in sub.targets if emu.targets.status[n] == PROCESSED][:2]
-    emu.downloads[emu.next_id("download")] = {
+    deliverables = [n for n in sub.targets if state.targets.status[n] == PROCESSED][:2]
+    state.downloads[state.next_id("download")] = {
         "submissionId": sub.id, "created": now - HOUR, "polls": 2, "finished": True,
         "sourceFiles": True, "targets": deliverables, "languages": ["fr-FR"], "manifest": True}
 
 
-def _failed_hooks(emu: Translation, now: int) -> None:
+def _failed_hooks(state: State, now: int) -> None:
     """A couple of deliveries that failed: receivers on plain http inside a company network."""
-    done = [s for s in emu.subs.values() if s.status in ("DELIVERED", "PROCESSED") and s.id != emu.example_id]
+    done = [s for s in state.subs.values() if s.status in ("DELIVERED", "PROCESSED") and s.id != state.example_id]
     for (url, message), sub in zip(FAILING_HOOKS, done[:2], strict=False):
         sub.metadata["_webhookURL"] = url
         sub.metadata["_webhookScope"] = SCOPES[0]
-        emu.failed_hooks.append({
+        state.failed_hooks.append({
             "submissionId": sub.id, "url": url, "event": "submission.completed", "attempts": 3,
             "firstAttempt": sub.completed, "lastAttempt": min(now, (sub.completed or now) + 2 * HOUR),
             "message": message})

@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import io
 import zipfile
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from toolkit.sandbox.translation_model import FINISHED, FORMAT_INDEX, LANG_INDEX, NO_FORMAT, Submission
+from toolkit.sandbox.translation_state import State
 from toolkit.sandbox.wire import Part, Reject, Request, Response
-
-if TYPE_CHECKING:
-    from toolkit.sandbox.translation import Translation
 
 TRANSLATABLE = (".xlf", ".xliff", ".txlf", ".txml", ".sdlxliff")
 
@@ -52,11 +50,14 @@ def count_words(data: bytes) -> int:
     return max(1, len(text.split()) if text.isprintable() or "\n" in text else len(data) // 6)
 
 
-class UploadsMixin:
-    """The upload actions; mixed into Translation."""
+class Uploads:
+    """The upload actions, over the server's state."""
 
-    def _open(self: Translation, request: Request) -> tuple[Submission, dict[str, Part], Part]:
-        s = self.sub(request.params["submission_id"])
+    def __init__(self, state: State) -> None:
+        self.state = state
+
+    def _open(self, request: Request) -> tuple[Submission, dict[str, Part], Part]:
+        s = self.state.sub(request.params["submission_id"])
         if s.status in FINISHED:
             raise Reject(400, f"submission {s.id} is {s.status}; files can no longer be added")
         parts = {p.name: p for p in request.parts()}
@@ -65,13 +66,13 @@ class UploadsMixin:
             raise Reject(400, "file is required (a multipart part named 'file')")
         return s, parts, file
 
-    def _process(self: Translation, s: Submission, kind: str, name: str, **extra: Any) -> int:
-        pid = self.next_id("process")
-        self.uploads[pid] = {"submissionId": s.id, "kind": kind, "name": name, "status": "PROCESSED",
-                             "messages": [], "dateCreated": self.now_ms(), **extra}
+    def _process(self, s: Submission, kind: str, name: str, **extra: Any) -> int:
+        pid = self.state.next_id("process")
+        self.state.uploads[pid] = {"submissionId": s.id, "kind": kind, "name": name, "status": "PROCESSED",
+                             "messages": [], "dateCreated": self.state.now_ms(), **extra}
         return pid
 
-    def do_upload_source(self: Translation, request: Request) -> Any:
+    def do_upload_source(self, request: Request) -> Any:
         s, parts, file = self._open(request)
         batch_name = parts["batchName"].text.strip() if "batchName" in parts else ""
         batch = s.batch(batch_name)
@@ -79,7 +80,7 @@ class UploadsMixin:
             raise Reject(400, f"batchName {batch_name!r} is not a batch of submission {s.id} "
                               f"({', '.join(b.name for b in s.batches) or 'it has none'})")
         fmt_name = parts["fileFormatName"].text.strip() if "fileFormatName" in parts else ""
-        formats = self.projects[s.project_id]["formats"]
+        formats = self.state.projects[s.project_id]["formats"]
         if batch.target_format == "NON_PARSABLE":
             if fmt_name:
                 raise Reject(400, "leave fileFormatName blank for a NON_PARSABLE batch")
@@ -89,23 +90,23 @@ class UploadsMixin:
                               f"({', '.join(formats)})")
         else:
             fmt = FORMAT_INDEX[fmt_name]
-        now, position = self.now_ms(), s.batches.index(batch)
+        now, position = self.state.now_ms(), s.batches.index(batch)
         created, new_targets = [], []
         for name, data in unpack(file, flag(parts, "extractArchive")):
-            d = self.docs.add(s.id, position, name, count_words(data), fmt, now)
-            self.docs.content[d] = data
+            d = self.state.docs.add(s.id, position, name, count_words(data), fmt, now)
+            self.state.docs.content[d] = data
             created.append(d)
-            new_targets += [self.targets.add(d, LANG_INDEX[lang]) for lang in batch.languages]
+            new_targets += [self.state.targets.add(d, LANG_INDEX[lang]) for lang in batch.languages]
         s.add_docs(created)
         s.add_targets(new_targets)
         if s.status == "READY":
             s.status = "CREATING"            # new files need a new analysis before the start
         pid = self._process(s, "source", file.filename or "file", documents=created)
         return {"processId": pid, "submissionId": s.id,
-                "documentIds": [{"name": self.docs.name[d], "documentId": self.docs.BASE + d,
+                "documentIds": [{"name": self.state.docs.name[d], "documentId": self.state.docs.BASE + d,
                                  "submissionId": s.id} for d in created]}
 
-    def do_upload_reference(self: Translation, request: Request) -> Any:
+    def do_upload_reference(self, request: Request) -> Any:
         s, parts, file = self._open(request)
         whole = flag(parts, "submissionLevel")
         text = parts["targetLanguageLevel"].text if "targetLanguageLevel" in parts else ""
@@ -115,25 +116,25 @@ class UploadsMixin:
         wrong = [lang for lang in langs if lang not in s.languages()]
         if wrong:
             raise Reject(400, f"{', '.join(wrong)} are not target languages of submission {s.id}")
-        ref = {"referenceFileId": self.next_id("file"), "name": file.filename, "submissionLevel": whole,
-               "targetLanguages": langs, "content": file.data, "dateCreated": self.now_ms()}
+        ref = {"referenceFileId": self.state.next_id("file"), "name": file.filename, "submissionLevel": whole,
+               "targetLanguages": langs, "content": file.data, "dateCreated": self.state.now_ms()}
         s.references.append(ref)
         pid = self._process(s, "reference", file.filename or "file")
         return {"processId": pid, "submissionId": s.id, **{k: v for k, v in ref.items() if k != "content"}}
 
-    def do_upload_collateral(self: Translation, request: Request) -> Any:
+    def do_upload_collateral(self, request: Request) -> Any:
         s, parts, file = self._open(request)
         whole = flag(parts, "submissionLevel")
         ids = []
         for name, data in unpack(file, flag(parts, "extractArchive")):
-            item = {"collateralFileId": self.next_id("file"), "name": name, "submissionLevel": whole,
-                    "content": data, "dateCreated": self.now_ms()}
+            item = {"collateralFileId": self.state.next_id("file"), "name": name, "submissionLevel": whole,
+                    "content": data, "dateCreated": self.state.now_ms()}
             s.collaterals.append(item)
             ids.append({"name": name, "collateralFileId": item["collateralFileId"]})
         return {"processId": self._process(s, "collateral", file.filename or "file"), "submissionId": s.id,
                 "collateralFileIds": ids}
 
-    def do_upload_translatable(self: Translation, request: Request) -> Any:
+    def do_upload_translatable(self, request: Request) -> Any:
         s, parts, file = self._open(request)
         messages = []
         for name, data in unpack(file, flag(parts, "extractArchive")):
@@ -143,16 +144,16 @@ class UploadsMixin:
                 messages.append(f"{name}: the file is empty")
         pid = self._process(s, "translatable", file.filename or "file")
         if messages:
-            self.uploads[pid].update(status="FAILED", messages=messages)
+            self.state.uploads[pid].update(status="FAILED", messages=messages)
         return {"processId": pid, "submissionId": s.id}
 
-    def do_get_translatable_upload(self: Translation, request: Request) -> Any:
-        s = self.sub(request.params["submission_id"])
+    def do_get_translatable_upload(self, request: Request) -> Any:
+        s = self.state.sub(request.params["submission_id"])
         try:
             pid = int(request.params["upload_process_id"])
         except ValueError:
             pid = -1
-        upload = self.uploads.get(pid)
+        upload = self.state.uploads.get(pid)
         if upload is None or upload["submissionId"] != s.id or upload["kind"] != "translatable":
             raise Reject(404, f"no translatable upload {request.params['upload_process_id']} in submission {s.id}")
         if upload["status"] == "FAILED":

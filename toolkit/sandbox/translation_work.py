@@ -11,8 +11,9 @@ lists) over the compact columns, caching the filtered positions until the next c
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from toolkit.sandbox.translation_flow import Flow
 from toolkit.sandbox.translation_model import (
     DELIVERED,
     IN_PROCESS,
@@ -25,11 +26,9 @@ from toolkit.sandbox.translation_model import (
     Submission,
     Workflow,
 )
-from toolkit.sandbox.translation_records import body_object, int_list
+from toolkit.sandbox.translation_records import Records, body_object, int_list, metadata_entries
+from toolkit.sandbox.translation_state import State
 from toolkit.sandbox.wire import Reject, Request, Response
-
-if TYPE_CHECKING:
-    from toolkit.sandbox.translation import Translation
 
 EDITORS = ("TranslationEditor", "ReviewEditor", "PostEditEditor")
 
@@ -49,20 +48,24 @@ def status_codes(values: list[str], name: str) -> set[int]:
     return set().union(*(STATUS_FILTER[v] for v in values)) if values else set()
 
 
-class WorkMixin:
-    """Target lists, claims, phases and delivery; mixed into Translation."""
+class Work:
+    """Target lists, claims, phases and delivery, over the server's state; targets are rendered by
+    `records`, and a submission settles (PROCESSED, DELIVERED, CANCELLED) through `flow`."""
 
-    def workflow_of(self: Translation, n: int) -> Workflow:
-        docs = self.docs
-        d = self.targets.doc[n]
-        return self.workflows[self.subs[docs.sub[d]].batches[docs.batch[d]].workflow_id]
+    def __init__(self, state: State, records: Records, flow: Flow) -> None:
+        self.state, self.records, self.flow = state, records, flow
 
-    def phase_name(self: Translation, n: int) -> str | None:
-        phase = self.targets.phase[n]
+    def workflow_of(self, n: int) -> Workflow:
+        docs = self.state.docs
+        d = self.state.targets.doc[n]
+        return self.state.workflows[self.state.subs[docs.sub[d]].batches[docs.batch[d]].workflow_id]
+
+    def phase_name(self, n: int) -> str | None:
+        phase = self.state.targets.phase[n]
         return None if phase == NO_PHASE else self.workflow_of(n).phases[phase]
 
-    def known_phase(self: Translation, s: Submission, name: str) -> None:
-        phases = [p for b in s.batches for p in self.workflows[b.workflow_id].phases]
+    def known_phase(self, s: Submission, name: str) -> None:
+        phases = [p for b in s.batches for p in self.state.workflows[b.workflow_id].phases]
         if name not in phases:
             near = [p for p in phases if p.lower() == name.lower()]
             hint = f" (names are case-sensitive: {near[0]})" if near else f"; phases: {', '.join(dict.fromkeys(phases))}"
@@ -70,106 +73,106 @@ class WorkMixin:
 
     # --- target lists ----------------------------------------------------------------------------
 
-    def do_list_submission_targets(self: Translation, request: Request) -> Response:
-        s = self.sub(request.params["submission_id"])
+    def do_list_submission_targets(self, request: Request) -> Response:
+        s = self.state.sub(request.params["submission_id"])
         positions: Any = s.targets
         # an older server knows neither filter and ignores it, as it ignores any unknown parameter
-        if self.at_least("5.15") and request.arg("status"):
-            positions = self.targets.having(positions, status_codes([request.arg("status")], "status"))
-        if self.at_least("5.20") and request.arg("targetLanguage"):
+        if self.state.at_least("5.15") and request.arg("status"):
+            positions = self.state.targets.having(positions, status_codes([request.arg("status")], "status"))
+        if self.state.at_least("5.20") and request.arg("targetLanguage"):
             code = LANG_INDEX.get(request.arg("targetLanguage"), -1)
-            positions = [n for n in positions if self.targets.lang[n] == code]
-        return self.page(request, self.target_rows(positions))
+            positions = [n for n in positions if self.state.targets.lang[n] == code]
+        return self.state.page(request, self.records.target_rows(positions))
 
-    def do_list_document_targets(self: Translation, request: Request) -> Any:
-        s = self.sub(request.params["submission_id"])
-        d = self.doc_of(s, request.params["document_id"])
-        return [self.target_wire(n) for n in s.targets if self.targets.doc[n] == d]
+    def do_list_document_targets(self, request: Request) -> Any:
+        s = self.state.sub(request.params["submission_id"])
+        d = self.state.doc_of(s, request.params["document_id"])
+        return [self.records.target_wire(n) for n in s.targets if self.state.targets.doc[n] == d]
 
-    def do_list_targets(self: Translation, request: Request) -> Response:
+    def do_list_targets(self, request: Request) -> Response:
         ids = tuple(sorted(set(int_list(request.args("submissionIds", split=True), "submissionIds"))))
         codes = status_codes(request.args("targetStatus", split=True), "targetStatus")
-        key = (ids, frozenset(codes), self.targets.version)
-        if self.view[0] != key:
-            positions: Any = range(len(self.targets))
+        key = (ids, frozenset(codes), self.state.targets.version)
+        if self.state.view[0] != key:
+            positions: Any = range(len(self.state.targets))
             if ids:
-                positions = sorted(n for i in ids if i in self.subs for n in self.subs[i].targets)
+                positions = sorted(n for i in ids if i in self.state.subs for n in self.state.subs[i].targets)
             if codes:
-                positions = self.targets.having(positions, codes)
-            self.view = (key, positions)
-        return self.page(request, self.target_rows(self.view[1]))
+                positions = self.state.targets.having(positions, codes)
+            self.state.view = (key, positions)
+        return self.state.page(request, self.records.target_rows(self.state.view[1]))
 
-    def do_add_target_metadata(self: Translation, request: Request) -> Any:
-        s = self.sub(request.params["submission_id"])
+    def do_add_target_metadata(self, request: Request) -> Any:
+        s = self.state.sub(request.params["submission_id"])
         body = body_object(request)
         ids = int_list(body.get("targetIds"), "targetIds")
         if not ids:
             raise Reject(400, "targetIds is required")
-        positions = self.own_targets(s, ids)
-        entries = self._create_metadata(body.get("metadata") or [])
+        positions = self.state.own_targets(s, ids)
+        entries = metadata_entries(body.get("metadata") or [])
         entries.update({k: str(v) for k, v in body.items() if k not in ("targetIds", "metadata")})
         if not entries:
             raise Reject(400, "give metadata [{key, value}] to add")
         for n in positions:
-            self.targets.meta.setdefault(n, {}).update(entries)
+            self.state.targets.meta.setdefault(n, {}).update(entries)
         return {"submissionId": s.id, "targetIds": ids,
                 "metadata": [{"key": k, "value": v} for k, v in entries.items()]}
 
-    def do_set_targets_delivered(self: Translation, request: Request) -> Any:
-        s = self.sub(request.params["submission_id"])
+    def do_set_targets_delivered(self, request: Request) -> Any:
+        s = self.state.sub(request.params["submission_id"])
         ids = int_list(body_object(request).get("targetIds"), "targetIds")
         if not ids:
             raise Reject(400, "targetIds is required")
         delivered, failed, messages = [], [], []
-        for n in self.own_targets(s, ids):
-            status = self.targets.status[n]
+        for n in self.state.own_targets(s, ids):
+            status = self.state.targets.status[n]
             if status in (PROCESSED, DELIVERED):
                 if status == PROCESSED:
-                    self.targets.set(n, DELIVERED)
-                delivered.append(self.targets.BASE + n)
+                    self.state.targets.set(n, DELIVERED)
+                delivered.append(self.state.targets.BASE + n)
             else:
-                failed.append(self.targets.BASE + n)
-                messages.append(f"target {self.targets.BASE + n} has no deliverable yet "
-                                f"({self.target_wire(n)['status']})")
-        self.settle(s)
+                failed.append(self.state.targets.BASE + n)
+                messages.append(f"target {self.state.targets.BASE + n} has no deliverable yet "
+                                f"({self.records.target_wire(n)['status']})")
+        self.flow.settle(s)
         return {"deliveredTargetIds": delivered, "failedTargetIds": failed, "messages": messages}
 
     # --- phases ----------------------------------------------------------------------------------
 
-    def _phase_info(self: Translation, n: int) -> dict[str, Any]:
-        record = self.target_wire(n)
+    def _phase_info(self, n: int) -> dict[str, Any]:
+        record = self.records.target_wire(n)
         workflow = self.workflow_of(n)
-        phase = self.targets.phase[n]
+        phase = self.state.targets.phase[n]
         return {"targetId": record["targetId"], "submissionId": record["submissionId"],
                 "documentId": record["documentId"], "targetLanguage": record["targetLanguage"],
                 "currentPhase": record["currentPhase"], "status": record["status"],
                 "phaseDueDate": record["phaseDueDate"], "workflowName": workflow.name,
                 "transitions": [] if phase == NO_PHASE else workflow.transitions(phase)}
 
-    def do_list_phases(self: Translation, request: Request) -> Any:
-        return [self._phase_info(n) for n in self.sub(request.params["submission_id"]).targets]
+    def do_list_phases(self, request: Request) -> Any:
+        return [self._phase_info(n) for n in self.state.sub(request.params["submission_id"]).targets]
 
-    def do_get_target_phase(self: Translation, request: Request) -> Any:
-        s = self.sub(request.params["submission_id"])
-        n = self.target_of(s, request.params["target_id"])
+    def do_get_target_phase(self, request: Request) -> Any:
+        s = self.state.sub(request.params["submission_id"])
+        n = self.state.target_of(s, request.params["target_id"])
         return {**self._phase_info(n), "phases": list(self.workflow_of(n).phases)}
 
-    def do_get_target_editor_info(self: Translation, request: Request) -> Any:
-        s = self.sub(request.params["submission_id"])
-        n = self.target_of(s, request.params["target_id"])
+    def do_get_target_editor_info(self, request: Request) -> Any:
+        s = self.state.sub(request.params["submission_id"])
+        n = self.state.target_of(s, request.params["target_id"])
         editor = body_object(request).get("editor")
         if editor not in EDITORS:
             raise Reject(400, f"editor must be a valid editor name ({', '.join(EDITORS)}), not {editor!r}")
         phase = self.phase_name(n)
         if phase is None:
-            raise Reject(400, f"target {self.targets.BASE + n} is not in a workflow phase")
-        lang = LANGUAGES[self.targets.lang[n]]
-        return {"targetId": self.targets.BASE + n, "phaseName": phase, "editor": editor,
+            raise Reject(400, f"target {self.state.targets.BASE + n} is not in a workflow phase")
+        lang = LANGUAGES[self.state.targets.lang[n]]
+        return {"targetId": self.state.targets.BASE + n, "phaseName": phase, "editor": editor,
                 "mtProfile": {"name": f"{s.source}_{lang}_General", "engine": "NeuralMT",
                               "enabled": phase in ("TRANSLATION", "MT_POST_EDIT")}}
 
-    def do_complete_phase(self: Translation, request: Request) -> Any:
-        s = self.sub(request.params["submission_id"])
+    def do_complete_phase(self, request: Request) -> Any:
+        s = self.state.sub(request.params["submission_id"])
         name = check_phase_name(request.params["phase_name"])
         self.known_phase(s, name)
         body = body_object(request)
@@ -177,19 +180,19 @@ class WorkMixin:
         transition = body.get("transition")
         if not ids or not isinstance(transition, str) or not transition:
             raise Reject(400, "targetIds and transition are required")
-        ways = {w for b in s.batches for wf in [self.workflows[b.workflow_id]] if name in wf.phases
+        ways = {w for b in s.batches for wf in [self.state.workflows[b.workflow_id]] if name in wf.phases
                 for t in wf.transitions(wf.phases.index(name)) for w in (t["name"], t["targetPhase"]) if w}
         if transition not in ways:
             raise Reject(400, f"{transition!r} is not a transition of phase {name}; "
                               f"transitions: {', '.join(sorted(ways))}")
-        positions = self.own_targets(s, ids)
-        targets, done, failed, messages = self.targets, [], [], []
+        positions = self.state.own_targets(s, ids)
+        targets, done, failed, messages = self.state.targets, [], [], []
         for n in positions:
             workflow = self.workflow_of(n)
             if self.phase_name(n) != name or targets.status[n] not in (READY, IN_PROCESS):
                 failed.append(targets.BASE + n)
                 messages.append(f"target {targets.BASE + n} is not in phase {name} "
-                                f"({self.phase_name(n) or self.target_wire(n)['status']})")
+                                f"({self.phase_name(n) or self.records.target_wire(n)['status']})")
                 continue
             # batches may run different workflows: the transition must be one of this target's
             own = workflow.transitions(targets.phase[n])
@@ -200,18 +203,18 @@ class WorkMixin:
                                 f"in workflow {workflow.name}")
                 continue
             if way["targetPhase"] is None:
-                targets.set(n, PROCESSED, NO_PHASE, self.now_ms())
+                targets.set(n, PROCESSED, NO_PHASE, self.state.now_ms())
             else:
                 targets.set(n, READY, workflow.phases.index(way["targetPhase"]))
             done.append(targets.BASE + n)
-        self.settle(s)
+        self.flow.settle(s)
         return {"completedTargets": done, "failedTargets": failed, "messages": messages}
 
     # --- claims ----------------------------------------------------------------------------------
 
-    def _claim_body(self: Translation, request: Request) -> tuple[Submission, str, list[str]]:
+    def _claim_body(self, request: Request) -> tuple[Submission, str, list[str]]:
         body = body_object(request)
-        s = self.sub(body.get("submissionId"))
+        s = self.state.sub(body.get("submissionId"))
         name = check_phase_name(body.get("phaseName"))
         self.known_phase(s, name)
         languages = body.get("languages")
@@ -226,70 +229,70 @@ class WorkMixin:
             raise Reject(400, f"submission {s.id} is claimed by {s.claim_scope}, not by language")
         return s, name, languages
 
-    def _move(self: Translation, request: Request, before: int, after: int, key: str) -> Any:
+    def _move(self, request: Request, before: int, after: int, key: str) -> Any:
         s, name, languages = self._claim_body(request)
         codes = {LANG_INDEX[lang] for lang in languages}
         moved = []
         for n in s.targets:
-            if self.targets.status[n] == before and self.targets.lang[n] in codes and self.phase_name(n) == name:
-                self.targets.set(n, after)
-                moved.append(self.targets.BASE + n)
+            if self.state.targets.status[n] == before and self.state.targets.lang[n] in codes and self.phase_name(n) == name:
+                self.state.targets.set(n, after)
+                moved.append(self.state.targets.BASE + n)
         verb = "claimed" if after == IN_PROCESS else "released"
         return {"submissionId": s.id, "phaseName": name, "languages": languages, key: moved,
                 "messages": [f"{len(moved)} targets {verb}" if moved else f"nothing to be {verb} in {name}"]}
 
-    def do_claim_submission(self: Translation, request: Request) -> Any:
+    def do_claim_submission(self, request: Request) -> Any:
         return self._move(request, READY, IN_PROCESS, "claimedTargetIds")
 
-    def do_unclaim_submission(self: Translation, request: Request) -> Any:
+    def do_unclaim_submission(self, request: Request) -> Any:
         return self._move(request, IN_PROCESS, READY, "unclaimedTargetIds")
 
-    def _open_work(self: Translation, request: Request, code: int) -> list[dict[str, Any]]:
+    def _open_work(self, request: Request, code: int) -> list[dict[str, Any]]:
         """One row per submission with targets in `code` (READY: claimable, IN_PROCESS: claimed)."""
         wanted = request.arg("phaseName")
         if wanted is not None:
             check_phase_name(wanted)
-        key = ("open", code, wanted, self.targets.version, len(self.subs))
-        if self.view[0] == key:           # the next page of the same listing: nothing moved since
-            return self.view[1]
+        key = ("open", code, wanted, self.state.targets.version, len(self.state.subs))
+        if self.state.view[0] == key:           # the next page of the same listing: nothing moved since
+            return self.state.view[1]
         rows = []
-        for sid in sorted(self.active):
-            s = self.subs[sid]
-            found = [(self.phase_name(n), n) for n in s.targets if self.targets.status[n] == code]
+        for sid in sorted(self.state.active):
+            s = self.state.subs[sid]
+            found = [(self.phase_name(n), n) for n in s.targets if self.state.targets.status[n] == code]
             found = [(p, n) for p, n in found if p is not None and (wanted is None or p == wanted)]
             if not found:
                 continue
             phases = list(dict.fromkeys(p for p, _ in found))
-            langs = list(dict.fromkeys(LANGUAGES[self.targets.lang[n]] for _, n in found))
+            langs = list(dict.fromkeys(LANGUAGES[self.state.targets.lang[n]] for _, n in found))
             rows.append({"submissionId": s.id, "projectId": s.project_id, "name": s.name,
                          "sourceLanguage": s.source, "targetLanguages": langs, "dueDate": s.due,
                          "claimScope": s.claim_scope, "phaseName": wanted or phases[0], "phaseNames": phases,
-                         "batchNames": list(dict.fromkeys(s.batches[self.docs.batch[self.targets.doc[n]]].name
+                         "batchNames": list(dict.fromkeys(s.batches[self.state.docs.batch[self.state.targets.doc[n]]].name
                                                           for _, n in found)),
                          "targetCount": len(found)})
-        self.view = (key, rows)
+        self.state.view = (key, rows)
         return rows
 
-    def _open_targets(self: Translation, request: Request, code: int) -> list[dict[str, Any]]:
-        s = self.sub(request.params["submission_id"])
+    def _open_targets(self, request: Request, code: int) -> list[dict[str, Any]]:
+        s = self.state.sub(request.params["submission_id"])
         wanted = request.arg("phaseName")
         if wanted is not None:
             check_phase_name(wanted)
         out = []
         for n in s.targets:
             phase = self.phase_name(n)
-            if self.targets.status[n] == code and phase is not None and wanted in (None, phase):
-                out.append({**self.target_wire(n), "phaseName": phase})
+            if self.state.targets.status[n] == code and phase is not None and wanted in (None, phase):
+                out.append({**self.records.target_wire(n), "phaseName": phase})
         return out
 
-    def do_list_claimable_submissions(self: Translation, request: Request) -> Response:
-        return self.page(request, self._open_work(request, READY))
+    def do_list_claimable_submissions(self, request: Request) -> Response:
+        return self.state.page(request, self._open_work(request, READY))
 
-    def do_list_claimed_submissions(self: Translation, request: Request) -> Response:
-        return self.page(request, self._open_work(request, IN_PROCESS))
+    def do_list_claimed_submissions(self, request: Request) -> Response:
+        return self.state.page(request, self._open_work(request, IN_PROCESS))
 
-    def do_list_claimable_targets(self: Translation, request: Request) -> Any:
+    def do_list_claimable_targets(self, request: Request) -> Any:
         return self._open_targets(request, READY)
 
-    def do_list_claimed_targets(self: Translation, request: Request) -> Any:
+    def do_list_claimed_targets(self, request: Request) -> Any:
         return self._open_targets(request, IN_PROCESS)
