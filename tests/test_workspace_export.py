@@ -154,7 +154,14 @@ def test_what_a_killed_export_left_is_removed_by_the_next_export_and_a_running_o
         assert sum(f.stat().st_size for p in left for f in [p, *p.rglob("*")] if f.is_file()) > 1_000_000
         live = [p.name for p in folder.iterdir() if p.name.startswith(".live.tmp-")]
         assert live
+        with Workspace() as ws:
+            put(ws, range(3))
+            ws.export(folder / "now.duckdb")
+        assert len(hidden(folder)) == 2, "a folder just made may not be locked yet: it is left for later"
 
+        a_while_ago = time.time() - snapshots.JUST_MADE.total_seconds() - 1
+        for entry in folder.iterdir():
+            os.utime(entry, (a_while_ago, a_while_ago))
         with Workspace() as ws:
             put(ws, range(3))
             ws.export(folder / "next.duckdb")

@@ -75,6 +75,8 @@ _SCRATCH = re.compile(r"\.(?P<name>.+)\.tmp-(?:(?P<pid>\d+)-)?[0-9a-f]{8}(?:\.wa
 # leftovers of toolkit before the lock (a file or folder of that name without a PID) are removed once this
 # old: an export writes its file all along, so one untouched this long has no writer
 UNLOCKED_AFTER = timedelta(hours=6)
+# a folder this young may be one an export has made and not locked yet: it is left to a later export
+JUST_MADE = timedelta(seconds=30)
 
 
 @contextlib.contextmanager
@@ -117,7 +119,10 @@ def _lock(folder: Path) -> int | None:
 def _abandoned(entry: Path) -> bool:
     """Whether no export writes this leftover any more: its lock is free, or (an old one) it is long untouched."""
     try:
+        age = datetime.now(UTC) - datetime.fromtimestamp(entry.lstat().st_mtime, UTC)
         if fcntl is not None and entry.is_dir() and _SCRATCH.fullmatch(entry.name)["pid"]:
+            if age < JUST_MADE:
+                return False
             probe = os.open(entry, os.O_RDONLY)
             try:
                 fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -126,8 +131,8 @@ def _abandoned(entry: Path) -> bool:
             finally:
                 os.close(probe)  # closing drops the probe's lock at once
             return True
-        return datetime.now(UTC) - datetime.fromtimestamp(entry.lstat().st_mtime, UTC) > UNLOCKED_AFTER
-    except FileNotFoundError:  # its export finished meanwhile
+        return age > UNLOCKED_AFTER
+    except OSError:  # its export finished meanwhile, or it is not ours to look into
         return False
 
 
