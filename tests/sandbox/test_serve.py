@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import toolkit as tk
 
 
@@ -33,3 +35,30 @@ def test_the_command_serves_and_keeps_its_secrets_off_the_screen(tmp_path):
         process.send_signal(signal.SIGINT)
         process.wait(timeout=20)
     assert not target.exists(), "the credentials file goes when the sandbox stops"
+
+
+def start_command(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
+    """`toolkit sandbox` in a child process; (the process, its credentials file) once it serves."""
+    process = subprocess.Popen([sys.executable, "-m", "toolkit.cli", "sandbox", "--port", "0", "--scale", "0.1"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "TMPDIR": str(tmp_path)})
+    line = ""
+    while not line.startswith("credentials"):
+        line = process.stdout.readline()
+        assert line, f"the sandbox ended before serving: {process.stderr.read()}"
+    path = Path(line.strip().split(": ", 1)[1])
+    assert path.parent == tmp_path and path.exists()
+    return process, path
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_the_command_removes_its_credentials_however_it_is_stopped(tmp_path, stop):
+    process, path = start_command(tmp_path)
+    try:
+        process.send_signal(stop)
+        out, err = process.communicate(timeout=20)
+    finally:
+        process.kill()
+    assert process.returncode == 0 and "Traceback" not in err, err
+    assert "sandbox stopped" in out
+    assert not path.exists(), "the credentials file goes when the sandbox stops"
