@@ -2,6 +2,8 @@
 TOOLKIT_<SERVICE>_<FIELD> environment variables, and `toolkit demo` end to end at a small scale."""
 from __future__ import annotations
 
+import json
+import os
 import re
 
 import duckdb
@@ -109,3 +111,41 @@ def test_demo_writes_the_workspace_the_snapshot_and_the_report(tmp_path, capsys)
     for file in (database, snapshot, report):
         blob = file.read_bytes()
         assert not [s[:4] for s in secrets if s.encode() in blob], file.name
+
+
+def test_call_answers_as_json(env, capsys):
+    assert main(["call", "media_review.list_teams", '{"page_size": 2}']) == 0
+    teams = json.loads(capsys.readouterr().out)
+    assert len(teams) == 2 and isinstance(teams[0]["id"], str)
+
+
+def test_call_without_credentials_is_one_line_and_exit_2(monkeypatch, capsys):
+    for name in [n for n in os.environ if n.startswith("TOOLKIT_")]:
+        monkeypatch.delenv(name)
+    assert main(["call", "media_review.list_teams"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
+    assert captured.err.count("\n") == 1 and "TOOLKIT_MEDIA_REVIEW_BASE_URL" in captured.err
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["call", "media_review.no_such_action"], "no action 'media_review.no_such_action'"),
+    (["call", "nope.list_teams"], "no action 'nope.list_teams'"),
+    (["call", "media_review.list_teams", '{"token": "sbx_not_json'], "not JSON"),
+    (["call", "media_review.list_teams", "[1, 2]"], "a JSON object, not list"),
+    (["call", "asset_library.get_asset", "{}"], "asset_id"),                    # a required param missing
+])
+def test_call_refusals_are_one_line_and_exit_2(env, capsys, argv, words):
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1 and words in captured.err
+    assert "sbx_not_json" not in captured.err                               # params are never echoed
+
+
+def test_call_with_wrong_credentials_prints_no_secret(env, capsys, monkeypatch):
+    monkeypatch.setenv("TOOLKIT_TRANSLATION_PASSWORD", "wrong-password-42")
+    assert main(["call", "translation.list_submissions"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("toolkit call: AuthError") and err.count("\n") == 1
+    held = [s for s in env.secrets() if len(s) >= 6] + ["wrong-password-42"]
+    assert not [s[:4] for s in held if s in err]

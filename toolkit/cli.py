@@ -34,10 +34,29 @@ def _resources(args: argparse.Namespace) -> int:
 
 
 def _call(args: argparse.Namespace) -> int:
+    from toolkit import catalog
     from toolkit.client import connect
-    service = args.action.split(".", 1)[0]
-    params = json.loads(args.params) if args.params else {}
-    result = connect(service).call(args.action, **params)
+    from toolkit.errors import ToolkitError
+    try:
+        action = catalog.action(args.action)
+    except KeyError as error:
+        print(f"toolkit call: {error.args[0]}", file=sys.stderr)
+        return 2
+    try:
+        params = json.loads(args.params) if args.params else {}
+    except json.JSONDecodeError as error:
+        # the position only: the params may hold a password, and the error would quote them
+        print(f"toolkit call: the params are not JSON ({error.msg}, character {error.pos})", file=sys.stderr)
+        return 2
+    if not isinstance(params, dict):
+        print(f"toolkit call: the params must be a JSON object, not {type(params).__name__}", file=sys.stderr)
+        return 2
+    try:
+        result = connect(action.service).call(action.id, **params)
+    except ToolkitError as error:
+        # one line, as `pull` gives: the errors mask secret values and scrub the service's answers
+        print(f"toolkit call: {type(error).__name__}: {error}", file=sys.stderr)
+        return 2
     if isinstance(result, bytes):
         sys.stdout.buffer.write(result)
     else:
