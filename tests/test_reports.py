@@ -3,13 +3,18 @@
 
 Every report answers a DataFrame with what the demo's data must show; every figure is titled and has
 labelled axes; the HTML report embeds its PNGs, needs no network and holds no secret; a snapshot
-exported with history gives the same report as the workspace.
+exported with history gives the same report as the workspace. The sandbox's virtual clock reaches a
+report only as `now=` / `as_of=`, never guessed from a loopback base URL. The demo's secret check
+reads the tables of the DuckDB files it wrote.
 """
 from __future__ import annotations
 
 import base64
+import html
 import re
+from urllib.parse import urlsplit
 
+import duckdb
 import pandas as pd
 import pytest
 from matplotlib.figure import Figure
@@ -27,12 +32,18 @@ def box():
 
 
 @pytest.fixture(scope="module")
-def ws(box, tmp_path_factory):
+def pulled_at() -> dict:
+    """The sandbox's clock at each of the demo's loads (load id → moment), as populate records it."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+def ws(box, pulled_at, tmp_path_factory):
     workspace = tk.Workspace(tmp_path_factory.mktemp("reports") / "demo.duckdb")
     clients = {service: workspace.connect(service, **box.credentials(service)) for service in demo.SERVICES}
     for client in clients.values():
         client.transport.budget = RateBudget(None, 10)   # the sandbox enforces no limit here
-    assert demo.populate(workspace, box, log=None, clients=clients)
+    assert demo.populate(workspace, box, log=None, clients=clients, as_of=pulled_at)
     yield workspace
     workspace.close()
 
@@ -102,22 +113,40 @@ def test_translation_status_funnel_and_progress(ws):
 
 
 def test_overdue_and_at_risk_measure_against_the_sandbox_clock(ws, box):
-    now = source.translation_now(ws)
-    assert now == pd.Timestamp(box.clock.now())                       # the latest event is the clock's step
-    late = translation.overdue(ws)
+    now = source.translation_now(ws, box.clock.now())
+    assert now == pd.Timestamp(box.clock.now())
+    late = translation.overdue(ws, now=box.clock.now())
+    assert late.attrs["now"] == now
     assert set(late["flag"]) <= {"overdue", "at risk"} and len(late)
     assert (late.loc[late["flag"] == "overdue", "hours_left"] < 0).all()
     risky = late[late["flag"] == "at risk"]
     assert risky["hours_left"].between(0, translation.AT_RISK_HOURS).all()
     earlier = translation.overdue(ws, now=now - pd.Timedelta(days=30))
     assert (earlier["flag"] == "overdue").sum() < (late["flag"] == "overdue").sum()
-    check_figure(translation.plot_overdue(late, translation.percent_complete(ws)))
+    check_figure(translation.plot_overdue(late, translation.percent_complete(ws, now=now)))
 
 
-def test_burndown_follows_the_loads(ws):
-    burndown = translation.burndown(ws)
+def test_a_loopback_base_url_is_not_taken_for_the_sandbox(ws, box):
+    """Given no clock, the reports measure against the loads' own times: a real service reached
+    through a localhost tunnel has a loopback base URL too, and no sandbox clock."""
+    pulled = source.loads(ws, "translation", "targets")
+    assert urlsplit(pulled["base_url"].iloc[-1]).hostname == "127.0.0.1"
+    finished = source.utc(pulled["finished"].iloc[-1])
+    assert source.translation_now(ws) == finished != pd.Timestamp(box.clock.now())
+    assert translation.overdue(ws).attrs["now"] == finished
+    progress = translation.percent_complete(ws)
+    assert progress["hours_left"].equals(translation.percent_complete(ws, now=finished)["hours_left"])
+    plain = translation.burndown(ws)
+    ends = pulled.set_index("load_id")["finished"].map(source.utc)
+    assert (plain["as_of"] == plain["load_id"].map(ends)).all()
+
+
+def test_burndown_follows_the_loads_dated_by_the_sandbox_clock(ws, box, pulled_at):
+    burndown = translation.burndown(ws, as_of=pulled_at)
     assert len(burndown) == demo.STEPS + 1                            # the first pull and one per step
-    assert burndown["as_of"].is_monotonic_increasing
+    steps = [pd.Timestamp(box.clock.now()) - pd.Timedelta(hours=demo.HOURS * (demo.STEPS - k))
+             for k in range(demo.STEPS + 1)]
+    assert list(burndown["as_of"]) == steps                           # the clock at each pull, not the data's
     assert burndown["open"].iloc[-1] < burndown["open"].iloc[0]
     check_figure(translation.plot_burndown(burndown))
 
@@ -157,9 +186,10 @@ def test_media_review_teams_against_limits(ws):
     check_figure(media.plot_team_usage(usage))
 
 
-def test_write_report_is_self_contained_and_holds_no_secret(ws, box, tmp_path):
-    path = reports.write_report(ws, tmp_path / "report.html")
+def test_write_report_is_self_contained_and_holds_no_secret(ws, box, pulled_at, tmp_path):
+    path = reports.write_report(ws, tmp_path / "report.html", now=box.clock.now(), as_of=pulled_at)
     page = path.read_text()
+    assert f"measured against {box.clock.now():%d %b %Y %H:%M} UTC" in page
     images = re.findall(r'<img alt="[^"]*" src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
     assert len(images) >= 15
     assert all(base64.b64decode(image).startswith(b"\x89PNG") for image in images)
@@ -171,8 +201,9 @@ def test_write_report_is_self_contained_and_holds_no_secret(ws, box, tmp_path):
     assert not [s for s in secrets if s in page]
 
 
-def test_reports_read_a_snapshot_with_history_like_the_workspace(ws, snapshot):
+def test_reports_read_a_snapshot_with_history_like_the_workspace(ws, snapshot, pulled_at):
     pd.testing.assert_frame_equal(translation.burndown(snapshot), translation.burndown(ws))
+    pd.testing.assert_frame_equal(translation.burndown(snapshot, pulled_at), translation.burndown(ws, pulled_at))
     pd.testing.assert_frame_equal(audiences.membership_changes(snapshot), audiences.membership_changes(ws))
     assert source.translation_now(snapshot) == source.translation_now(ws)
     pd.testing.assert_frame_equal(translation.overdue(snapshot), translation.overdue(ws))
@@ -200,3 +231,39 @@ def test_the_funnel_knows_each_targets_workflow_without_the_phases_resource(box,
         in_phase = targets[targets["current_phase"].notna()]
         assert len(in_phase) > 0 and (in_phase["step"] <= in_phase["last_step"]).all()
         assert (targets["last_step"] > 1).any()
+
+
+SECRET = "pw_Secret-Value-42"
+
+
+def test_the_demo_finds_a_secret_in_a_table_whose_bytes_do_not_show_it(tmp_path):
+    leaky, clean, page = tmp_path / "leaky.duckdb", tmp_path / "clean.duckdb", tmp_path / "report.html"
+    for path, word in ((leaky, SECRET), (clean, "nothing-to-see")):
+        with duckdb.connect(str(path)) as con:
+            con.execute("CREATE TABLE notes AS SELECT 'row ' || range || ' password ' || ? AS note "
+                        "FROM range(50000)", [word])
+    assert SECRET.encode() not in leaky.read_bytes()            # DuckDB compressed it out of sight
+    page.write_text("<p>nothing</p>")
+    assert demo._leaks([SECRET], (leaky, clean, page)) == ["leaky.duckdb: main.notes"]
+    assert demo._leaks([SECRET], (clean, page)) == []
+
+
+def test_the_demo_finds_secrets_in_nested_and_json_text_in_views_and_escaped_in_html(tmp_path):
+    path, page = tmp_path / "nested.duckdb", tmp_path / "report.html"
+    listed, quoted, viewed, marked = "it's-a\\secret", 'say "pw-quoted-1"', "pw-view-secret-1", "pw<Secret&43"
+    with duckdb.connect(str(path)) as con:
+        con.execute("CREATE TABLE listed AS SELECT [?, 'x'] AS tags, {'k': 'v'} AS s", [listed])
+        con.execute("CREATE TABLE doc AS SELECT to_json({'note': ?}) AS body", [quoted])
+        con.execute("CREATE TABLE numbers AS SELECT 1 AS n")
+        con.execute("CREATE SCHEMA other")   # the secret is only in the view's rows, not in any table
+        con.execute("CREATE VIEW other.shown AS SELECT 'pw-' || 'view-secret-' || n AS s FROM main.numbers")
+
+    def tables(secret: str) -> list[str]:
+        return [where for where in demo._leaks([secret], (path,)) if ": " in where]
+
+    assert tables(listed) == ["nested.duckdb: main.listed"]        # a list's text escapes ' and \\
+    assert tables(quoted) == ["nested.duckdb: main.doc"]           # JSON escapes "
+    assert tables(viewed) == ["nested.duckdb: other.shown"]
+    assert tables("pw-absent-secret") == []
+    page.write_text(f"<td>{html.escape(marked)}</td>")
+    assert demo._leaks([marked], (page,)) == ["report.html"]

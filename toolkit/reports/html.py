@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import html
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -95,7 +95,7 @@ def _part(part: Part) -> str:
     return "\n".join(out)
 
 
-def _parts(source: Any, now: Any) -> dict[str, list[Part]]:
+def _parts(source: Any, now: Any, as_of: Mapping[str, Any] | None) -> dict[str, list[Part]]:
     """The report's sections: heading → parts, each computed only when drawn."""
     A, T, S, M = audiences, translation, assets, media
     @functools.cache
@@ -140,7 +140,7 @@ def _parts(source: Any, now: Any) -> dict[str, list[Part]]:
                  lambda: (T.plot_overdue(late := T.overdue(source, now), progress()), late), 12),
             Part("Burndown", "Open targets at each load of targets: the blue line should fall towards zero; "
                  "the dashed line counts those being worked on in a phase.",
-                 lambda: _both(T.burndown(source), T.plot_burndown), 8,
+                 lambda: _both(T.burndown(source, as_of), T.plot_burndown), 8,
                  ["as_of", "open", "in_phase", "done", "cancelled"]),
             Part("Word counts", "Words to translate per project, split by how much the translation memory "
                  "already covers (new words cost the most).",
@@ -197,13 +197,16 @@ def _summary(source: Any, now: Any) -> str:
             f"{'; '.join(rows) or 'no loads'}. Written {datetime.now(UTC):%d %b %Y %H:%M} UTC.{as_of}</p>")
 
 
-def write_report(source: Any, path: str | Path, now: Any = None, title: str = "toolkit report") -> Path:
+def write_report(source: Any, path: str | Path, now: Any = None, title: str = "toolkit report",
+                 as_of: Mapping[str, Any] | None = None) -> Path:
     """Write the HTML report of `source` (a Workspace or a Snapshot) to `path`; returns the path.
 
-    `now` overrides the moment translation deadlines are measured against.
+    `now` is the moment translation deadlines are measured against (by default the latest load's
+    end; for the sandbox, `box.clock.now()`); `as_of` dates loads for the burndown (load id →
+    moment, see `translation.burndown`).
     """
     path = Path(path)
-    sections = _parts(source, now)
+    sections = _parts(source, now, as_of)
     anchors = {name: name.lower().replace(" ", "-") for name in sections}
     body = [f"<h1>{html.escape(title)}</h1>", _summary(source, now),
             "<nav>" + "".join(f'<a href="#{anchors[n]}">{html.escape(n)}</a>' for n in sections) + "</nav>"]

@@ -4,15 +4,16 @@ Every report asks SQL of the source: `<service>.<resource>` is the latest load i
 lists the loads, and `<service>.<resource>__loads` (a workspace, or a snapshot exported with
 `history=True`) holds every load's rows with `_load_id`, which the reports over time need.
 
-The sandbox runs on a virtual clock that the loads' wall-clock times do not show, so for data pulled
-from it (a loopback base URL) "now" is the latest thing that happened in the data; for a real service
-it is when the load finished. Every report that compares against now takes `now=` to override it.
+"Now" is when the latest load finished, whatever the base URL. The sandbox runs on a virtual clock
+that the loads' wall-clock times do not show, and only its handle knows that clock (a real service
+reached through a localhost tunnel has a loopback URL too): so a report that compares against now
+takes `now=` (`box.clock.now()`), and the burndown `as_of=`, the moment each load saw.
+
+    late = reports.translation.overdue(ws, now=box.clock.now())
 """
 from __future__ import annotations
 
-import ipaddress
 from typing import Any
-from urllib.parse import urlsplit
 
 import pandas as pd
 
@@ -62,15 +63,6 @@ def history(source: Any, service: str, resource: str) -> bool:
     return has(source, service, f"{resource}__loads")
 
 
-def from_sandbox(base_url: Any) -> bool:
-    """Whether a base URL is on a loopback address: the sandbox (or a stand-in for a service)."""
-    host = urlsplit(str(base_url or "")).hostname or ""
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
-
-
 def utc(value: Any) -> pd.Timestamp | None:
     """A tz-aware UTC Timestamp, or None for a missing value."""
     if value is None or pd.isna(value):
@@ -80,21 +72,9 @@ def utc(value: Any) -> pd.Timestamp | None:
 
 
 def translation_now(source: Any, now: Any = None) -> pd.Timestamp | None:
-    """The moment the translation reports measure against: `now` when given, else the sandbox's latest
-    event (completions, submissions created, started, finished, cancelled) or the latest load's end."""
+    """The moment the translation reports measure against: `now` when given (the sandbox's
+    `box.clock.now()`), else when the latest load of targets finished; None with no load."""
     if now is not None:
         return utc(now)
     pulled = loads(source, "translation", "targets")
-    if pulled.empty:
-        return None
-    latest = pulled.iloc[-1]
-    if not from_sandbox(latest["base_url"]):
-        return utc(latest["finished"])
-    events = []
-    if has(source, "translation", "targets"):
-        events.append("SELECT max(date_completed) AS t FROM translation.targets")
-    if has(source, "translation", "submissions"):
-        events += [f"SELECT max({c}) FROM translation.submissions"
-                   for c in ("date_created", "date_started", "date_completed", "date_canceled")]
-    found = frame(source, "SELECT max(t) AS t FROM (" + " UNION ALL ".join(events) + ")")["t"].iloc[0]
-    return utc(found) or utc(latest["finished"])
+    return None if pulled.empty else utc(pulled["finished"].iloc[-1])

@@ -2,14 +2,15 @@
 submission, overdue and at-risk targets, the burndown over the loads, word counts and quotes.
 
 A target is done once PROCESSED, DELIVERED or COMPLETED; CANCELLED ones are left out of progress;
-every other status is open. "Now" is `source.translation_now` (the sandbox's clock, or the latest
-load's end for a real service); pass `now=` to measure against another moment.
+every other status is open. "Now" is `source.translation_now`: the latest load's end, or `now=`
+(for the sandbox, its virtual clock: `box.clock.now()`).
 
-    late = reports.translation.overdue(ws); reports.translation.plot_overdue(late)
+    late = reports.translation.overdue(ws, now=box.clock.now()); reports.translation.plot_overdue(late)
 """
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -21,13 +22,13 @@ from matplotlib.patches import Patch
 from toolkit.reports import plots
 from toolkit.reports.source import (
     frame,
-    from_sandbox,
     has,
     has_column,
     history,
     loads,
     table,
     translation_now,
+    utc,
 )
 
 SERVICE = "translation"
@@ -256,9 +257,12 @@ def plot_overdue(late: pd.DataFrame, submissions: pd.DataFrame | None = None, li
 
 # --- over the loads --------------------------------------------------------------------------------
 
-def burndown(source: Any) -> pd.DataFrame:
+def burndown(source: Any, as_of: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """Per load of targets: `as_of`, `open`, `in_phase` (being worked on), `done`; oldest first.
-    `as_of` is when the load finished, or for the sandbox the latest completion its rows show."""
+
+    A load is dated when it finished, or by `as_of` (load id → moment) where that names it: the
+    sandbox's clock when the load was pulled, which the loads' own wall-clock times do not show.
+    """
     columns = ["load_id", "as_of", "open", "in_phase", "done", "cancelled"]
     pulled = loads(source, SERVICE, "targets")
     if pulled.empty:
@@ -272,13 +276,12 @@ def burndown(source: Any) -> pd.DataFrame:
                count(*) FILTER (WHERE status::VARCHAR NOT IN {_DONE_SQL} AND status::VARCHAR != '{CANCELLED}') AS open,
                count(*) FILTER (WHERE current_phase IS NOT NULL AND status::VARCHAR NOT IN {_DONE_SQL}) AS in_phase,
                count(*) FILTER (WHERE status::VARCHAR IN {_DONE_SQL}) AS done,
-               count(*) FILTER (WHERE status::VARCHAR = '{CANCELLED}') AS cancelled,
-               max(date_completed) AS latest_completion
+               count(*) FILTER (WHERE status::VARCHAR = '{CANCELLED}') AS cancelled
         FROM {rows} GROUP BY 1""")
     merged = pulled.merge(counts, on="load_id")
-    sandbox = merged["base_url"].map(from_sandbox)
-    merged["as_of"] = merged["finished"].where(~sandbox | merged["latest_completion"].isna(),
-                                               merged["latest_completion"])
+    given = {load: utc(moment) for load, moment in (as_of or {}).items()}
+    merged["as_of"] = pd.to_datetime([given.get(load) or utc(end) for load, end in
+                                      zip(merged["load_id"], merged["finished"], strict=True)], utc=True)
     return merged.sort_values(["as_of", "finished"], ignore_index=True)[columns]
 
 
