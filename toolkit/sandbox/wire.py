@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from email.message import Message
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import SplitResult, parse_qs, urlsplit
 
 import orjson
 
@@ -149,6 +149,20 @@ class Request:
         except (binascii.Error, UnicodeDecodeError):
             return None
         return user, password
+
+
+def url_parts(value: str, name: str) -> SplitResult:
+    """`value` split as a URL for a handler to check; one that cannot be split (`http://[::1`, a bad
+    port) is the client's 400, as on the services, where urlsplit would raise a ValueError (a 500).
+
+        parts = url_parts(body["sourceUrl"], "sourceUrl")
+    """
+    try:
+        parts = urlsplit(value)
+        parts.port      # noqa: B018 - a port that is not a number raises only when read
+    except ValueError as error:
+        raise Reject(400, f"{name} is not a valid URL ({error}): {value[:200]!r}") from None
+    return parts
 
 
 @dataclass
