@@ -5,17 +5,26 @@ the way an analyst would (queues a dozen URL imports in the asset library, impor
 moves the sandbox clock forward five times by 3 hours with a pull of the moving resources after each
 step (so the workspace holds history: a burndown, memberships gained and lost; the sandbox's
 translators are fast, and at 8-hour steps nearly every target would be done by the third), exports a
-snapshot (`DIR/snapshot.duckdb`) and writes `DIR/report.html`. Before it ends it checks that none of
-the sandbox's secrets reached the files it wrote.
+snapshot (`DIR/snapshot.duckdb`) and writes `DIR/report.html`, measured against the sandbox's clock
+(which the loads' own wall-clock times do not show). Before it ends it checks that none of the
+sandbox's secrets reached the files it wrote: every table and view of the DuckDB files read as text
+with SQL (DuckDB compresses what it stores, so a secret in a table is not in the file's bytes as
+such), and every file's bytes.
 """
 from __future__ import annotations
 
+import html
+import json
+import mmap
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from toolkit import bulk
+from toolkit.loads import quote
 
 SERVICES = ("media_review", "asset_library", "audience_platform", "translation")
 STEPS, HOURS = 5, 3
@@ -52,13 +61,16 @@ def run(out: str | Path = "demo-output", scale: float = 1) -> int:
         old.unlink(missing_ok=True)
     print(f"toolkit demo: the embedded sandbox (scale {scale:g}) → {out}")
     with tk.sandbox.start(scale=scale) as box, tk.Workspace(database) as ws:
-        if not populate(ws, box):
+        as_of: dict[str, Any] = {}
+        if not populate(ws, box, as_of=as_of):
             print("\nThe demo stopped: a pull failed (see above).")
             return 1
         print("\n4. Export a snapshot and write the report")
         ws.export(snapshot, history=True, overwrite=True)  # with history: the report can be redrawn from it
-        reports.write_report(ws, report)
-        leaked = _leaks(box.secrets(), (database, snapshot, report))
+        reports.write_report(ws, report, now=box.clock.now(), as_of=as_of)
+        secrets = box.secrets()
+    # after the workspace is closed: its file cannot be opened read-only while it is open here
+    leaked = _leaks(secrets, (database, Path(f"{database}.wal"), snapshot, report))
     took = time.monotonic() - began
     if leaked:
         print(f"\nA secret of the sandbox reached {', '.join(leaked)}: the files are not safe to share.")
@@ -77,12 +89,15 @@ Open them:
 
 
 def populate(ws: Any, box: Any, log: Callable[[str], None] | None = print,
-             clients: dict[str, Any] | None = None) -> bool:
+             clients: dict[str, Any] | None = None, as_of: dict[str, Any] | None = None) -> bool:
     """Steps 1 to 3 of the demo into workspace `ws` from sandbox `box`: pull everything, act, move the
     clock with a pull after each step. False (having said why) when a pull failed.
 
     `clients` are the clients to use (connected to `ws`); by default the demo connects its own.
+    `as_of`, when given, is filled with the sandbox's clock at each load (load id → moment), for the
+    reports: the loads' own times are this machine's.
     """
+    as_of = {} if as_of is None else as_of
     say = log or (lambda line: None)
     clients = clients or {service: ws.connect(service, **box.credentials(service)) for service in SERVICES}
     inputs = {service: box.examples(service) for service in SERVICES}
@@ -91,6 +106,7 @@ def populate(ws: Any, box: Any, log: Callable[[str], None] | None = print,
         pulled = bulk.pull_service(clients[service], inputs=inputs[service], log=log)
         if any(p.error or p.skipped for p in pulled):
             return False
+    _date_loads(ws, box, as_of)
     say("\n2. Act: queue URL imports in the asset library, import two audiences")
     inputs["asset_library"]["import_ids"] = [*inputs["asset_library"]["import_ids"],
                                              *_queue_imports(clients["asset_library"], say)]
@@ -107,6 +123,7 @@ def populate(ws: Any, box: Any, log: Callable[[str], None] | None = print,
             say(problem.line())
         if failed:
             return False
+        _date_loads(ws, box, as_of)
         open_targets = ws.sql("SELECT count(*) FROM translation.targets WHERE status NOT IN "
                               "('PROCESSED', 'DELIVERED', 'COMPLETED', 'CANCELLED')").fetchone()[0]
         say(f"  +{HOURS} h: clock {now:%a %d %b %H:%M} UTC, {sum(p.rows for p in lines):,} rows in "
@@ -137,7 +154,68 @@ def _import_audiences(client: Any, box: Any, profile_ids: list[str], say: Callab
           "profiles (both apply when the clock moves)")
 
 
+def _date_loads(ws: Any, box: Any, as_of: dict[str, Any]) -> None:
+    """Date the loads not dated yet with the sandbox's clock now (they were pulled since it last moved)."""
+    now = box.clock.now()
+    for load_id in ws.loads()["load_id"]:
+        as_of.setdefault(load_id, now)
+
+
 def _leaks(secrets: list[str], files: tuple[Path, ...]) -> list[str]:
-    """The files holding any secret (six characters or more) the sandbox knows."""
-    held = [s.encode() for s in secrets if isinstance(s, str) and len(s) >= 6]
-    return [f.name for f in files if f.exists() and any(s in f.read_bytes() for s in held)]
+    """Where any secret (six characters or more) the sandbox knows was found: a file's bytes, or a
+    table or view of a DuckDB file (`snapshot.duckdb: main._audit`)."""
+    spelled = sorted({form for s in secrets if isinstance(s, str) and len(s) >= 6 for form in _spellings(s)})
+    found: list[str] = []
+    for path in files:
+        if not spelled or not path.exists():
+            continue
+        if _in_bytes(path, spelled):
+            found.append(path.name)
+        if _is_duckdb(path):
+            found += [f"{path.name}: {where}" for where in _tables_holding(path, spelled)]
+    return found
+
+
+def _spellings(secret: str) -> set[str]:
+    """A secret as it is, and as DuckDB's text of a list or struct (quote, backslash escaped), JSON
+    and HTML write it: a secret inside any of them is still a secret."""
+    return {secret, secret.replace("\\", "\\\\").replace("'", "\\'"), json.dumps(secret)[1:-1],
+            html.escape(secret)}
+
+
+def _in_bytes(path: Path, spelled: list[str]) -> bool:
+    if path.stat().st_size == 0:              # an empty file cannot be mapped
+        return False
+    with path.open("rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        return any(data.find(s.encode()) >= 0 for s in spelled)
+
+
+def _is_duckdb(path: Path) -> bool:
+    with path.open("rb") as file:
+        return file.read(12)[8:12] == b"DUCK"     # DuckDB's magic bytes, after the header's checksum
+
+
+def _tables_holding(path: Path, spelled: list[str]) -> Iterator[str]:
+    """The tables and views of a DuckDB file (opened read-only) with a secret in any row's text: every
+    column cast to VARCHAR (nested and JSON values too), a row's columns joined by NUL so that a match
+    never spans two of them. One scan of each table for all the secrets."""
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        tables = con.execute(
+            "SELECT table_schema, table_name, list(column_name ORDER BY ordinal_position) "
+            "FROM information_schema.columns WHERE table_catalog = current_database() "
+            "GROUP BY ALL ORDER BY ALL").fetchall()
+        test = " OR ".join(["contains(row_text, ?)"] * len(spelled))
+        for schema, name, columns in tables:
+            text = ", ".join(f"{quote(c)}::VARCHAR" for c in columns)
+            where = f"{schema}.{name}"
+            try:
+                held = con.execute(f"SELECT count(*) FROM (SELECT concat_ws(chr(0), {text}) AS row_text "
+                                   f"FROM {quote(schema)}.{quote(name)}) WHERE {test}", spelled).fetchone()[0]
+            except duckdb.Error as error:     # not read is not proven clean
+                yield f"{where} (could not be read: {type(error).__name__})"
+                continue
+            if held:
+                yield where
+    finally:
+        con.close()
