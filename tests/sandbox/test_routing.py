@@ -1,7 +1,7 @@
 """Routes come from the catalog: versions, literal segments first, trailing slashes, 404 and 405."""
 import requests
 
-from toolkit.sandbox.routing import Router
+from toolkit.sandbox.routing import Router, dot_segment
 from toolkit.spec import Action, Service
 
 
@@ -63,3 +63,11 @@ def test_extra_routes_are_public(toy):
     _, _, base = toy
     answer = requests.put(base.replace("/toy/toy", "/toy") + "/signed/abc", data=b"12345", timeout=5)
     assert answer.status_code == 200 and answer.headers["ETag"] == '"abc-5"'
+
+
+def test_dot_segments_are_found_in_any_spelling():
+    for path, segment in (("/a/../b", ".."), ("/a/./b", "."), ("/a/%2e%2E/b", "%2e%2E"), ("/a/.%2e", ".%2e"),
+                          ("/a/%2e", "%2e"), ("/..", "..")):
+        assert dot_segment(path) == segment, path
+    for path in ("/a/b", "/a/.../b", "/a/..b", "/a/b..", "/a/%2e%2e%2e", "/a/.hidden", "/a//b", "/a/b/"):
+        assert dot_segment(path) is None, path

@@ -4,13 +4,13 @@ The stdlib ThreadingHTTPServer speaking HTTP/1.1 with keep-alive: a thread per c
 concurrent clients really overlap (the asset library's limit of 10 at once can be hit), and each
 answer goes out in a single write. Measured by benchmarks/sandbox_throughput.py.
 
-One request: the head read and checked (toolkit/sandbox/framing.py) → before any body is read,
-what a real server refuses without reading it (`App.screen`: a dot segment 400, a body over
-`max_body` 413, missing credentials 401, a content type the action does not take 415) → body →
-service from the first segment → route from the catalog → by_action count → the service's own rate
-limit → injected fault → 404/405 → 401 → handler (under the emulator's lock) → latency → answer.
-A connection waits `idle_timeout` for a request and `read_timeout` for each read within one; a request
-that stops arriving is answered 408 and its connection closed.
+One request: the head read and checked (toolkit/sandbox/framing.py: malformed framing 4xx, a body
+over `max_body` 413) → what a real server refuses before it reads a body (`App.screen`: a dot
+segment 400, missing credentials 401, a content type the action does not take 415) → body → service
+from the first segment → route from the catalog → by_action count → the service's own rate limit →
+injected fault → 404/405 → 401 → handler (under the emulator's lock) → latency → answer.
+A connection waits `idle_timeout` for a request and `read_timeout` for each read within one; a
+request that stops arriving is answered 408 and its connection closed.
 """
 from __future__ import annotations
 
@@ -21,17 +21,14 @@ import threading
 import time
 import traceback
 from collections.abc import Mapping
-from http import HTTPStatus
 from http.server import ThreadingHTTPServer
 from socketserver import StreamRequestHandler
 from typing import Any
 from urllib.parse import parse_qs
 
-import orjson
-
 from toolkit.sandbox.emulator import Emulator
 from toolkit.sandbox.faults import FaultPlan
-from toolkit.sandbox.framing import Malformed, body_length, read_body, read_head
+from toolkit.sandbox.framing import PHRASES, Malformed, body_length, encode, read_body, read_head
 from toolkit.sandbox.routing import Router, dot_segment
 from toolkit.sandbox.traffic import Limit, Traffic
 from toolkit.sandbox.wire import Headers, Reject, Request, Response
@@ -58,36 +55,6 @@ LINGER = 2.0
 SMALL_BODY = 65536         # a refused body this small is read and dropped, keeping the connection
 
 DROP = object()   # the answer that is no answer: the connection closes
-_PHRASES = {s.value: s.phrase for s in HTTPStatus}
-
-
-def encode(response: Response, close: bool = False) -> bytes:
-    """Status line, headers and body as one buffer, written with one call."""
-    body = response.body
-    content_type = response.content_type
-    if body is None:
-        payload = b""
-    elif isinstance(body, bytes | bytearray):
-        payload = bytes(body)
-        content_type = content_type or "application/octet-stream"
-    elif isinstance(body, str) and content_type:
-        payload = body.encode()
-    else:
-        try:
-            payload = orjson.dumps(body)
-        except TypeError:
-            # integer keys (counts by id) are rare; the option that allows them halves orjson's speed
-            payload = orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
-        content_type = content_type or "application/json"
-    lines = [f"HTTP/1.1 {response.status} {_PHRASES.get(response.status, 'Unknown')}"]
-    if content_type:
-        lines.append(f"Content-Type: {content_type}")
-    if response.status != 204 and response.status >= 200:   # RFC 9110: 204 carries no Content-Length
-        lines.append(f"Content-Length: {len(payload)}")
-    lines.extend(f"{k}: {v}" for k, v in response.headers.items())
-    if close:
-        lines.append("Connection: close")
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload
 
 
 class App:
@@ -115,14 +82,15 @@ class App:
         emulator = self.emulators.get(key)
         refusal = self._bad_path(emulator, path)
         if emulator is None or refusal is not None:
-            self.traffic.arrive(key if emulator else "-")
+            counted = key if emulator else "-"
+            self.traffic.arrive(counted)
             try:
                 if refusal is not None:
                     return refusal
                 known = ", ".join(f"/{k}{e.service.base_path}" for k, e in self.emulators.items())
                 return Response(404, {"message": f"no service at {path!r}; served: {known}"})
             finally:
-                self.traffic.leave(key if emulator else "-")
+                self.traffic.leave(counted)
         self.traffic.arrive(key)
         try:
             return self._serve(emulator, method, slash + tail, query, headers, body, host)
@@ -142,19 +110,16 @@ class App:
     def screen(self, method: str, target: str, headers: Headers, length: int) -> Response | None:
         """What is refused before a body of `length` bytes (or CHUNKED) is read, or None to read it.
 
-        A real server checks the path, the size, the credentials and the content type from the head,
+        A real server checks the path, the credentials and the content type from the head,
         so that nobody makes it read (and hold) a body it will not take; a request with no route is
         left to dispatch, after its (bounded) body.
         """
         if length == 0:
             return None
-        path, _, query = target.partition("?")
+        path = target.partition("?")[0]
         key, _, tail = path.removeprefix("/").partition("/")
         emulator = self.emulators.get(key)
-        answer = self._bad_path(emulator, path)
-        if answer is None and length > self.max_body:
-            answer = Response(413, {"message": f"the body of {length:,} bytes is larger than the "
-                                               f"{self.max_body:,} this server takes"})
+        answer = self._bad_path(emulator, path)      # (a body over max_body was refused by its framing)
         if answer is None and emulator is not None:
             route, params, _ = self.routers[key].match(method, "/" + tail)
             if route is None:
@@ -212,7 +177,7 @@ class App:
             time.sleep(fault.delay_ms / 1000)
             return None
         status = int(fault.kind)
-        answer = emulator.error(status, f"{_PHRASES[status]} (injected by the sandbox)")
+        answer = emulator.error(status, f"{PHRASES[status]} (injected by the sandbox)")
         if status == 429:
             seconds = fault.retry_after
             answer.headers["Retry-After"] = str(int(seconds)) if float(seconds).is_integer() else str(seconds)
