@@ -250,9 +250,10 @@ class Workspace:
             self._qualify_views()
 
     def _qualify_views(self) -> None:
-        """Recreate the views a toolkit before 0.1 wrote with `_loads` unqualified (loads.view_sql says
-        why that broke them in a file attached elsewhere). Only when no other workspace of this
-        process has the file open, whose loads could be replacing a view meanwhile."""
+        """Recreate the views earlier toolkits wrote with `_loads` unqualified (loads.view_sql says why
+        that broke them in a file attached elsewhere); a read-only open reads them as they are, in
+        their own file. Only when no other workspace of this process has the file open, whose loads
+        could be replacing a view meanwhile."""
         old = self._con.execute(
             "SELECT v.schema_name, v.view_name FROM duckdb_views() v JOIN duckdb_tables() t "
             "ON t.database_name = v.database_name AND t.schema_name = v.schema_name "
