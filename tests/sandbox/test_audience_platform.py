@@ -227,8 +227,8 @@ def test_audience_tag_patches(api):
 def test_memberships_agree_with_counts(api, box):
     emulator = box.emulator(SERVICE)
     counts = {a["id"]: 0 for a in api.ok("GET", "/audiences?size=-1")["list"]}
-    for index in range(emulator.population.count):
-        profile_id = emulator.population.id(index)
+    for index in range(emulator.state.population.count):
+        profile_id = emulator.state.population.id(index)
         answer = api("GET", f"/audiences/profiles/{profile_id}")
         if answer.status_code == 404:               # deleted by another test
             continue
@@ -240,12 +240,12 @@ def test_memberships_agree_with_counts(api, box):
     live = {a["id"]: a["profileCount"] for a in api.ok("GET", "/audiences?size=-1")["list"]}
     assert counts == live
     member = next(a for a, n in counts.items() if n)
-    some = api.ok("GET", f"/audiences/profiles/{emulator.population.id(0)}")
+    some = api.ok("GET", f"/audiences/profiles/{emulator.state.population.id(0)}")
     inside = {a["id"] for a in some}
     for audience_id in list(counts)[:10]:
-        answer = api.ok("GET", f"/audiences/{audience_id}/profiles/{emulator.population.id(0)}")
+        answer = api.ok("GET", f"/audiences/{audience_id}/profiles/{emulator.state.population.id(0)}")
         assert answer is (audience_id in inside)
-    error_of(api("GET", f"/audiences/nope/profiles/{emulator.population.id(0)}"), 404)
+    error_of(api("GET", f"/audiences/nope/profiles/{emulator.state.population.id(0)}"), 404)
     error_of(api("GET", "/audiences/profiles/nobody"), 404)
     assert member
 
@@ -338,7 +338,7 @@ def test_configuration_merge_patches_are_checked(api, box):
     assert after["audienceDefinitionRefreshInterval"] == "PT1H" and after["googleCredentialsJson"] == "***"
     assert after["profileDimensionIds"] == {"398765432": "customUser:cdpProfileId"}
     emulator = box.emulator(SERVICE)
-    assert emulator.configs["analytics"]["googleCredentialsJson"].startswith('{"type":"service_account"')
+    assert emulator.state.configs["analytics"]["googleCredentialsJson"].startswith('{"type":"service_account"')
     warehouse = "/ext/warehouse/configuration"
     error_of(api("PATCH", warehouse, headers=MERGE, json={"readTimeout": -1}), 400)
     error_of(api("PATCH", warehouse, headers=MERGE, json={"rootUrl": "bigquery"}), 400)
@@ -547,12 +547,12 @@ def test_scale_1000_builds_fast_and_pages_deep():
         assert time.perf_counter() - began < 10
         api = Api(big)
         emulator = big.emulator(SERVICE)
-        assert emulator.population.count == 200_000
+        assert emulator.state.population.count == 200_000
         total = sum(a["profileCount"] for a in api.ok("GET", "/audiences?size=-1")["list"])
         assert 900_000 <= total <= 1_100_000
         page = api.ok("GET", "/notifications?offset=120000&size=1000")
         assert page["totalSize"] == 300_000 and len(page["list"]) == 1000
-        last = emulator.population.id(199_999)
+        last = emulator.state.population.id(199_999)
         assert api.ok("GET", f"/profiles/{last}")["itemId"] == last
         assert api.ok("GET", f"/audiences/profiles/{last}") is not None
 

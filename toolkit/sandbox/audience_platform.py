@@ -7,10 +7,13 @@ integration user's) or HTTP Basic with a user that has a password (the integrati
 answers metadata where v2 has `/audiences/metadata` and answers audiences at `/audiences`; the
 import, the metrics and the notifications exist in v2 only (404 on v1).
 
-The behaviour lives in mixins: profiles, schema and privacy (audience_platform_profiles), audiences,
-memberships and the import (audience_platform_audiences), configurations, analytics, warehouse and
-document generation (audience_platform_integrations), notifications and metrics
-(audience_platform_notices); the seed tables and the index-computed records in audience_platform_seed.
+The behaviour lives in parts the emulator holds, each given the shared `State`
+(audience_platform_state) and never importing the emulator: profiles, schema and privacy
+(audience_platform_profiles), audiences and the import (audience_platform_audiences), configurations,
+analytics, warehouse and document generation (audience_platform_integrations), notifications and
+metrics (audience_platform_notices); below them the memberships (audience_platform_members), the
+notification log (audience_platform_log), the seed tables and the index-computed records
+(audience_platform_seed). The emulator itself keeps the users, the login and the system reads.
 Imports scheduled by a request are applied on the next `advance()` of the virtual clock.
 
     box = toolkit.sandbox.start(); box.examples("audience_platform")["profile_ids"][:3]
@@ -24,23 +27,20 @@ from typing import Any
 import orjson
 
 from toolkit.catalog import audience_platform as catalog
-from toolkit.sandbox.audience_platform_audiences import FILES_PATH, AudienceHandlers
+from toolkit.sandbox.audience_platform_audiences import FILES_PATH, Audiences
 from toolkit.sandbox.audience_platform_integrations import (
     AUDIENCE_QUERY,
     AUDIENCE_QUERY_PATCH,
     CONFIG_ACTIONS,
     PROFILE_QUERY,
     PROFILE_QUERY_PATCH,
-    IntegrationHandlers,
+    Integrations,
     checked,
 )
-from toolkit.sandbox.audience_platform_notices import (
-    METRICS,
-    NOTIFICATIONS_MAX,
-    NoticeHandlers,
-    NotificationLog,
-)
-from toolkit.sandbox.audience_platform_profiles import Memberships, ProfileHandlers
+from toolkit.sandbox.audience_platform_log import NOTIFICATIONS_MAX, NotificationLog
+from toolkit.sandbox.audience_platform_members import Memberships
+from toolkit.sandbox.audience_platform_notices import METRICS, Notices
+from toolkit.sandbox.audience_platform_profiles import Profiles
 from toolkit.sandbox.audience_platform_seed import (
     ANALYTICS_PROPERTIES,
     AUDIENCES,
@@ -53,6 +53,7 @@ from toolkit.sandbox.audience_platform_seed import (
     Population,
     property_records,
 )
+from toolkit.sandbox.audience_platform_state import State
 from toolkit.sandbox.clock import iso
 from toolkit.sandbox.emulator import Emulator, Extra
 from toolkit.sandbox.wire import Reject, Request, Response
@@ -67,8 +68,12 @@ DESCRIPTIONS = {"manual": "Maintained by the marketing team", "analytics": "Sync
 PROJECT = "acme-analytics"
 
 
-class AudiencePlatform(ProfileHandlers, AudienceHandlers, IntegrationHandlers, NoticeHandlers, Emulator):
-    """200 × scale profiles in 30 audiences (about 5 each), the schema, integrations, notifications."""
+class AudiencePlatform(Emulator):
+    """200 × scale profiles in 30 audiences (about 5 each), the schema, integrations, notifications.
+
+    It holds `state` and the parts that answer most actions: `profiles`, `audiences`,
+    `integrations`, `notifications`.
+    """
 
     catalog = catalog
     collections = {"audience_platform.list_profile_properties": "properties",
@@ -80,15 +85,14 @@ class AudiencePlatform(ProfileHandlers, AudienceHandlers, IntegrationHandlers, N
         super().__init__(*args, **kwargs)
         self.epoch = now = self.clock.now()
         count = max(1, round(200 * self.scale))
-        self.population = Population(self.seed, count, now)
-        self.profiles: dict[str, dict[str, Any]] = {}      # profiles written to (or created)
-        self.deleted: set[str] = set()                     # seeded profiles deleted
-        self.audience_order = {a[0]: k for k, a in enumerate(AUDIENCES)}
-        self.members = Memberships(Layout(self.rng, count), self.population, self.audience_order)
+        population = Population(self.seed, count, now)
+        order = {a[0]: k for k, a in enumerate(AUDIENCES)}
+        members = Memberships(Layout(self.rng, count), population, order)
         self.store.collection("users", key="username")
         self.store["properties"].extend(property_records())
-        self.notices = NotificationLog(self.seed, max(1, min(round(300 * self.scale), NOTIFICATIONS_MAX)), now)
-        self.jobs: list[dict[str, Any]] = []
+        log = NotificationLog(self.seed, max(1, min(round(300 * self.scale), NOTIFICATIONS_MAX)), now)
+        self.state = State(self.store, self.clock, self.seed, self.ids, self.new_id, population, members, log,
+                           order, f"/{self.service.key}{self.service.base_path}{FILES_PATH}")
         self.passwords = {INTEGRATION_USER: self._credentials["password"]}
         self.seeded_secrets: list[str] = []
         self._seed_audiences()
@@ -100,29 +104,39 @@ class AudiencePlatform(ProfileHandlers, AudienceHandlers, IntegrationHandlers, N
         key = self.rng.secret("MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA", 300)
         self.public_key = ("-----BEGIN PUBLIC KEY-----\n" + "\n".join(key[i:i + 64] for i in range(0, len(key), 64))
                            + "\n-----END PUBLIC KEY-----\n")
+        self.profiles = Profiles(self.state, self.catalog_action("audience_platform.create_profile").status)
+        self.audiences, self.integrations = Audiences(self.state), Integrations(self.state)
+        self.notifications = Notices(self.state)
         self.extra_routes.append(Extra("GET", re.escape(self.service.base_path + FILES_PATH)
-                                       + r"(?P<name>[A-Za-z0-9_.-]+)", self.serve_file, name="audience file"))
-        names = ("import_audience", "update_audience", "list_audience_metadata", "list_audiences",
-                 "get_audience", "get_profile_audiences", "get_audience_membership", "start_communication",
-                 "update_analytics_audience", "list_analytics_audiences", "get_analytics_audience",
-                 "get_metric", "list_notifications", "delete_notification", "delete_notifications",
-                 "anonymize_profile", "remove_profile_property", "create_profile", "get_profile",
-                 "update_profile", "delete_profile", "get_profile_schema", "get_profile_property",
-                 "create_profile_property", "update_profile_property", "delete_profile_property",
-                 "update_jwks_configuration", "list_jwks_endpoints", "get_vault_public_key",
-                 "get_service_health", "get_version", "create_user", "update_user", "delete_user")
-        self.handlers.update({f"audience_platform.{name}": getattr(self, name) for name in names})
+                                       + r"(?P<name>[A-Za-z0-9_.-]+)", self.audiences.serve_file,
+                                       name="audience file"))
+        answered = {
+            self.audiences: ("import_audience", "update_audience", "list_audience_metadata", "list_audiences",
+                             "get_audience", "get_profile_audiences", "get_audience_membership"),
+            self.integrations: ("start_communication", "update_analytics_audience", "list_analytics_audiences",
+                                "get_analytics_audience", "update_jwks_configuration", "list_jwks_endpoints"),
+            self.notifications: ("get_metric", "list_notifications", "delete_notification", "delete_notifications"),
+            self.profiles: ("anonymize_profile", "remove_profile_property", "create_profile", "get_profile",
+                            "update_profile", "delete_profile", "get_profile_schema", "get_profile_property",
+                            "create_profile_property", "update_profile_property", "delete_profile_property"),
+            self: ("get_vault_public_key", "get_service_health", "get_version", "create_user", "update_user",
+                   "delete_user"),
+        }
+        self.handlers.update({f"audience_platform.{name}": getattr(part, name)
+                              for part, names in answered.items() for name in names})
+        integrations = self.integrations
         for action, config in CONFIG_ACTIONS.items():
-            self.handlers[f"audience_platform.get_{action}_configuration"] = self.get_config(config)
-            self.handlers[f"audience_platform.update_{action}_configuration"] = self.patch_config(config)
+            self.handlers[f"audience_platform.get_{action}_configuration"] = integrations.get_config(config)
+            self.handlers[f"audience_platform.update_{action}_configuration"] = integrations.patch_config(config)
         for kind, fields, allowed in (("audience", AUDIENCE_QUERY, AUDIENCE_QUERY_PATCH),
                                       ("profile", PROFILE_QUERY, PROFILE_QUERY_PATCH)):
             collection = f"{kind} query definitions"
-            self.handlers[f"audience_platform.create_warehouse_{kind}_query"] = self._create_query(collection, fields)
-            self.handlers[f"audience_platform.update_warehouse_{kind}_query"] = self._patch_query(
+            self.handlers[f"audience_platform.create_warehouse_{kind}_query"] = integrations.create_query(
+                collection, fields)
+            self.handlers[f"audience_platform.update_warehouse_{kind}_query"] = integrations.patch_query(
                 collection, fields, allowed)
-            self.handlers[f"audience_platform.get_warehouse_{kind}_query"] = self._get_query(collection)
-            self.handlers[f"audience_platform.delete_warehouse_{kind}_query"] = self._delete_query(collection)
+            self.handlers[f"audience_platform.get_warehouse_{kind}_query"] = integrations.get_query(collection)
+            self.handlers[f"audience_platform.delete_warehouse_{kind}_query"] = integrations.delete_query(collection)
 
     # --- seed -------------------------------------------------------------------------------
 
@@ -153,8 +167,7 @@ class AudiencePlatform(ProfileHandlers, AudienceHandlers, IntegrationHandlers, N
         self.store["audiences"].extend(records)
 
     def _seed_analytics(self) -> None:
-        self.analytics: dict[tuple[str, str], list[dict[str, Any]]] = {}
-        self.stale_definitions = {"8765432102", "9123456712"}
+        self.state.stale_definitions = {"8765432102", "9123456712"}
         names = {a[0]: a[1] for a in AUDIENCES}
         for k, (account, prop, kind) in enumerate(ANALYTICS_PROPERTIES):
             base = 8765432100 if account == "123456789" else 9123456700
@@ -166,7 +179,7 @@ class AudiencePlatform(ProfileHandlers, AudienceHandlers, IntegrationHandlers, N
                                 "active": True, "definitionVersion": self.rng.randrange(1, 6),
                                 "membershipDurationDays": self.rng.choice((30, 60, 90, 540)),
                                 "lastDefinitionRefresh": refreshed, "lastMembershipRefresh": refreshed,
-                                "memberCount": self.members.count(aid)})
+                                "memberCount": self.state.members.count(aid)})
             for j in range(3 + self.rng.randrange(4)):
                 name = INACTIVE_NAMES[(k * 3 + j) % len(INACTIVE_NAMES)]
                 records.append({"accountId": account, "propertyId": prop, "propertyType": kind,
@@ -174,7 +187,7 @@ class AudiencePlatform(ProfileHandlers, AudienceHandlers, IntegrationHandlers, N
                                 "description": f"{name} ({kind} {prop})", "active": False,
                                 "definitionVersion": 1, "membershipDurationDays": self.rng.choice((30, 540)),
                                 "lastDefinitionRefresh": None, "lastMembershipRefresh": None, "memberCount": None})
-            self.analytics[(account, prop)] = records
+            self.state.analytics[(account, prop)] = records
 
     def _seed_warehouse(self) -> None:
         audiences = []
@@ -221,7 +234,7 @@ class AudiencePlatform(ProfileHandlers, AudienceHandlers, IntegrationHandlers, N
     def _seed_configs(self) -> None:
         client_secret, password = self.secret_rng.secret("dgs_", 40), self.secret_rng.secret("", 20)
         self.seeded_secrets += [client_secret, password]
-        self.configs: dict[str, dict[str, Any]] = {
+        self.state.configs = {
             "merge": {"enabled": True},
             "cxi": {"enabled": True, "credentialsJson": self._service_account("acme-cxi", "cxi-sync"),
                     "sslEnabled": True},
@@ -243,19 +256,19 @@ class AudiencePlatform(ProfileHandlers, AudienceHandlers, IntegrationHandlers, N
                           "googleCredentialsJson": self._service_account(PROJECT, "cdp-warehouse"),
                           "rootUrl": "https://bigquery.googleapis.com"},
         }
-        self.jwks = {"enabled": False, "endpoints": [
+        self.state.jwks = {"enabled": False, "endpoints": [
             {"url": "https://login.acme.example/.well-known/jwks.json", "added": self._ago(30, 200)}]}
 
     def _seed_files(self) -> None:
         """Packages the import can read: files the sandbox serves, and the catalog's example URL."""
-        count = self.population.count
-        pick = [self.population.id(i * 7919 % count) for i in range(min(count, 40))]
+        count = self.state.population.count
+        pick = [self.state.population.id(i * 7919 % count) for i in range(min(count, 40))]
 
         def package(aid: str, name: str, tags: list[str], members: list[str]) -> bytes:
             return orjson.dumps({"type": "enclosed", "audience": {"id": aid, "name": name, "tags": tags,
                                                                   "description": f"{name} (partner file)"},
                                  "members": members}, option=orjson.OPT_INDENT_2)
-        self.files = {
+        self.state.files = {
             "vip-event-2027.json": package("vip-event-2027", "VIP event guest list 2027", ["vip", "events"],
                                            pick[:12]),
             "partner-upload.json": package("partner-leads-q4", "Partner leads Q4", ["b2b", "partners"],
@@ -263,7 +276,7 @@ class AudiencePlatform(ProfileHandlers, AudienceHandlers, IntegrationHandlers, N
             "broken.json": b'{"type": "enclosed", "audience": {"id": "broken", ',
             "no-name.json": orjson.dumps({"type": "enclosed", "audience": {"id": "no-name"}, "members": []}),
         }
-        self.remote_files = {"https://files.example.com/audience.json": package(
+        self.state.remote_files = {"https://files.example.com/audience.json": package(
             "partner-newsletter-optins", "Partner newsletter opt-ins", ["newsletter", "partners"], pick[30:40])}
 
     # --- credentials ------------------------------------------------------------------------
@@ -291,16 +304,16 @@ class AudiencePlatform(ProfileHandlers, AudienceHandlers, IntegrationHandlers, N
 
     def secrets(self) -> list[str]:
         held = super().secrets() + self.seeded_secrets + list(self.passwords.values())
-        for config in self.configs.values():
+        for config in self.state.configs.values():
             held += [v for k, v in config.items() if isinstance(v, str) and k in
                      ("credentialsJson", "clientSecret", "password", "googleCredentialsJson")]
         return list(dict.fromkeys(s for s in held if s))
 
     def examples(self) -> dict[str, Any]:
-        count = self.population.count
-        spread = [self.population.id(i * count // min(count, 100)) for i in range(min(count, 100))]
-        profile_ids = [p for p in spread if self.profile(p) is not None]
-        first_notice = self.notices[0:1]
+        count = self.state.population.count
+        spread = [self.state.population.id(i * count // min(count, 100)) for i in range(min(count, 100))]
+        profile_ids = [p for p in spread if self.state.profile(p) is not None]
+        first_notice = self.state.notices[0:1]
         return {
             "profile_id": profile_ids[0] if profile_ids else None, "profile_ids": profile_ids,
             "audience_id": "8765432101",        # a tracked analytics audience: a platform audience too
@@ -315,23 +328,7 @@ class AudiencePlatform(ProfileHandlers, AudienceHandlers, IntegrationHandlers, N
         }
 
     def on_advance(self, now: datetime) -> None:
-        self.run_imports()
-
-    # --- warehouse reads and deletes ---------------------------------------------------------
-
-    def _get_query(self, collection: str):
-        def handler(request: Request) -> dict[str, Any]:
-            definition_id = request.params["definition_id"]
-            if not definition_id.strip():
-                raise Reject(400, "definitionId must not be blank")
-            return self.store[collection].require(definition_id, "query definition")
-        return handler
-
-    def _delete_query(self, collection: str):
-        def handler(request: Request) -> Response:
-            self.store[collection].remove(self._get_query(collection)(request)["id"])
-            return Response(204)
-        return handler
+        self.audiences.run_imports()
 
     # --- users ------------------------------------------------------------------------------
 

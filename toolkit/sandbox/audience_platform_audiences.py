@@ -1,4 +1,4 @@
-"""Audiences, memberships and the audience import of the audience platform emulator (a mixin of it).
+"""Audiences, memberships and the audience import of the audience platform emulator (a part it holds).
 
 Lists filter by tags, systemTags, providers and names (comma lists; any listed value includes,
 `!value` excludes, empty disables) and sort (`name`, `name:desc`, several keys). v1's `/audiences`
@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from toolkit.sandbox.audience_platform_filter import list_filter, sort_records
+from toolkit.sandbox.audience_platform_state import State
 from toolkit.sandbox.clock import iso
 from toolkit.sandbox.pages import answer_list
 from toolkit.sandbox.wire import Reject, Request, Response
@@ -34,13 +35,16 @@ def _strings(value: Any, name: str) -> list[str]:
     return list(dict.fromkeys(value))
 
 
-class AudienceHandlers:
-    """Audience lists, reads, tag patches, memberships and imports."""
+class Audiences:
+    """Audience lists, reads, tag patches, memberships and imports, over the platform's state."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
 
     # --- answers ----------------------------------------------------------------------------
 
     def audience_wire(self, record: dict[str, Any]) -> dict[str, Any]:
-        return {**record, "profileCount": self.members.count(record["id"])}
+        return {**record, "profileCount": self.state.members.count(record["id"])}
 
     @staticmethod
     def metadata_wire(record: dict[str, Any]) -> dict[str, Any]:
@@ -49,10 +53,10 @@ class AudienceHandlers:
     def require_audience(self, audience_id: str) -> dict[str, Any]:
         if not audience_id.strip():
             raise Reject(400, "audienceId must not be blank")
-        return self.store["audiences"].require(audience_id, "audience")
+        return self.state.store["audiences"].require(audience_id, "audience")
 
     def _filtered(self, request: Request) -> list[dict[str, Any]]:
-        records = self.store["audiences"].all()
+        records = self.state.store["audiences"].all()
         records = list_filter(records, request.arg("systemTags"), lambda r: r.get("systemTags") or (),
                               "systemTags")
         records = list_filter(records, request.arg("tags"), lambda r: r.get("tags") or (), "tags")
@@ -75,9 +79,9 @@ class AudienceHandlers:
         return self.audience_wire(self.require_audience(request.params["audience_id"]))
 
     def get_profile_audiences(self, request: Request) -> list[dict[str, Any]]:
-        record = self.require_profile(request.params["profile_id"])
-        audiences = self.store["audiences"]
-        return [self.metadata_wire(audiences.records[a]) for a in self.members.of(record["itemId"])
+        record = self.state.require_profile(request.params["profile_id"])
+        audiences = self.state.store["audiences"]
+        return [self.metadata_wire(audiences.records[a]) for a in self.state.members.of(record["itemId"])
                 if a in audiences.records]
 
     def get_audience_membership(self, request: Request) -> bool:
@@ -85,7 +89,7 @@ class AudienceHandlers:
         profile_id = request.params["profile_id"]
         if not profile_id.strip():
             raise Reject(400, "profileId must not be blank")
-        return self.profile(profile_id) is not None and self.members.has(audience["id"], profile_id)
+        return self.state.profile(profile_id) is not None and self.state.members.has(audience["id"], profile_id)
 
     # --- tag patches ------------------------------------------------------------------------
 
@@ -109,7 +113,7 @@ class AudienceHandlers:
             raise Reject(415, f"unsupported content type {kind}; use application/merge-patch+json or "
                               "application/json-patch+json")
         audience["tags"] = _strings(tags, "tags")
-        audience["lastUpdated"] = iso(self.clock.now())
+        audience["lastUpdated"] = iso(self.state.clock.now())
         return self.audience_wire(audience)
 
     @staticmethod
@@ -162,7 +166,7 @@ class AudienceHandlers:
     # --- import -----------------------------------------------------------------------------
 
     def serve_file(self, request: Request) -> Response:
-        content = self.files.get(request.params["name"])
+        content = self.state.files.get(request.params["name"])
         if content is None:
             return Response(404, {"message": f"no file {request.params['name']}"})
         return Response(200, content, content_type="application/json")
@@ -173,11 +177,11 @@ class AudienceHandlers:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise Reject(400, f"url must be a valid http(s) URL, not {url!r}")
-        if url in self.remote_files:
-            return self.remote_files[url]
-        own = f"/{self.service.key}{self.service.base_path}{FILES_PATH}"
+        if url in self.state.remote_files:
+            return self.state.remote_files[url]
+        own = self.state.files_root
         if parts.hostname in ("127.0.0.1", "localhost") and parts.path.startswith(own):
-            content = self.files.get(parts.path[len(own):])
+            content = self.state.files.get(parts.path[len(own):])
             if content is not None:
                 return content
         raise Reject(400, f"cannot read the package at {url}: 404 Not Found")
@@ -207,7 +211,7 @@ class AudienceHandlers:
         if not isinstance(members, list) or not all(isinstance(m, str) and m.strip() for m in members):
             problems.append("members: must be a list of profile ids")
             members = []
-        existing = self.store["audiences"].get(audience.get("id")) if isinstance(audience.get("id"), str) else None
+        existing = self.state.store["audiences"].get(audience.get("id")) if isinstance(audience.get("id"), str) else None
         if existing is not None and existing.get("provider") in MANAGED:
             raise Reject(409, f"audience {audience['id']} is managed by the {existing['provider']} "
                               "integration and cannot be imported")
@@ -229,14 +233,14 @@ class AudienceHandlers:
                 raise Reject(400, "invalid audience import package",
                              errors=[f"{source}: not JSON ({error})"]) from None
         audience, members = self._enclosed(package)
-        self.jobs.append({"audience": audience, "members": members, "source": source,
-                          "requested": iso(self.clock.now())})
+        self.state.jobs.append({"audience": audience, "members": members, "source": source,
+                          "requested": iso(self.state.clock.now())})
         return Response(202)
 
     def run_imports(self) -> None:
         """Apply the scheduled imports (on a clock advance)."""
-        audiences = self.store["audiences"]
-        jobs, self.jobs = self.jobs, []
+        audiences = self.state.store["audiences"]
+        jobs, self.state.jobs = self.state.jobs, []
         for job in jobs:
             spec = job["audience"]
             record = audiences.get(spec["id"])
@@ -245,18 +249,18 @@ class AudienceHandlers:
                                         "scope": "crm", "tags": [], "systemTags": ["imported"],
                                         "provider": "import", "enabled": True, "hidden": False,
                                         "readOnly": False, "condition": None, "lastUpdated": None})
-                self.audience_order[spec["id"]] = len(self.audience_order)
+                self.state.audience_order[spec["id"]] = len(self.state.audience_order)
             record.update({k: spec[k] for k in ("name", "description", "tags", "scope") if k in spec})
             record["condition"] = {"type": "importedMembersCondition",
                                    "parameterValues": {"source": job["source"], "requested": job["requested"]}}
-            record["lastUpdated"] = iso(self.clock.now())
-            known = {m for m in job["members"] if self.profile(m) is not None}
-            self.members.replace(spec["id"], known)
+            record["lastUpdated"] = iso(self.state.clock.now())
+            known = {m for m in job["members"] if self.state.profile(m) is not None}
+            self.state.members.replace(spec["id"], known)
             skipped = len(job["members"]) - len(known)
             if skipped:
-                self.notify("audienceImport", "WARNING",
+                self.state.notify("audienceImport", "WARNING",
                             f"Audience {spec['id']} imported with {skipped} unknown profiles skipped",
                             {"audienceId": spec["id"], "members": len(known), "skipped": skipped})
             else:
-                self.notify("audienceImport", "INFO", f"Audience {spec['id']} imported: {len(known)} members",
+                self.state.notify("audienceImport", "INFO", f"Audience {spec['id']} imported: {len(known)} members",
                             {"audienceId": spec["id"], "members": len(known), "skipped": 0})

@@ -19,6 +19,7 @@ import orjson
 
 from toolkit.sandbox.audience_platform_profiles import FORMATS
 from toolkit.sandbox.audience_platform_seed import Population, key64, mix64
+from toolkit.sandbox.audience_platform_state import State
 from toolkit.sandbox.clock import iso
 from toolkit.sandbox.pages import answer_list
 from toolkit.sandbox.store import merge_patch
@@ -145,13 +146,17 @@ def checked(body: Any, fields: dict[str, str], allowed: tuple[str, ...] | None =
     return body
 
 
-class IntegrationHandlers:
-    """Configurations, analytics audiences, warehouse definitions, communications and JWKS."""
+class Integrations:
+    """Configurations, analytics audiences, warehouse definitions, communications and JWKS, over the
+    platform's state."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
 
     # --- configurations ---------------------------------------------------------------------
 
     def config_wire(self, name: str) -> dict[str, Any]:
-        config = self.configs[name]
+        config = self.state.configs[name]
         shown = {}
         for field, kind in CONFIG_FIELDS[name].items():
             value = config.get(field)
@@ -166,10 +171,10 @@ class IntegrationHandlers:
             fields = CONFIG_FIELDS[name]
             patch = checked(request.json(), fields)
             patch = {k: v for k, v in patch.items() if not (fields[k].startswith("secret") and v == MASK)}
-            merged = merge_patch(self.configs[name], patch)
+            merged = merge_patch(self.state.configs[name], patch)
             if name == "docgen" and merged.get("grantType") == "password" and not merged.get("username"):
                 raise Reject(400, "the password grant needs a username", errors=["username: required"])
-            self.configs[name] = merged
+            self.state.configs[name] = merged
             return self.config_wire(name)
         return handler
 
@@ -179,16 +184,16 @@ class IntegrationHandlers:
         if bad:
             raise Reject(400, f"endpoints must be valid URLs, not {bad[0]!r}")
         if body.get("enabled") is not None:
-            self.jwks["enabled"] = body["enabled"]
-        known = {e["url"] for e in self.jwks["endpoints"]}
+            self.state.jwks["enabled"] = body["enabled"]
+        known = {e["url"] for e in self.state.jwks["endpoints"]}
         for url in body.get("endpoints") or ():
             if url not in known:
-                self.jwks["endpoints"].append({"url": url, "added": iso(self.clock.now())})
+                self.state.jwks["endpoints"].append({"url": url, "added": iso(self.state.clock.now())})
                 known.add(url)
-        return {"enabled": self.jwks["enabled"], "endpoints": [e["url"] for e in self.jwks["endpoints"]]}
+        return {"enabled": self.state.jwks["enabled"], "endpoints": [e["url"] for e in self.state.jwks["endpoints"]]}
 
     def list_jwks_endpoints(self, request: Request) -> list[dict[str, Any]]:
-        return [dict(e) for e in self.jwks["endpoints"]]
+        return [dict(e) for e in self.state.jwks["endpoints"]]
 
     # --- analytics audiences ----------------------------------------------------------------
 
@@ -196,9 +201,9 @@ class IntegrationHandlers:
         account, prop = request.params["account_id"], request.params["property_id"]
         if not account.strip() or not prop.strip():
             raise Reject(400, "accountId and propertyId must not be blank")
-        if not self.configs["analytics"].get("enabled"):
+        if not self.state.configs["analytics"].get("enabled"):
             raise Reject(409, "the analytics integration is disabled")
-        found = self.analytics.get((account, prop))
+        found = self.state.analytics.get((account, prop))
         if found is None:
             raise Reject(404, f"web property {prop} not found in analytics account {account}")
         return found
@@ -231,7 +236,7 @@ class IntegrationHandlers:
         if (refresh_definition or refresh_members) and not active:
             raise Reject(400, "only an active analytics audience can be refreshed")
         record["active"] = active
-        audiences = self.store["audiences"]
+        audiences = self.state.store["audiences"]
         tracked = audiences.get(record["audienceId"])
         if active and tracked is None:
             tracked = audiences.add({
@@ -241,51 +246,51 @@ class IntegrationHandlers:
                 "condition": {"type": "analyticsAudienceCondition", "parameterValues": {
                     "accountId": record["accountId"], "propertyId": record["propertyId"],
                     "audienceId": record["audienceId"]}},
-                "lastUpdated": iso(self.clock.now())})
-            self.audience_order[tracked["id"]] = len(self.audience_order)
-            self.members.replace(tracked["id"], set())
+                "lastUpdated": iso(self.state.clock.now())})
+            self.state.audience_order[tracked["id"]] = len(self.state.audience_order)
+            self.state.members.replace(tracked["id"], set())
         if tracked is not None:
             tracked["enabled"] = active
-        now = iso(self.clock.now())
+        now = iso(self.state.clock.now())
         if refresh_definition:
             record["lastDefinitionRefresh"] = now
-            if record["audienceId"] in self.stale_definitions:       # the definition changed remotely
-                self.stale_definitions.discard(record["audienceId"])
+            if record["audienceId"] in self.state.stale_definitions:       # the definition changed remotely
+                self.state.stale_definitions.discard(record["audienceId"])
                 record["definitionVersion"] += 1
                 refresh_members = True
         if refresh_members:
-            if record["audienceId"] in self.members.explicit:      # seeded ones keep their members
-                self.members.replace(record["audienceId"], self._sample(record["audienceId"], share=0.12))
-            count = self.members.count(record["audienceId"])
+            if record["audienceId"] in self.state.members.explicit:      # seeded ones keep their members
+                self.state.members.replace(record["audienceId"], self._sample(record["audienceId"], share=0.12))
+            count = self.state.members.count(record["audienceId"])
             record["lastMembershipRefresh"] = now
             record["memberCount"] = count
             tracked["lastUpdated"] = now
-            self.notify("analyticsSync", "INFO",
+            self.state.notify("analyticsSync", "INFO",
                         f"Analytics audience {record['audienceId']} synchronised ({count} members)",
                         {"audienceId": record["audienceId"], "accountId": record["accountId"]})
         return record
 
     def _sample(self, audience_id: str, share: float) -> set[str]:
         """The profiles an analytics audience reports: a seeded share of the first 5000 profiles."""
-        population: Population = self.population
-        key = key64(self.seed, "analytics", audience_id)
+        population: Population = self.state.population
+        key = key64(self.state.seed, "analytics", audience_id)
         limit = min(population.count, 5000)
         picked = (population.id(i) for i in range(limit) if mix64(key ^ i) / 2**64 < share)
-        return {p for p in picked if self.profile(p) is not None}
+        return {p for p in picked if self.state.profile(p) is not None}
 
     # --- warehouse query definitions --------------------------------------------------------
 
-    def _create_query(self, collection: str, fields: dict[str, str]):
+    def create_query(self, collection: str, fields: dict[str, str]):
         def handler(request: Request) -> dict[str, Any]:
             body = checked(request.json(), fields)
             blank = [f for f in REQUIRED_QUERY if not isinstance(body.get(f), str) or not body[f].strip()]
             if blank:
                 raise Reject(400, f"{', '.join(blank)} must not be blank",
                              errors=[f"{f}: must not be blank" for f in blank])
-            target = self.store[collection]
+            target = self.state.store[collection]
             record = {f: None for f in fields} | {"active": False} | body
             if record.get("id") in (None, ""):
-                record["id"] = self.new_id(collection)
+                record["id"] = self.state.new_id(collection)
             elif record["id"] in target:
                 raise Reject(409, f"query definition {record['id']} already exists")
             if "audienceTags" in fields:
@@ -293,16 +298,30 @@ class IntegrationHandlers:
             return target.add(record)
         return handler
 
-    def _patch_query(self, collection: str, fields: dict[str, str], allowed: tuple[str, ...]):
+    def patch_query(self, collection: str, fields: dict[str, str], allowed: tuple[str, ...]):
         def handler(request: Request) -> dict[str, Any]:
             definition_id = request.params["definition_id"]
             if not definition_id.strip():
                 raise Reject(400, "definitionId must not be blank")
-            record = self.store[collection].require(definition_id, "query definition")
+            record = self.state.store[collection].require(definition_id, "query definition")
             patch = checked(request.json(), fields, allowed)
             for name, value in patch.items():
                 record[name] = ([] if name == "audienceTags" else None) if value is None else value
             return record
+        return handler
+
+    def get_query(self, collection: str):
+        def handler(request: Request) -> dict[str, Any]:
+            definition_id = request.params["definition_id"]
+            if not definition_id.strip():
+                raise Reject(400, "definitionId must not be blank")
+            return self.state.store[collection].require(definition_id, "query definition")
+        return handler
+
+    def delete_query(self, collection: str):
+        def handler(request: Request) -> Response:
+            self.state.store[collection].remove(self.get_query(collection)(request)["id"])
+            return Response(204)
         return handler
 
     # --- document generation ----------------------------------------------------------------
@@ -313,16 +332,16 @@ class IntegrationHandlers:
         if blank:
             raise Reject(400, f"{', '.join(blank)} must not be blank",
                          errors=[f"{f}: must not be blank" for f in blank])
-        config = self.configs["docgen"]
+        config = self.state.configs["docgen"]
         if not config.get("enabled"):
             raise Reject(409, "the document generation integration is disabled")
-        self.require_profile(body["profileId"])
+        self.state.require_profile(body["profileId"])
         alias = body["communicationId"]
         resolved = (config.get("communicationMap") or {}).get(alias, alias)
-        answer = {"requestId": self.ids.uuid(), "communicationId": resolved,
+        answer = {"requestId": self.state.ids.uuid(), "communicationId": resolved,
                   "alias": alias if resolved != alias else None, "profileId": body["profileId"],
-                  "status": "INITIATED", "created": iso(self.clock.now())}
-        self.notify("docgen", "INFO", f"Communication {resolved} started for profile {body['profileId']}",
+                  "status": "INITIATED", "created": iso(self.state.clock.now())}
+        self.state.notify("docgen", "INFO", f"Communication {resolved} started for profile {body['profileId']}",
                     {"communicationId": resolved, "profileId": body["profileId"]})
         return answer
 

@@ -1,7 +1,7 @@
-"""Profiles, the profile schema and privacy of the audience platform emulator (a mixin of it).
+"""Profiles, the profile schema and privacy of the audience platform emulator (a part it holds).
 
 Seeded profiles are computed from their index until something writes to one; then it is kept as a
-dict (`self.profiles`). The schema is built from the property entries as a JSON Schema 2019-09
+dict (`State.profiles`). The schema is built from the property entries as a JSON Schema 2019-09
 document; `validate=true` checks a profile against it with jsonschema's Draft201909Validator, and a
 profile that fails is not saved. The data policy guards schema changes: `disallow` refuses to
 create, patch or delete a property that any profile holds (409); `allow` goes ahead. Deleting a
@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import copy
 import re
-from collections import Counter
 from datetime import datetime
 from typing import Any
 
 from jsonschema import Draft201909Validator, FormatChecker
 from jsonschema.exceptions import SchemaError
 
-from toolkit.sandbox.audience_platform_seed import GENERATED, PII, Layout, Population
+from toolkit.sandbox.audience_platform_seed import GENERATED, PII
+from toolkit.sandbox.audience_platform_state import State
 from toolkit.sandbox.clock import iso
 from toolkit.sandbox.store import merge_patch
 from toolkit.sandbox.wire import Reject, Request, Response
@@ -75,121 +75,41 @@ def schema_problems(schema: dict[str, Any], document: Any) -> list[str]:
     return [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in found]
 
 
-class Memberships:
-    """Who is in which audience: seeded ranges (Layout), per-profile overrides, explicit audiences."""
+class Profiles:
+    """Profiles, schema and privacy, over the platform's state.
 
-    def __init__(self, layout: Layout, population: Population, order: dict[str, int]) -> None:
-        self.layout, self.population, self.order = layout, population, order
-        self.override: dict[str, set[str]] = {}        # profile → its own audiences (written to)
-        self.explicit: dict[str, set[str]] = {}        # audience → members (imported, synchronised)
-        self.explicit_of: dict[str, set[str]] = {}     # profile → explicit audiences holding it
-        self.lost: Counter[str] = Counter()            # seeded members no longer counted by the layout
-        self.added: Counter[str] = Counter()           # members through overrides
+    `created_status`: what a created profile answers (the catalog's status of create_profile).
+    """
 
-    def _base(self, profile_id: str) -> list[str]:
-        index = self.population.index(profile_id)
-        return self.layout.of(index) if index is not None else []
-
-    def _own(self, profile_id: str) -> set[str] | list[str]:
-        return self.override[profile_id] if profile_id in self.override else self._base(profile_id)
-
-    def of(self, profile_id: str) -> list[str]:
-        found = {a for a in self._own(profile_id) if a not in self.explicit}
-        found |= self.explicit_of.get(profile_id, set())
-        return sorted(found, key=lambda a: self.order.get(a, len(self.order)))
-
-    def has(self, audience_id: str, profile_id: str) -> bool:
-        if audience_id in self.explicit:
-            return profile_id in self.explicit[audience_id]
-        if profile_id in self.override:
-            return audience_id in self.override[profile_id]
-        index = self.population.index(profile_id)
-        return index is not None and self.layout.has(audience_id, index)
-
-    def count(self, audience_id: str) -> int:
-        if audience_id in self.explicit:
-            return len(self.explicit[audience_id])
-        return self.layout.size(audience_id) - self.lost[audience_id] + self.added[audience_id]
-
-    def _release(self, profile_id: str, fresh: bool) -> None:
-        """Stop counting the profile's own memberships (before they change or the profile goes)."""
-        if profile_id in self.override:
-            self.added.subtract(self.override.pop(profile_id))
-        elif not fresh:
-            self.lost.update(self._base(profile_id))
-
-    def set_profile(self, profile_id: str, audiences: set[str], fresh: bool = False) -> None:
-        """The profile's audiences, as written through `segments` (fresh: a profile just created)."""
-        self._release(profile_id, fresh)
-        own = {a for a in audiences if a not in self.explicit}
-        self.override[profile_id] = own
-        self.added.update(own)
-        for audience_id in self.explicit:
-            members = self.explicit[audience_id]
-            if audience_id in audiences:
-                members.add(profile_id)
-                self.explicit_of.setdefault(profile_id, set()).add(audience_id)
-            elif profile_id in members:
-                members.discard(profile_id)
-                self.explicit_of[profile_id].discard(audience_id)
-
-    def drop(self, profile_id: str) -> None:
-        self._release(profile_id, fresh=False)
-        for audience_id in self.explicit_of.pop(profile_id, set()):
-            self.explicit[audience_id].discard(profile_id)
-
-    def replace(self, audience_id: str, members: set[str]) -> None:
-        """The audience's members set outright (an import, a synchronisation)."""
-        for profile_id in self.explicit.get(audience_id, set()):
-            self.explicit_of[profile_id].discard(audience_id)
-        self.explicit[audience_id] = set(members)
-        for profile_id in members:
-            self.explicit_of.setdefault(profile_id, set()).add(audience_id)
-
-
-class ProfileHandlers:
-    """Profiles, schema and privacy; mixed into the emulator, which sets the state in __init__."""
+    def __init__(self, state: State, created_status: int) -> None:
+        self.state, self.created_status = state, created_status
 
     # --- profiles ---------------------------------------------------------------------------
 
-    def profile(self, profile_id: str) -> dict[str, Any] | None:
-        record = self.profiles.get(profile_id)
-        if record is not None or profile_id in self.deleted:
-            return record
-        index = self.population.index(profile_id)
-        return None if index is None else self.population.profile(index)
-
-    def require_profile(self, profile_id: str) -> dict[str, Any]:
-        if not profile_id.strip():
-            raise Reject(400, "profileId must not be blank")
-        record = self.profile(profile_id)
-        if record is None:
-            raise Reject(404, f"profile {profile_id} not found")
-        return record
-
     def profile_wire(self, record: dict[str, Any]) -> dict[str, Any]:
-        return {**record, "segments": self.members.of(record["itemId"])}
+        return {**record, "segments": self.state.members.of(record["itemId"])}
 
     def save_profile(self, record: dict[str, Any]) -> None:
-        record["systemProperties"] = {**record.get("systemProperties", {}), "lastUpdated": iso(self.clock.now())}
-        self.profiles[record["itemId"]] = record
+        record["systemProperties"] = {**record.get("systemProperties", {}), "lastUpdated": iso(self.state.clock.now())}
+        self.state.profiles[record["itemId"]] = record
 
     def holders(self, name: str) -> bool:
         """Whether any profile holds a value for the property."""
-        for record in self.profiles.values():
+        population, profiles, deleted = self.state.population, self.state.profiles, self.state.deleted
+        for record in profiles.values():
             if name in record.get("properties", {}):
                 return True
         if name not in GENERATED:
             return False
-        for index in range(self.population.count):
-            profile_id = self.population.id(index)
-            if (profile_id not in self.profiles and profile_id not in self.deleted
-                    and name in self.population.profile(index)["properties"]):
+        for index in range(population.count):
+            profile_id = population.id(index)
+            if (profile_id not in profiles and profile_id not in deleted
+                    and name in population.profile(index)["properties"]):
                 return True
         return False
 
     def profile_schema(self) -> dict[str, Any]:
-        properties = {entry["id"]: property_schema(entry) for entry in self.store["properties"]}
+        properties = {entry["id"]: property_schema(entry) for entry in self.state.store["properties"]}
         return {
             "$schema": "https://json-schema.org/draft/2019-09/schema",
             "$id": "https://cdp.sandbox.invalid/schemas/profile/1-0-0",
@@ -222,7 +142,7 @@ class ProfileHandlers:
             return None
         if not isinstance(segments, list) or not all(isinstance(s, str) for s in segments):
             raise Reject(400, "segments must be a list of audience ids")
-        unknown = [s for s in segments if s not in self.store["audiences"]]
+        unknown = [s for s in segments if s not in self.state.store["audiences"]]
         if unknown:
             raise Reject(404, f"audience {unknown[0]} not found")
         return set(segments)
@@ -234,7 +154,7 @@ class ProfileHandlers:
         item_id = body.get("itemId")
         if not isinstance(item_id, str) or not item_id.strip():
             raise Reject(400, "itemId must not be blank", errors=["itemId: must not be blank"])
-        if self.profile(item_id) is not None:
+        if self.state.profile(item_id) is not None:
             raise Reject(409, f"profile {item_id} already exists")
         for field in ("properties", "systemProperties", "scores", "consents"):
             if field in body and not isinstance(body[field], dict):
@@ -244,18 +164,18 @@ class ProfileHandlers:
         self._validated(request, document)
         segments = self._segments(document) or set()
         document.pop("segments", None)
-        document["systemProperties"] = {**document["systemProperties"], "createdAt": iso(self.clock.now())}
-        self.deleted.discard(item_id)
+        document["systemProperties"] = {**document["systemProperties"], "createdAt": iso(self.state.clock.now())}
+        self.state.deleted.discard(item_id)
         self.save_profile(document)
-        self.members.set_profile(item_id, segments, fresh=True)
-        return Response(self.catalog_action("audience_platform.create_profile").status,
+        self.state.members.set_profile(item_id, segments, fresh=True)
+        return Response(self.created_status,
                         self.profile_wire(document))
 
     def get_profile(self, request: Request) -> dict[str, Any]:
-        return self.profile_wire(self.require_profile(request.params["profile_id"]))
+        return self.profile_wire(self.state.require_profile(request.params["profile_id"]))
 
     def update_profile(self, request: Request) -> dict[str, Any]:
-        record = self.require_profile(request.params["profile_id"])
+        record = self.state.require_profile(request.params["profile_id"])
         patch = request.json()
         if not isinstance(patch, dict):
             raise Reject(400, "the body must be a JSON Merge Patch object")
@@ -272,32 +192,32 @@ class ProfileHandlers:
         merged["version"] = int(record.get("version") or 0) + 1
         self.save_profile(merged)
         if segments is not None:
-            self.members.set_profile(record["itemId"], segments)
+            self.state.members.set_profile(record["itemId"], segments)
         return self.profile_wire(merged)
 
     def delete_profile(self, request: Request) -> Response:
-        record = self.require_profile(request.params["profile_id"])
+        record = self.state.require_profile(request.params["profile_id"])
         profile_id = record["itemId"]
-        self.profiles.pop(profile_id, None)
-        self.deleted.add(profile_id)
-        self.members.drop(profile_id)
+        self.state.profiles.pop(profile_id, None)
+        self.state.deleted.add(profile_id)
+        self.state.members.drop(profile_id)
         return Response(204)
 
     # --- privacy ----------------------------------------------------------------------------
 
     def anonymize_profile(self, request: Request) -> dict[str, Any]:
-        record = copy.deepcopy(self.require_profile(request.params["profile_id"]))
-        personal = {e["id"] for e in self.store["properties"] if PERSONAL & set(e.get("systemTags") or ())}
+        record = copy.deepcopy(self.state.require_profile(request.params["profile_id"]))
+        personal = {e["id"] for e in self.state.store["properties"] if PERSONAL & set(e.get("systemTags") or ())}
         removed = sorted(personal & set(record["properties"]))
         for name in removed:
             del record["properties"][name]
         system = record.setdefault("systemProperties", {})
         system.pop("mergeIdentifier", None)
-        system["anonymized"] = iso(self.clock.now())
+        system["anonymized"] = iso(self.state.clock.now())
         if request.arg("scope"):
             system["anonymizedScope"] = request.arg("scope")
         self.save_profile(record)
-        self.notify("privacy", "INFO", f"Profile anonymized on request ({len(removed)} properties removed)",
+        self.state.notify("privacy", "INFO", f"Profile anonymized on request ({len(removed)} properties removed)",
                     {"profileId": record["itemId"], "scope": request.arg("scope")})
         return self.profile_wire(record)
 
@@ -305,7 +225,7 @@ class ProfileHandlers:
         name = request.params["property_name"]
         if not name.strip():
             raise Reject(400, "propertyName must not be blank")
-        record = copy.deepcopy(self.require_profile(request.params["profile_id"]))
+        record = copy.deepcopy(self.state.require_profile(request.params["profile_id"]))
         if name in record["properties"]:          # deleting what is not there is no error
             del record["properties"][name]
             self.save_profile(record)
@@ -359,7 +279,7 @@ class ProfileHandlers:
         """Creates or replaces the property (a save, as Unomi's); the data policy guards a held one."""
         entry = self._entry(request.json())
         self._policy(request, entry["id"], "save")
-        properties = self.store["properties"]
+        properties = self.state.store["properties"]
         if entry["id"] in properties:
             properties.records[entry["id"]].clear()
             properties.records[entry["id"]].update(entry)
@@ -371,7 +291,7 @@ class ProfileHandlers:
         property_id = request.params["property_id"]
         if not _PROPERTY_ID.fullmatch(property_id):
             raise Reject(400, "propertyId must be one or more alphanumeric characters")
-        return self.store["properties"].require(property_id, "property")
+        return self.state.store["properties"].require(property_id, "property")
 
     def get_profile_property(self, request: Request) -> dict[str, Any]:
         return self._property(request)
@@ -390,5 +310,5 @@ class ProfileHandlers:
     def delete_profile_property(self, request: Request) -> Response:
         current = self._property(request)
         self._policy(request, current["id"], "delete")
-        self.store["properties"].remove(current["id"])
+        self.state.store["properties"].remove(current["id"])
         return Response(204)
