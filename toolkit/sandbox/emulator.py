@@ -23,7 +23,8 @@ How to add an emulator (asset_library, audience_platform, translation):
 5. A service too big for one module is split into parts that the emulator holds: objects or
    functions in `<service>_*.py` given what they need (the store or a state object, the clock's time,
    the id maker, the other parts they call), never mixins that import the emulator back
-   (asset_library: Fields, Boards, Transfers; translation: a shared State and its parts).
+   (asset_library: Fields, Boards, Transfers; translation and audience_platform: a shared State
+   and the parts over it).
 6. Register the module in `REGISTRY` in `toolkit/sandbox/__init__.py`; `start()` skips a service
    whose module does not import yet, so each emulator is usable as soon as it lands.
 
