@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from toolkit.filters import BoolOp, Condition, F, FilterSyntaxError, Not, parse, quote
+from toolkit.filters import MAX_DEPTH, BoolOp, Condition, F, FilterSyntaxError, Not, parse, quote
+from toolkit.sandbox import audience_platform_filter as sandbox
+from toolkit.sandbox.wire import Reject
 
 
 def C(prop, op, value):
@@ -190,3 +192,57 @@ def test_builder_refuses_empty_sets():
 def test_quote():
     assert quote('a"b\\c') == '"a\\"b\\\\c"'
     assert quote(True) == '"true"' and quote(False) == '"false"' and quote(3) == '"3"'
+
+
+# --- keywords are not property names; nesting is bounded (issue 18, item 8) ---------------------------------
+
+@pytest.mark.parametrize(("text", "position"), [
+    ("a:1 OR OR x:1", 7),            # was read as a property named "OR x"
+    ("foo AND type:alert", 0),       # was read as a property named "foo AND type"
+    ("a NOT b:1", 0),
+    ("OR:1", 0),
+    ("a:1 AND NOT:x", 8),
+])
+def test_a_keyword_inside_a_property_name_is_refused(text, position):
+    with pytest.raises(FilterSyntaxError, match="not a property name") as info:
+        parse(text)
+    assert info.value.position == position
+
+
+@pytest.mark.parametrize("text", ["(" * 3000 + "a:1" + ")" * 3000, "NOT " * 3000 + "a:1", "(NOT " * 1500 + "a:1" + ")" * 1500])
+def test_deep_nesting_is_a_syntax_error_not_a_recursion_error(text):
+    with pytest.raises(FilterSyntaxError, match=f"deeper than {MAX_DEPTH}"):
+        parse(text)
+
+
+def test_nesting_up_to_the_bound_is_read():
+    assert parse("(" * MAX_DEPTH + "a:1" + ")" * MAX_DEPTH) == C("a", ":", "1")
+    assert parse("NOT " * MAX_DEPTH + "a:1").operand is not None
+    with pytest.raises(FilterSyntaxError):
+        parse("(" * (MAX_DEPTH + 1) + "a:1" + ")" * (MAX_DEPTH + 1))
+
+
+# --- the client and the sandbox read the language alike -----------------------------------------------------
+
+AGREEMENT = [
+    "read:true", "a:1 OR b:2 AND c:3", "NOT (a:1 OR b:2)", 'm:"say \\"hi\\""', "tag:[a, \"b,c\"]", "first name:Ada",
+    "ANDROID:x OR NOTE:y", "(a:1)AND(b:2)", "a>:5", "a!:[x]",
+    "a:1 OR OR x:1", "foo AND type:alert", "OR:1", "a NOT b:1", "read", "a:", ":b", "(a:1", "a:1)", "a:1 b:2",
+    'a:"open', "a:[x,", "a:[]", "a>[x]", "a:1 AND", "AND", "NOT", "a:1 AND NOT", "(" * 33 + "a:1" + ")" * 33,
+    "(" * 32 + "a:1" + ")" * 32, "NOT " * 33 + "a:1", "(" * 3000,
+]
+
+
+@pytest.mark.parametrize("text", AGREEMENT)
+def test_client_and_sandbox_agree(text):
+    try:
+        parse(text)
+        client_reads = True
+    except FilterSyntaxError:
+        client_reads = False
+    try:
+        sandbox.parse_filter(text)
+        sandbox_reads = True
+    except Reject:
+        sandbox_reads = False
+    assert client_reads == sandbox_reads
