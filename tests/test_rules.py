@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 
 import numpy as np
 import pandas as pd
@@ -10,6 +11,7 @@ import pytest
 from toolkit import rules
 from toolkit.catalog import ACTIONS
 from toolkit.errors import ModeError, ValidationError, VersionError
+from toolkit.http import Secret
 
 
 def ok(action: str, *, mode: str | None = None, system_version: str | None = None, **params) -> None:
@@ -669,3 +671,130 @@ def test_kinds():
         "must be a JSON object or array"
     assert refused("translation.create_submission", name="S", project_id=1, source_language="english").param == \
         "source_language"
+
+
+# --- every bad value is a ValidationError naming param, value and rule (issue 18, items 1 and 3) ---------------------------
+
+PATH_PARAMS = sorted({(a.id, p.name) for a in ACTIONS.values() for p in a.params if p.where == "path"})
+
+
+def with_example(action: str, **params) -> dict:
+    return {**ACTIONS[action].example, **params}
+
+
+@pytest.mark.parametrize(("action", "param"), PATH_PARAMS)
+def test_path_values_that_would_change_the_path_are_refused(action, param):
+    """`.` and `..` are sent as they are and resolved by the URL library: `/boards/../assets/X` is `/assets/X`."""
+    for bad in (".", "..", "", "x" * 1001):
+        found = rules.problems(ACTIONS[action], with_example(action, **{param: bad}))
+        assert [p.param for p in found] == [param], (bad[:5], [str(p) for p in found])
+    assert rules.problems(ACTIONS[action], with_example(action, **{param: "..."})) == [] or \
+        "alphanumeric" in rules.problems(ACTIONS[action], with_example(action, **{param: "..."}))[0].rule
+
+
+def test_path_values_up_to_1000_characters_and_with_slashes_pass():
+    ok("asset_library.get_asset", asset_id="x" * 1000)
+    ok("asset_library.get_asset", asset_id="a/b/../c")            # encoded to one segment by the client
+    ok("asset_library.get_asset", asset_id="%2e%2e")               # its % is encoded: %252e%252e
+    error = refused("asset_library.remove_board_asset", board_id="..", asset_id="4b7c")
+    assert_names(error, "board_id", "..", "another path", "asset_library.remove_board_asset")
+    assert "1,001 characters" in refused("asset_library.get_asset", asset_id="x" * 1001).rule
+
+
+WRONG_TYPES = [{"a": 1}, ["a"], {"a"}, b"abc", bytearray(b"abc"), True, math.nan, math.inf, 2**70, object()]
+
+
+@pytest.mark.parametrize("value", WRONG_TYPES, ids=lambda v: type(v).__name__ + ("" if isinstance(v, type) else ""))
+@pytest.mark.parametrize(("action", "param", "others"), [
+    ("asset_library.get_asset", "asset_id", {}),                                        # id, path
+    ("translation.get_submission", "submission_id", {}),                               # integer id, path
+    ("asset_library.create_board", "title", {}),                                        # string, body
+    ("asset_library.create_board", "description", {"title": "Q4"}),                    # text, body
+    ("asset_library.list_boards", "name", {}),                                          # string, query
+    ("audience_platform.create_user", "password", {"username": "bot"}),                # secret, body
+    ("translation.create_token", "password", {"grant_type": "password", "username": "u"}),  # secret, form
+])
+def test_wrong_types_for_scalars_are_refused(action, param, others, value):
+    error = refused(action, **{param: value}, **others)
+    assert error.param == param and error.rule
+
+
+def test_numpy_ids_and_secrets_stay_accepted():
+    ok("translation.get_submission", submission_id=np.int64(1234))
+    ok("translation.get_submission", submission_id=pd.Series([7], dtype="int64")[0])
+    ok("asset_library.get_asset", asset_id="4b7c")
+    ok("audience_platform.create_user", username="bot", password=Secret("pw"))
+    ok("audience_platform.update_experience_insights_configuration", credentials_json='{"type": "service_account"}')
+    ok("audience_platform.create_profile", item_id="p1", properties={"score": np.float64(1.5), "n": np.int64(3),
+                                                                      "tags": np.array(["a", "b"])})
+
+
+def test_a_secret_params_value_is_masked_in_the_error():
+    error = refused("audience_platform.create_user", username="bot", password=["hunter2-s3cret"])
+    assert "hunter2" not in str(error) and "hunter2" not in repr(error.value)
+    assert error.value == "***" and "password=" in str(error) and "must be a string" in error.rule
+    error = refused("audience_platform.update_experience_insights_configuration", credentials_json=7)
+    assert (error.param, error.value) == ("credentials_json", "***")
+
+
+@pytest.mark.parametrize(("body", "where"), [
+    ({"score": math.nan}, "score"), ({"a": [1, {"b": math.inf}]}, "a[1].b"), ({"n": 2**70}, "n"),
+    ({"n": -(2**63) - 1}, "n"), ({"raw": b"\x00"}, "raw"), ({"tags": {"a", "b"}}, "tags"),
+    ({"when": object()}, "when"),
+])
+def test_values_json_cannot_carry_are_refused_where_they_are(body, where):
+    error = refused("audience_platform.create_profile", item_id="p1", properties=body)
+    assert error.param == "properties" and f"(at {where})" in error.rule
+
+
+def test_json_keys_must_be_text_and_nesting_is_bounded():
+    assert "key that is not a string" in refused("audience_platform.create_profile", item_id="p1",
+                                                 properties={1: "a"}).rule
+    deep: list = []
+    for _ in range(3000):
+        deep = [deep]
+    error = refused("audience_platform.create_profile", item_id="p1", properties={"a": deep})
+    assert error.param == "properties" and "deeper than 64" in error.rule and error.value == {"a": deep}
+    ok("audience_platform.create_profile", item_id="p1", properties={"a": [[[[1.5, None, True, "x"]]]]})
+
+
+def test_a_value_too_deep_for_repr_is_still_a_validation_error():
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    error = refused("asset_library.create_board", title=deep)
+    assert error.param == "title" and error.value is deep and "[[[[" in str(error)
+
+
+def test_integers_outside_64_bits_are_refused_everywhere():
+    assert "64-bit" in refused("translation.get_submission", submission_id=2**63).rule
+    ok("translation.get_submission", submission_id=2**63 - 1)
+    assert "64-bit" in refused("translation.cancel_submission", submission_id=1, target_ids=[1, 2**64]).rule
+    assert "64-bit" in refused("asset_library.list_assets", limit=-(2**70)).rule
+
+
+def test_unparsable_urls_durations_and_filters_are_validation_errors():
+    error = refused("asset_library.create_import", source_url="http://[::1")
+    assert_names(error, "source_url", "http://[::1", "valid http(s) URL", "asset_library.create_import")
+    error = refused("audience_platform.update_analytics_configuration",
+                    audience_membership_refresh_interval="P99999999999D")
+    assert "between PT1H and P30D" in error.rule
+    error = refused("audience_platform.list_notifications", filter="(" * 3000)
+    assert error.param == "filter" and "deeper than 32" in error.rule
+
+
+@pytest.mark.parametrize(("value", "fragment"), [
+    ([1, 2], "list of strings"), ("a,b", None), (["a", {"b": 1}], "list of strings"), ([None], "list of strings"),
+])
+def test_list_params_take_strings_only(value, fragment):
+    found = rules.problems(ACTIONS["asset_library.list_assets"], {"tag": value})
+    assert (found[0].rule if found else None) == (f"must be a {fragment}" if fragment else None)
+
+
+def test_a_value_no_rule_foresaw_is_refused_not_raised():
+    class Hostile(str):
+        def __str__(self):
+            raise TypeError("no text for you")
+
+    error = refused("asset_library.get_asset", asset_id=Hostile("x"))
+    assert error.param == "asset_id" and "cannot be checked (TypeError)" in error.rule
