@@ -1,7 +1,9 @@
 """The generic handlers: create, get, merge patch, replace, delete, with the catalog's statuses."""
 import requests
 
-from toolkit.sandbox.store import merge_patch
+from toolkit.sandbox.store import Store, generic_handler, merge_patch
+from toolkit.sandbox.wire import Headers, Request
+from toolkit.spec import Action
 
 
 def test_create_get_patch_put_delete(toy):
@@ -56,3 +58,20 @@ def test_chunked_request_bodies_are_read(toy):
     answer = session.post(f"{base}/api/v2/things", data=iter([b'{"n": ', b"77}"]),
                           headers={"Content-Type": "application/json"})
     assert answer.status_code == 201 and answer.json()["n"] == 77
+
+
+def test_a_handler_needs_only_the_store_and_two_callables():
+    """The store knows no emulator: ids and the created hook are handed in (issue 14: no circle)."""
+    store, seen = Store(), []
+
+    def created(collection, record, request):
+        seen.append((collection, request.method))
+        return {**record, "createdAt": "2026-01-01T00:00:00Z"}
+
+    create = generic_handler(Action("toy.create_thing", "T", "POST", "/things", "", body="json", status=201),
+                             "things", store, new_id=lambda collection: f"{collection}-1", created=created)
+    request = Request("POST", "/things", {}, Headers({"content-type": "application/json"}), b'{"n": 1}', "toy",
+                      "", "", {})
+    answer = create(request)
+    assert answer.status == 201 and answer.body == {"n": 1, "id": "things-1", "createdAt": "2026-01-01T00:00:00Z"}
+    assert store["things"].get("things-1") == answer.body and seen == [("things", "POST")]
