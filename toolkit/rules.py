@@ -267,7 +267,8 @@ MAX_PATH_VALUE = 1000
 
 def _path_problem(value: Any) -> Problem:
     """A path value fills exactly one segment. The client percent-encodes `/ ? #` and `%`, but `.` and
-    `..` stay as they are and the URL library resolves them: `/boards/../assets/X` is `/assets/X`."""
+    `..` stay as they are and the URL library resolves them: `/boards/../assets/X` is `/assets/X`.
+    A `%2e%2e` typed by a user is their text and goes out as `%252e%252e`: a name, never a dot segment."""
     text = str(value)
     if text in (".", ".."):
         return f"cannot be {text!r}: as a path segment it would send the request to another path"
