@@ -1,11 +1,13 @@
 """The audit trail: every write sent with a workspace, from code or a form, secrets masked."""
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 import toolkit as tk
 from toolkit import audit, catalog
-from toolkit.errors import NotFoundError
+from toolkit.errors import NotFoundError, WorkspaceError
 from toolkit.sandbox import available
 
 SERVICE = "audience_platform"
@@ -49,18 +51,37 @@ def test_a_refused_write_is_recorded_with_the_service_status(box, ws):
     assert row.status == 404 and not row.ok and "nobody-by-that-name" in row.error
 
 
-def test_a_client_without_a_workspace_sends_without_recording(box):
+def test_a_bare_client_knows_no_workspace_and_sends_without_recording(box):
     cdp = tk.connect(SERVICE, **box.credentials(SERVICE))
-    assert cdp.workspace is None
+    assert not hasattr(cdp, "workspace") and not hasattr(cdp, "fetch") and not hasattr(cdp, "form")
     cdp.call("update_profile_merge_configuration", enabled=True)
 
 
-def test_recording_never_breaks_the_call(box):
+def test_a_write_through_a_connection_whose_workspace_was_closed_is_refused_unsent(box):
     ws = tk.Workspace()
     cdp = ws.connect(SERVICE, **box.credentials(SERVICE))
-    ws.close()                                      # the trail cannot be written any more
-    with pytest.warns(UserWarning, match="audit"):
+    ws.close()
+    sent = box.stats()["requests"]
+    with warnings.catch_warnings(record=True) as warned, \
+            pytest.raises(WorkspaceError, match="was not sent.*closed.*client.call"):
+        warnings.simplefilter("always")
         cdp.call("update_profile_merge_configuration", enabled=False)
+    assert box.stats()["requests"] == sent, "nothing left the machine"
+    assert not [w for w in warned if "toolkit" in str(w.message)]
+    cdp.client.call("update_profile_merge_configuration", enabled=False)    # the explicit way round
+    assert box.stats()["requests"] == sent + 1
+
+
+def test_a_write_through_a_read_only_workspace_is_refused_unsent(box, tmp_path):
+    path = tmp_path / "ro.duckdb"
+    tk.Workspace(path).close()
+    with tk.Workspace(path, read_only=True) as ws:
+        cdp = ws.connect(SERVICE, **box.credentials(SERVICE))
+        sent = box.stats()["requests"]
+        with pytest.raises(WorkspaceError, match="read-only"):
+            cdp.call("update_profile_merge_configuration", enabled=False)
+        assert box.stats()["requests"] == sent
+        cdp.call("list_users")                                               # reads go on
 
 
 def test_masked_params_show_files_and_secrets_safely():

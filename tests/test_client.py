@@ -473,7 +473,7 @@ def test_a_dot_segment_in_a_path_id_never_reaches_another_endpoint(stub, assets,
 ])
 def test_the_dot_segments_of_the_issue_are_refused_before_sending(stub, assets, tms, action, params):
     client = assets if action.startswith("asset_library") else tms
-    with pytest.raises(ValidationError, match="dot segment|'\\.'|must not"):
+    with pytest.raises(ValidationError, match="another path"):
         client.call(action, **params)
     assert not [c for c in stub.calls if "/oauth/token" not in c.request.url]
 

@@ -311,8 +311,10 @@ def test_a_walk_through_a_429_and_a_500_gives_exactly_the_rows(faulty, ws, style
     service, name, _, page = WALKS[style]
     resource = catalog.resource(service, name)
     client = connect(ws, faulty, service)
-    before = faulty.stats()["faults"]
+    before, logins = faulty.stats()["faults"], getattr(client.transport.auth, "fetches", 0)
     walked = client.fetch(name, **page)
+    # the translation login goes through the transport and counts as a request of the load that made it
+    logins = getattr(client.transport.auth, "fetches", 0) - logins
     assert faults_delta(faulty, before) == {"429": 1, "500": 1}
     assert len(client.transport.sleep) == 2, "each fault was retried once"
     faulted = last_load(ws)
@@ -322,7 +324,7 @@ def test_a_walk_through_a_429_and_a_500_gives_exactly_the_rows(faulty, ws, style
     clean = client.fetch(name, refresh=True, **page)  # the faulted request numbers are behind us
     assert faults_delta(faulty, before) == {}
     pages = last_load(ws)["requests"]
-    assert pages >= 5 and faulted["requests"] == pages + 2
+    assert pages >= 5 and faulted["requests"] == pages + 2 + logins
     whole = client.fetch(name)  # the service's largest page: one or two requests
     assert last_load(ws)["requests"] < pages
 
@@ -357,7 +359,7 @@ def break_on_third_page(monkeypatch, client, where: str, error: BaseException) -
 
         monkeypatch.setattr(frames, "to_arrow", to_arrow)
     else:
-        pages = client.pages
+        pages = client.client.pages        # the connection's client walks the pages for fetch
 
         def broken(*args, **kwargs):
             for number, page in enumerate(pages(*args, **kwargs), 1):
@@ -365,7 +367,7 @@ def break_on_third_page(monkeypatch, client, where: str, error: BaseException) -
                     raise error
                 yield page
 
-        monkeypatch.setattr(client, "pages", broken)
+        monkeypatch.setattr(client.client, "pages", broken)
 
 
 @pytest.mark.parametrize("where", ["to_arrow", "pages"])

@@ -509,7 +509,7 @@ def test_arrow_uses_the_system_allocator_unless_the_analyst_chose_one(chosen, ba
     (pa.struct([("a", pa.int64()), ("b", pa.string())]), pa.struct([("b", pa.string()), ("a", pa.int64())]), False),
 ])
 def test_a_kept_column_is_used_only_when_it_casts_to_the_stored_type_unchanged(source, target, unchanged):
-    from toolkit.workspace import _casts_unchanged
+    from toolkit.readback import casts_unchanged as _casts_unchanged
     assert _casts_unchanged(source, target) is unchanged
 
 

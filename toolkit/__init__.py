@@ -13,14 +13,15 @@ from typing import Any as _Any
 # (the helper that types pages, toolkit.typist) does not import pandas, DuckDB and the widgets.
 _ERRORS = ("ApiError", "AuthError", "ModeError", "NotFoundError", "PagingError", "RateLimitError", "ServerError",
            "ToolkitError", "TransportError", "ValidationError", "VersionError", "WorkspaceError",
-           "WorkspaceInUseError")
-_WHERE = {"Client": "toolkit.client", "connect": "toolkit.client", "F": "toolkit.filters", "Secret": "toolkit.http",
+           "WorkspaceInUseError", "WorkspaceOpenHereError")
+_WHERE = {"Client": "toolkit.client", "connect": "toolkit.client", "Connection": "toolkit.connection", "F": "toolkit.filters", "Secret": "toolkit.http",
           "Snapshot": "toolkit.snapshots", "open_snapshot": "toolkit.snapshots", "actions": "toolkit.tables",
           "resources": "toolkit.tables", "Workspace": "toolkit.workspace", **dict.fromkeys(_ERRORS, "toolkit.errors")}
 
 if _TYPE_CHECKING:
     from toolkit import sandbox
     from toolkit.client import Client, connect
+    from toolkit.connection import Connection
     from toolkit.errors import (
         ApiError,
         AuthError,
@@ -35,6 +36,7 @@ if _TYPE_CHECKING:
         VersionError,
         WorkspaceError,
         WorkspaceInUseError,
+        WorkspaceOpenHereError,
     )
     from toolkit.filters import F
     from toolkit.http import Secret
@@ -64,6 +66,7 @@ __all__ = [
     "ApiError",
     "AuthError",
     "Client",
+    "Connection",
     "F",
     "ModeError",
     "NotFoundError",
@@ -79,6 +82,7 @@ __all__ = [
     "Workspace",
     "WorkspaceError",
     "WorkspaceInUseError",
+    "WorkspaceOpenHereError",
     "actions",
     "connect",
     "open_snapshot",

@@ -3,8 +3,9 @@ after a write succeeds, the cached loads it changes are marked stale.
 
 One row per write in the workspace's `_audit` table: when, service, action, where it came from (form,
 call or a multi-step helper), the params with every secret masked, the HTTP status, the id the answer
-names and the request id. A failed write is recorded too, with the service's message. Recording never
-breaks a call: a workspace that cannot take the row (read-only, closed) leaves a warning instead.
+names and the request id. A failed write is recorded too, with the service's message. A connection
+refuses a write before sending it when its workspace cannot take the row (closed, read-only); one
+that fails after the write went out leaves a warning, since the write happened.
 
     toolkit.audit.audit(ws)          # the trail as a DataFrame, newest last
 """
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import pandas as pd
 
+from toolkit.effects import affected_resources
 from toolkit.http import Redactor, Secret, request_id
 
 if TYPE_CHECKING:
@@ -50,34 +52,32 @@ def source(name: str):
         SOURCE.reset(token)
 
 
-def sent(client: Client, prepared: Prepared, params: Mapping[str, Any]) -> Any:
-    """Send a prepared write, record it in the client's workspace, return the parsed answer."""
+def sent(client: Client, workspace: Any, prepared: Prepared, params: Mapping[str, Any]) -> Any:
+    """Send a prepared write with the client, record it in the workspace, return the parsed answer.
+
+    The caller (a connection) has made sure the workspace can take the row before anything was sent;
+    a workspace that fails afterwards (closed by another thread, the disk full) leaves a warning, since
+    the write itself happened."""
     entry = prepared.action
     try:
         response = client.send(prepared)
     except Exception as error:
-        _safely(client, entry, params, status=getattr(error, "status", None), ok=False,
+        _safely(workspace, client.redactor, entry, params, status=getattr(error, "status", None), ok=False,
                 request=getattr(error, "request_id", None), error=str(error))
         raise
     result = client.parse(entry, response)
-    _safely(client, entry, params, status=response.status_code, ok=True, response=response_id(result),
-            request=request_id(response.headers))
-    _mark_stale(client, entry)
+    _safely(workspace, client.redactor, entry, params, status=response.status_code, ok=True,
+            response=response_id(result), request=request_id(response.headers))
+    try:
+        workspace.mark_stale(entry.service, list(affected_resources(entry)))
+    except Exception as error:
+        warnings.warn(f"toolkit could not mark the loads {entry.id} changes as stale: {error}", stacklevel=3)
     return result
 
 
-def _mark_stale(client: Client, entry: Action) -> None:
-    """The cached loads this write changes are not reused by the next fetch."""
-    from toolkit.effects import affected_resources
+def _safely(workspace: Any, redactor: Redactor, entry: Action, params: Mapping[str, Any], **row: Any) -> None:
     try:
-        client.workspace.mark_stale(entry.service, list(affected_resources(entry)))
-    except Exception as error:
-        warnings.warn(f"toolkit could not mark the loads {entry.id} changes as stale: {error}", stacklevel=3)
-
-
-def _safely(client: Client, entry: Action, params: Mapping[str, Any], **row: Any) -> None:
-    try:
-        record_write(client.workspace, entry, params, redactor=client.redactor, **row)
+        record_write(workspace, entry, params, redactor=redactor, **row)
     except Exception as error:  # the write itself happened (or failed) either way; say so, go on
         warnings.warn(f"toolkit could not record {entry.id} in the audit table: {error}", stacklevel=3)
 

@@ -18,7 +18,7 @@ from toolkit import catalog
 from toolkit.errors import ToolkitError
 
 if TYPE_CHECKING:
-    from toolkit.client import Client
+    from toolkit.connection import Connection
     from toolkit.spec import Resource
 
 
@@ -60,7 +60,7 @@ def resource_names(service: str) -> list[str]:
     return sorted(names, key=lambda name: catalog.RESOURCES[(service, name)].parent in names)
 
 
-def pull_one(client: Client, name: str, inputs: Mapping[str, Any] | None = None,
+def pull_one(client: Connection, name: str, inputs: Mapping[str, Any] | None = None,
              progress: bool | None = None) -> Pulled:
     """Pull one resource with what it needs from `inputs`; never raises for a service's refusal."""
     resource = catalog.resource(client.service.key, name)
@@ -80,7 +80,7 @@ def pull_one(client: Client, name: str, inputs: Mapping[str, Any] | None = None,
     return Pulled(resource.service, name, result.rows, result.requests, time.monotonic() - started)
 
 
-def pull_service(client: Client, names: Sequence[str] | None = None, inputs: Mapping[str, Any] | None = None,
+def pull_service(client: Connection, names: Sequence[str] | None = None, inputs: Mapping[str, Any] | None = None,
                  progress: bool | None = None, log: Callable[[str], None] | None = print) -> list[Pulled]:
     """Pull the named resources of the client's service (all of them when none), one line each."""
     done = []

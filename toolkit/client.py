@@ -1,5 +1,8 @@
 """The client: any catalog action, checked, sent and parsed; pages walked; methods from the catalog.
 
+It speaks HTTP and nothing else: no workspace, no DataFrame, no widget (`toolkit.connection` binds a
+client to a workspace; importing this module loads none of pandas, DuckDB, Arrow or ipywidgets).
+
     tm = toolkit.connect("translation", base_url=..., username=..., password=..., client_id=..., client_secret=...)
     tm.call("translation.get_submission", submission_id=12)
     tm.get_submission(submission_id=12)             # the same, with a real signature for Tab and ?
@@ -57,11 +60,11 @@ class Client:
 
     def __init__(self, service: str, *, base_url: str, version: str | None = None, mode: str = "client",
                  system_version: str | None = None, timeout: tuple[float, float] = (10.0, 60.0),
-                 retry: RetryPolicy | None = None, workspace: Any = None, **credentials: Any) -> None:
+                 retry: RetryPolicy | None = None, **credentials: Any) -> None:
         self.service: Service = catalog.SERVICES[service]
         self.base_url = base_url.rstrip("/")
         self.version = version or self.service.default_version
-        self.mode, self.system_version, self.workspace = mode, system_version, workspace
+        self.mode, self.system_version = mode, system_version
         if mode not in ("client", "hosted"):
             raise rules.ValidationError("mode", mode, "must be client or hosted")
         self._secrets = {k: Secret(v.reveal() if isinstance(v, Secret) else v)
@@ -221,9 +224,6 @@ class Client:
              headers: Mapping[str, str] | None = None, content_type: str | None = None, **params: Any) -> Any:
         """Check, send and parse one action: parsed JSON, bytes for downloads, None for empty answers."""
         prepared = self.prepare(action, version=version, headers=headers, content_type=content_type, **params)
-        if prepared.action.writes and self.workspace is not None:
-            from toolkit import audit  # a write with a workspace attached is recorded in its _audit table
-            return audit.sent(self, prepared, params)
         result = self.parse(prepared.action, self.send(prepared))
         if isinstance(result, dict):
             for key in ("access_token", "refresh_token"):      # tokens the caller asked for: never shown
@@ -334,51 +334,6 @@ class Client:
         """Every row of a list action, all pages walked."""
         return [row for page in self.pages(action, **params) for row in page.rows]
 
-    # --- datasets: toolkit.fetch does the work; an in-memory workspace when none was given -------------
-
-    def _workspace(self) -> Any:
-        if self.workspace is None:
-            from toolkit.workspace import Workspace
-            self.workspace = Workspace()
-        return self.workspace
-
-    def fetch(self, resource: str, *, max_age: float | None = None, refresh: bool = False,
-              **filters: Any) -> Any:
-        """A resource as a typed DataFrame, cached in the workspace; reused when younger than max_age seconds.
-
-            tm.fetch("targets", status=["IN_PROCESS", "READY"], max_age=3600)
-
-        Options besides the resource's filters: `refresh=True` pulls again whatever the cache holds;
-        `workers=N` bounds the requests in flight (a fan-out's members, or the pages a page-number or
-        offset walk asks for ahead; the service's own limit by default, 1 for one at a time);
-        `on_error="skip"` completes a fan-out without the members that keep failing, and records them;
-        `progress=False` hides the progress bar.
-        """
-        from toolkit import fetch
-        self._workspace()
-        return fetch.fetch(self, resource, max_age=max_age, refresh=refresh, **filters)
-
-    def pull(self, resource: str, **options: Any) -> Any:
-        """Load a resource into the workspace without building a DataFrame; returns the LoadResult."""
-        from toolkit import fetch
-        self._workspace()
-        return fetch.pull(self, resource, **options)
-
-    # --- forms: toolkit.forms builds them; the client itself knows no screen ------------------------
-
-    def form(self, action: str | Action) -> Any:
-        """An ipywidgets form for a write action: fields, preview, checks, confirm, send.
-
-            library.form("create_board")
-        """
-        from toolkit import forms
-        return forms.Form(self, action)
-
-    def forms(self) -> Any:
-        """A gallery of the service's write actions: pick one, fill its form, send it."""
-        from toolkit import forms
-        return forms.Gallery(self)
-
     @property
     def requests_sent(self) -> int:
         return self.transport.requests
@@ -423,8 +378,10 @@ _KIND_TYPES = {"integer": int, "number": float, "boolean": bool, "int_list": lis
                "object": dict, "file": bytes, "epoch_ms": int | dt.datetime, "datetime": str | dt.datetime}
 
 
-def _method(entry: Action):
-    def method(self: Client, **params: Any) -> Any:
+def action_method(entry: Action) -> Callable[..., Any]:
+    """A method calling `self.call` with the action, its signature and docstring from the entry: the
+    client's and the connection's methods are both made with it."""
+    def method(self: Any, **params: Any) -> Any:
         return self.call(entry, **params)
 
     parameters = [inspect.Parameter(
@@ -463,7 +420,7 @@ _CLASSES: dict[str, type[Client]] = {}
 def client_class(service: str) -> type[Client]:
     """The Client subclass of a service, with one method per action (built once)."""
     if service not in _CLASSES:
-        methods = {a.name: _method(a) for a in catalog.actions_of(service)}
+        methods = {a.name: action_method(a) for a in catalog.actions_of(service)}
         name = "".join(part.title() for part in service.split("_")) + "Client"
         _CLASSES[service] = type(name, (Client,), {"__doc__": catalog.SERVICES[service].doc, **methods})
     return _CLASSES[service]

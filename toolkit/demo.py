@@ -24,7 +24,7 @@ from typing import Any
 import duckdb
 
 from toolkit import bulk
-from toolkit.loads import quote
+from toolkit.duckfile import quote
 
 SERVICES = ("media_review", "asset_library", "audience_platform", "translation")
 STEPS, HOURS = 5, 3

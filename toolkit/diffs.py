@@ -13,8 +13,8 @@ import duckdb
 import pandas as pd
 import pyarrow.compute as pc
 
-from toolkit.loads import quote
-from toolkit.workspace import to_frame
+from toolkit.duckfile import quote
+from toolkit.readback import to_frame
 
 
 @dataclass

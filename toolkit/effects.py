@@ -6,7 +6,7 @@ fanned out over those, and the few side effects a path does not show (`SIDE_EFFE
 cascades to assets, an upload creates one). Marking too much stale costs one more pull; too little
 would show old rows as current, so the rule errs wide.
 
-`loss(client, action, values)` says in words what a destructive action removes, counted from the
+`loss(workspace, action, values)` says in words what a destructive action removes, counted from the
 workspace when it holds the data (for a board: the assets contained only in it or its direct child
 boards, which the service deletes with it).
 """
@@ -20,8 +20,6 @@ from toolkit.spec import Action
 
 if TYPE_CHECKING:
     import pandas as pd
-
-    from toolkit.client import Client
 
 # noun of a write's path → resources it also changes, where the path does not say so
 SIDE_EFFECTS: dict[str, dict[str, tuple[str, ...]]] = {
@@ -93,22 +91,23 @@ def _affected(action_id: str) -> tuple[str, ...]:
 
 # --- what a destructive action loses ------------------------------------------------------------------
 
-def _read(client: Client, resource: str) -> pd.DataFrame | None:
-    ws = client.workspace
+def _read(workspace: Any, service: str, resource: str) -> pd.DataFrame | None:
+    """The resource's latest load, or None when the workspace does not hold one (or cannot be read:
+    a sentence about what is lost must not fail the form that shows it)."""
     try:
-        if ws is None or ws.latest(client.service.key, resource) is None:
+        if workspace is None or workspace.latest(service, resource) is None:
             return None
-        return ws.read(client.service.key, resource)
+        return workspace.read(service, resource)
     except Exception:
         return None
 
 
-def board_cascade(client: Client, board_id: Any) -> tuple[int, int] | None:
+def board_cascade(workspace: Any, board_id: Any) -> tuple[int, int] | None:
     """(child boards, assets) a board delete removes: assets only in the board or its direct children.
 
     None when the workspace lacks boards or asset_boards to count from.
     """
-    boards, placed = _read(client, "boards"), _read(client, "asset_boards")
+    boards, placed = _read(workspace, "asset_library", "boards"), _read(workspace, "asset_library", "asset_boards")
     if boards is None or placed is None or placed.empty:
         return None
     board = str(board_id)
@@ -128,14 +127,17 @@ def _title(frame: pd.DataFrame | None, key: str, value: Any, column: str) -> str
     return f"“{hit.iloc[0]}”" if len(hit) else str(value)
 
 
-def loss(client: Client, action: Action, values: dict[str, Any]) -> str:
+def loss(workspace: Any, action: Action, values: dict[str, Any]) -> str:
     """What the action removes, in a sentence or two, counted from the workspace where it can be."""
+    def read(resource: str) -> pd.DataFrame | None:
+        return _read(workspace, action.service, resource)
+
     text = f"{action.doc.rstrip('.')}. This cannot be undone."
     name = action.id
     if name == "asset_library.delete_board" and values.get("board_id"):
         board = values["board_id"]
-        counted = board_cascade(client, board)
-        title = _title(_read(client, "boards"), "id", board, "title")
+        counted = board_cascade(workspace, board)
+        title = _title(read("boards"), "id", board, "title")
         if counted is None:
             return (f"Deletes board {title} and every asset contained only in it or its direct child boards "
                     "(pull boards and asset_boards to count them first). This cannot be undone.")
@@ -144,21 +146,21 @@ def loss(client: Client, action: Action, values: dict[str, Any]) -> str:
                 f"{gone} asset(s) contained only in them (counted from the workspace's boards and "
                 "asset_boards). This cannot be undone.")
     if name == "asset_library.delete_custom_field" and values.get("custom_field_id"):
-        found = _read(client, "custom_field_values")
+        found = read("custom_field_values")
         field = values["custom_field_id"]
-        title = _title(_read(client, "custom_fields"), "id", field, "name")
+        title = _title(read("custom_fields"), "id", field, "name")
         if found is not None:
             count = int((found.custom_field_id.astype(str) == str(field)).sum())
             return f"Deletes custom field {title} with its {count} value(s) and every asset's setting of it. " \
                    "This cannot be undone."
     if name == "asset_library.delete_tag" and values.get("tag_id"):
-        tags, assets = _read(client, "tags"), _read(client, "assets")
+        tags, assets = read("tags"), read("assets")
         tag = _title(tags, "id", values["tag_id"], "name").strip("“”")
         if assets is not None and "cover_version_tags" in assets:
             count = sum(1 for t in assets.cover_version_tags if t is not None and tag in list(t))
             return f"Deletes tag “{tag}”, carried by the cover version of {count} asset(s). This cannot be undone."
     if name == "translation.cancel_submission" and values.get("submission_id"):
-        targets = _read(client, "targets")
+        targets = read("targets")
         if targets is not None:
             mine = targets[targets.submission_id.astype(str) == str(values["submission_id"])]
             live = mine[~mine.status.astype(str).isin(["DELIVERED", "CANCELLED"])]
@@ -166,7 +168,7 @@ def loss(client: Client, action: Action, values: dict[str, Any]) -> str:
             scope = "the listed targets or documents" if which else f"all {len(live)} live target(s)"
             return f"Cancels {scope} of submission {values['submission_id']}. This cannot be undone."
     if name == "audience_platform.anonymize_profile":
-        props = _read(client, "profile_properties")
+        props = read("profile_properties")
         if props is not None and "system_tags" in props:
             personal = [p for p, tags in zip(props.id, props.system_tags, strict=False)
                         if tags is not None and "personalIdentifierProperties" in list(tags)]

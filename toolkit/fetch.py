@@ -1,5 +1,8 @@
 """Resources into the workspace: walk the pages or fan out over ids, type the rows, load them atomically.
 
+Every function takes the client that sends and the store that keeps (a connection hands both); this
+module imports neither the connection nor the workspace.
+
 A plain resource walks its list action's pages; a fan-out resource calls its action once per id,
 the ids given by the analyst (`profile_ids=...`) or read from the parent resource's latest load, with
 bounded concurrency over the client's Session (the HTTP layer keeps the service's rate budget).
@@ -158,37 +161,37 @@ def _split_filters(client: Client, resource: Resource, action: Action, filters: 
     return ids, params
 
 
-def _parent_ids(client: Client, service: str, parent_name: str, column: str | None = None) -> list:
+def _parent_ids(client: Client, store: Any, service: str, parent_name: str, column: str | None = None) -> list:
     """The ids of the parent resource, from its latest load (pulled now when there is none)."""
     parent = catalog.resource(service, parent_name)
-    if client.workspace.fresh_load(service, client.base_url, parent.name, {}, None) is None:
-        pull(client, parent.name)
-    frame = client.workspace.read(service, parent.name)
+    if store.fresh_load(service, client.base_url, parent.name, {}, None) is None:
+        pull(client, store, parent.name)
+    frame = store.read(service, parent.name)
     return frame[column or parent.key[0]].dropna().tolist()
 
 
-def pull(client: Client, name: str, /, *, refresh: bool = False, max_age: float | timedelta | None = None,
+def pull(client: Client, store: Any, name: str, /, *, refresh: bool = False, max_age: float | timedelta | None = None,
          on_error: str = "raise", workers: int | None = None, progress: bool | None = None,
          **filters: Any) -> LoadResult:
-    """Pull one resource into the client's workspace; the load is reused when younger than max_age."""
-    return _pull(client, name, False, refresh=refresh, max_age=max_age, on_error=on_error, workers=workers,
+    """Pull one resource with the client into the store; the load is reused when younger than max_age."""
+    return _pull(client, store, name, False, refresh=refresh, max_age=max_age, on_error=on_error, workers=workers,
                  progress=progress, **filters)[0]
 
 
-def _pull(client: Client, name: str, keep: bool, /, *, refresh: bool = False,
+def _pull(client: Client, store: Any, name: str, keep: bool, /, *, refresh: bool = False,
           max_age: float | timedelta | None = None, on_error: str = "raise", workers: int | None = None,
           progress: bool | None = None, **filters: Any) -> tuple[LoadResult, list[pa.Table] | None]:
     """The pull; with `keep`, also the batches it wrote (None when the load was reused)."""
     if on_error not in ("raise", "skip"):
         raise ValidationError("on_error", on_error, "must be raise or skip")
     resource = catalog.resource(client.service.key, name)
-    ws = client.workspace
+    ws = store
     key = _params_key(filters)
     if not refresh and max_age is not None:
         cached = ws.fresh_load(resource.service, client.base_url, name, key, max_age)
         if cached:
             return LoadResult(cached, name, cached=True), None
-    plan = _plan(client, resource, filters, workers or client.service.max_concurrency, on_error)
+    plan = _plan(client, store, resource, filters, workers or client.service.max_concurrency, on_error)
     categoricals = [column.name for column in resource.columns if column.dtype == "category"]
     with ws.load(resource.service, client.base_url, name, key, resource.key, keep, categoricals) as load, \
             _gc_paused(), _Batcher(load) as batcher:
@@ -209,14 +212,14 @@ def _pull(client: Client, name: str, keep: bool, /, *, refresh: bool = False,
     return result, load.kept
 
 
-def fetch(client: Client, name: str, /, **options: Any) -> pd.DataFrame:
+def fetch(client: Client, store: Any, name: str, /, **options: Any) -> pd.DataFrame:
     """Pull (or reuse) one resource and return it as a typed DataFrame.
 
     A fresh load's DataFrame is made from the batches it wrote, which are in memory already: reading
     them back from DuckDB would hold DuckDB's buffers and the Arrow result besides the DataFrame.
     """
-    result, written = _pull(client, name, True, **options)
-    service, ws = client.service.key, client.workspace
+    result, written = _pull(client, store, name, True, **options)
+    service, ws = client.service.key, store
     frame = ws.read(service, name, result.load_id) if written is None else \
         ws.frame_of(service, name, result.load_id, written)
     return frames.conform(frame, catalog.resource(service, name))
@@ -245,16 +248,16 @@ class _Plan:
     failed: list = field(default_factory=list)
 
 
-def _plan(client: Client, resource: Resource, filters: dict, workers: int, on_error: str) -> _Plan:
+def _plan(client: Client, store: Any, resource: Resource, filters: dict, workers: int, on_error: str) -> _Plan:
     special = SPECIAL.get((resource.service, resource.name))
     if special:
-        return special(client, resource, filters, workers, on_error)
+        return special(client, store, resource, filters, workers, on_error)
     action = catalog.ACTIONS[resource.action]
     ids, params = _split_filters(client, resource, action, filters)
     if resource.fan_out:
         if ids is None:
             if (resource.service, resource.parent) in catalog.RESOURCES:
-                ids = _parent_ids(client, resource.service, resource.parent, resource.parent_key)
+                ids = _parent_ids(client, store, resource.service, resource.parent, resource.parent_key)
             else:
                 raise ValidationError(resource.parent, None, f"{resource.name} needs the ids to fetch: "
                                       f"pass {resource.parent}=[...]")
@@ -360,7 +363,7 @@ def _take(iterator: Iterator, n: int) -> Iterable:
 
 # --- resources that one list action cannot describe -------------------------------------------------
 
-def _targets(client: Client, resource: Resource, filters: dict, workers: int, on_error: str) -> _Plan:
+def _targets(client: Client, store: Any, resource: Resource, filters: dict, workers: int, on_error: str) -> _Plan:
     """Targets of the given submissions (all when none): /targets in chunks of ids from 5.20, else per submission."""
     filters = dict(filters)
     ids = filters.pop("submission_ids", None)
@@ -369,7 +372,7 @@ def _targets(client: Client, resource: Resource, filters: dict, workers: int, on
         name = next(iter(filters))
         raise ValidationError(name, filters[name], "unknown filter; targets takes submission_ids, status")
     if ids is None:
-        ids = _parent_ids(client, resource.service, "submissions")
+        ids = _parent_ids(client, store, resource.service, "submissions")
     ids = list(ids.tolist() if hasattr(ids, "tolist") else ids)
     statuses = [status] if isinstance(status, str) else list(status or [])
     modern = version_tuple(client.system_version or "99") >= (5, 20)
@@ -398,7 +401,7 @@ def _targets(client: Client, resource: Resource, filters: dict, workers: int, on
                     member_rows=submission_rows)
 
 
-def _configurations(client: Client, resource: Resource, filters: dict, workers: int, on_error: str) -> _Plan:
+def _configurations(client: Client, store: Any, resource: Resource, filters: dict, workers: int, on_error: str) -> _Plan:
     """One row per configuration (merge, cxi, docgen, analytics, warehouse, JWKS), secrets masked."""
     actions = [a for a in catalog.actions_of(client.service.key)
                if a.method == "GET" and (a.name.endswith("_configuration") or a.name.endswith("_jwks_endpoints"))]

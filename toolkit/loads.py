@@ -17,7 +17,7 @@ import secrets
 import threading
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import duckdb
@@ -26,54 +26,15 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from toolkit.duckfile import quote, session, table_of, view_sql
 from toolkit.errors import WorkspaceError
 
-if TYPE_CHECKING:
-    from toolkit.workspace import Workspace
-
-FINISHED = ("complete", "stale")  # loads whose rows are data; only "complete" ones are reused as a cache
 # text columns whose values average this many bytes or more (free text, JSON, URLs) are stored with
 # zstd: for a million notifications' messages and details it took half the CPU of DuckDB's default
 # (DICT_FSST) and made them smaller (24 against 32 MB), and they read back as fast. Shorter ones (ids,
 # names, statuses) keep the default, which is smaller for them and faster to look up.
 LONG_TEXT_BYTES = 40
 SECRET_NAME = re.compile(r"token|passw|secret|api_?key|credential|authorization|private_?key|cookie", re.I)
-
-
-def quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-def table_of(service: str, resource: str) -> str:
-    """The table with every load's rows."""
-    return f"{quote(service)}.{quote(resource + '__loads')}"
-
-
-def view_sql(service: str, resource: str, catalog: str | None = None) -> str:
-    """The view of the latest finished load, created in `catalog` (the workspace's own by default).
-
-    Its names are qualified by schema and never by catalog: DuckDB binds them in the view's own
-    database first, so the view reads its own file's `_loads` when that file is attached under any
-    name (`ATTACH 'ws.duckdb' AS w; FROM w.translation.targets`) or copied. An unqualified `_loads`
-    would be looked for in the view's schema and then in the attaching session's own database.
-    """
-    latest = (f"SELECT load_id FROM main._loads WHERE service = {literal(service)} "
-              f"AND resource = {literal(resource)} "
-              f"AND status IN {FINISHED} ORDER BY finished DESC, started DESC LIMIT 1")
-    name = f"{quote(service)}.{quote(resource)}"
-    return (f"CREATE OR REPLACE VIEW {catalog + '.' if catalog else ''}{name} AS SELECT * EXCLUDE (_load_id) "
-            f"FROM {table_of(service, resource)} WHERE _load_id = ({latest})")
-
-
-def session(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
-    """Settings every connection needs: no progress bar of DuckDB's own, timestamps handed out in UTC."""
-    con.execute("SET enable_progress_bar = false")
-    con.execute("SET TimeZone = 'UTC'")
-    return con
 
 
 def load_threads() -> int:
@@ -150,11 +111,11 @@ class Load:
 
     `requests` and `failed_ids` are counters the fetcher updates; they are saved with the load.
     With `keep=True` the batches written stay in `kept`, so that the caller can make its DataFrame
-    from them (`Workspace.frame_of`) instead of reading the load back; the `categoricals` among their
+    from them (`Store.frame_of`) instead of reading the load back; the `categoricals` among their
     columns are kept dictionary-encoded.
     """
 
-    def __init__(self, workspace: Workspace, service: str, base_url: str, resource: str,
+    def __init__(self, workspace: Any, service: str, base_url: str, resource: str,
                  params: Mapping[str, Any], key: tuple[str, ...], keep: bool = False,
                  categoricals: Sequence[str] = ()) -> None:
         self.workspace, self.service, self.resource, self.key = workspace, service, resource, key

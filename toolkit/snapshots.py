@@ -12,6 +12,7 @@ loads, rows and the schema as JSON. A Parquet snapshot is a folder: `<service>/<
 from __future__ import annotations
 
 import contextlib
+import importlib.metadata
 import os
 import re
 import secrets
@@ -26,9 +27,10 @@ import orjson
 import pandas as pd
 import pyarrow as pa
 
+from toolkit.duckfile import FINISHED, literal, open_duckdb, quote, session, table_of, view_sql
 from toolkit.errors import WorkspaceError
-from toolkit.loads import FINISHED, _now, literal, params_json, quote, session, table_of, view_sql
-from toolkit.workspace import open_duckdb, to_frame
+from toolkit.loads import _now, params_json
+from toolkit.readback import to_frame
 
 try:
     import fcntl
@@ -155,8 +157,6 @@ def remove_leftovers(folder: Path) -> list[Path]:
 
 def _resources(con: duckdb.DuckDBPyConnection, history: bool) -> list[dict[str, Any]]:
     """One entry per resource with a finished load: what goes in and what the manifest says of it."""
-    import toolkit
-
     loads = con.execute(f"SELECT service, resource, load_id, base_url, params, \"key\", \"rows\" "
                         f"FROM _loads WHERE status IN {FINISHED} "
                         "ORDER BY service, resource, finished, started").fetchall()
@@ -180,7 +180,7 @@ def _resources(con: duckdb.DuckDBPyConnection, history: bool) -> list[dict[str, 
                       "AND column_name != '_load_id' ORDER BY column_index",
                       [service, resource + "__loads"]).fetchall()]
         entries.append({
-            "toolkit_version": toolkit.__version__, "created": created, "history": history,
+            "toolkit_version": _version(), "created": created, "history": history,
             "service": service, "resource": resource, "base_url": latest[3], "key": list(latest[5] or []),
             "load_id": latest[2], "load_ids": [r[2] for r in included],
             "params": params_json(orjson.loads(latest[4] or "{}")),  # scrubbed again, to be sure
@@ -387,3 +387,11 @@ class Snapshot:
     def __repr__(self) -> str:
         kind = "Parquet folder" if self.path.is_dir() else "DuckDB file"
         return f"<toolkit.Snapshot {self.path} ({kind})>"
+
+
+def _version() -> str:
+    """toolkit's version as installed (the manifest says which toolkit wrote a snapshot)."""
+    try:
+        return importlib.metadata.version("toolkit")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"

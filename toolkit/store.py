@@ -1,6 +1,7 @@
-"""The workspace: one DuckDB file holding every load, the current view of each resource, and its history.
+"""The store: one DuckDB file holding every load, the current view of each resource, and its history.
 
-Inside the file (`toolkit.loads` writes it):
+It knows no HTTP: `toolkit.Workspace` is a Store that connects clients to it (toolkit/workspace.py).
+Inside the file (`toolkit.loads` writes it, `toolkit.duckfile` names it):
 
     _loads                        one row per load: service, base URL, resource, params, times, status
     _categories                   the categories of categorical columns, per resource
@@ -17,25 +18,22 @@ write, shows them so (`loads()`, `history()`).
 """
 from __future__ import annotations
 
-import os
-import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import duckdb
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from toolkit.client import Client, connect
-from toolkit.errors import WorkspaceError, WorkspaceInUseError, WorkspaceOpenHereError
-from toolkit.loads import Load, _now, params_json, scrub_url, session, table_of, view_sql
-
-if TYPE_CHECKING:
-    from toolkit.diffs import Diff
+from toolkit import snapshots
+from toolkit.diffs import Diff, diff_loads
+from toolkit.duckfile import open_duckdb, session, table_of, view_sql
+from toolkit.errors import WorkspaceError
+from toolkit.loads import Load, _now, params_json, scrub_url
+from toolkit.readback import shaped, to_frame
 
 _LOADS_DDL = """CREATE TABLE IF NOT EXISTS _loads (
     load_id VARCHAR, service VARCHAR, base_url VARCHAR, resource VARCHAR, params VARCHAR,
@@ -50,135 +48,6 @@ _LOADS_READ = ("(SELECT * REPLACE (CASE WHEN status = 'running' THEN 'failed' EL
                f"CASE WHEN status = 'running' THEN '{INTERRUPTED}' ELSE error END AS error) FROM _loads)")
 _OPEN: dict[str, int] = {}  # workspaces open read-write in this process, by file
 _OPEN_LOCK = threading.Lock()
-_NULLABLE = {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(),
-             pa.int64(): pd.Int64Dtype(), pa.uint8(): pd.UInt8Dtype(), pa.uint16(): pd.UInt16Dtype(),
-             pa.uint32(): pd.UInt32Dtype(), pa.uint64(): pd.UInt64Dtype(), pa.bool_(): pd.BooleanDtype()}
-
-
-def open_duckdb(path: Path | None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """A connection; a file locked by another process becomes `WorkspaceInUseError`, one open in this
-    process the other way (read-write against read-only) `WorkspaceOpenHereError`."""
-    try:
-        con = session(duckdb.connect(str(path) if path else ":memory:", read_only=read_only))
-        if path:
-            # DuckDB keeps written blocks in its buffer pool up to 80% of RAM by default, so a big load
-            # would grow the process with N; a file-backed workspace can spill, so bound it
-            con.execute(f"SET memory_limit = '{os.environ.get('TOOLKIT_DUCKDB_MEMORY_LIMIT', '64MB')}'")
-        return con
-    except duckdb.ConnectionException as error:
-        if "different configuration" not in str(error):
-            raise
-        raise WorkspaceOpenHereError(path, read_only) from None
-    except duckdb.IOException as error:
-        if "lock" not in str(error).lower():
-            raise
-        pid = re.search(r"PID (\d+)", str(error))
-        raise WorkspaceInUseError(path, int(pid.group(1)) if pid else None, read_only) from None
-
-
-def _pandas_type(arrow_type: pa.DataType) -> Any:
-    if pa.types.is_nested(arrow_type):  # lists and structs stay Arrow: zero copy, cells come out as lists
-        return pd.ArrowDtype(arrow_type)
-    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) \
-            or pa.types.is_string_view(arrow_type):
-        return pd.StringDtype("pyarrow")
-    return _NULLABLE.get(arrow_type)  # nullable, so an id column with a gap keeps its type
-
-
-def to_frame(table: pa.Table, categories: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
-    """An Arrow table read back from DuckDB as the analyst's DataFrame.
-
-    Strings are pandas strings, integers and booleans nullable, lists and structs `pd.ArrowDtype`
-    (cells read as Python lists and dicts), timestamps tz-aware UTC, `categories` columns categoricals.
-    """
-    categories, encoded = categories or {}, []
-    for i, field in enumerate(table.schema):
-        kind = field.type
-        if field.name in categories and (pa.types.is_dictionary(kind) or pa.types.is_string(kind)
-                                         or pa.types.is_large_string(kind)):
-            table = table.set_column(i, field.name, _categorical(table.column(i), categories[field.name]))
-        elif pa.types.is_dictionary(kind):  # kept encoded: a categorical as pandas makes one, values sorted
-            column = pa.chunked_array([table.column(i).combine_chunks()])  # unifies the chunks' dictionaries
-            values = sorted(v for v in column.chunk(0).dictionary.to_pylist() if v is not None)
-            table = table.set_column(i, field.name, _categorical(column, values))
-            encoded.append(field.name)
-    # self_destruct: each Arrow column is freed once converted, so the peak is the frame plus a column
-    frame = table.to_pandas(types_mapper=_pandas_type, split_blocks=True, self_destruct=True)
-    for name in encoded:  # categories of pandas strings, as `astype("category")` of a string column has
-        frame[name] = frame[name].cat.set_categories(pd.Index(frame[name].cat.categories, dtype="string"))
-    return frame
-
-
-def _shaped(written: list[pa.Table], shape: pa.Schema) -> pa.Table | None:
-    """The batches as one table of `shape`, or None when a column would not cast unchanged."""
-    try:
-        table = pa.concat_tables(written, promote_options="permissive") if written else shape.empty_table()
-    except (pa.ArrowInvalid, pa.ArrowTypeError):  # batches of one load that DuckDB had to widen
-        return None
-    finally:
-        written.clear()
-    columns = []
-    for field in shape:
-        if field.name not in table.column_names:
-            columns.append(pa.nulls(table.num_rows, field.type))
-            continue
-        column = table.column(field.name)
-        if not _casts_unchanged(column.type, field.type):
-            return None
-        # large strings stay large: pandas would make them so, copying their offsets
-        keep = column.type == field.type or pa.types.is_dictionary(column.type) or \
-            (pa.types.is_large_string(column.type) and pa.types.is_string(field.type))
-        columns.append(column if keep else column.cast(field.type))
-    return pa.Table.from_arrays(columns, names=shape.names)
-
-
-_UTC = {"UTC", "Etc/UTC", "+00:00", "Z"}
-_UNITS = {"s": 0, "ms": 1, "us": 2, "ns": 3}
-
-
-def _casts_unchanged(source: pa.DataType, target: pa.DataType) -> bool:
-    """Whether every value of `source` casts to `target` as DuckDB would store and read it back."""
-    if source.equals(target) or pa.types.is_null(source):
-        return True
-    t = pa.types
-    if t.is_dictionary(source):  # a categorical kept encoded: its values are what was stored
-        return _casts_unchanged(source.value_type, target)
-    if t.is_timestamp(source) and t.is_timestamp(target):
-        return _UNITS[source.unit] <= _UNITS[target.unit] and \
-            (source.tz == target.tz or (source.tz in _UTC and target.tz in _UTC))
-    if (t.is_string(source) or t.is_large_string(source)) and (t.is_string(target) or t.is_large_string(target)):
-        return True
-    if t.is_integer(source) and t.is_integer(target):
-        return t.is_signed_integer(source) <= t.is_signed_integer(target) and \
-            source.bit_width + (t.is_signed_integer(target) and not t.is_signed_integer(source)) <= target.bit_width
-    if t.is_floating(source) and t.is_floating(target):
-        return source.bit_width <= target.bit_width
-    if (t.is_list(source) or t.is_large_list(source)) and (t.is_list(target) or t.is_large_list(target)):
-        return _casts_unchanged(source.value_type, target.value_type)
-    if t.is_struct(source) and t.is_struct(target):
-        return [f.name for f in source] == [f.name for f in target] and \
-            all(_casts_unchanged(a.type, b.type) for a, b in zip(source, target, strict=True))
-    return False
-
-
-def _categorical(column: pa.ChunkedArray, known: Sequence[str]) -> pa.ChunkedArray:
-    """Dictionary-encode against the known categories, appending any value they lack (nothing is lost).
-
-    A column already encoded has only its dictionary looked up: its codes are mapped, not its text."""
-    if pa.types.is_dictionary(column.type):
-        column = column.combine_chunks()  # unifies the chunks' dictionaries
-        values, codes = column.dictionary.cast(pa.string()), column.indices
-    else:
-        values, codes = column.combine_chunks().cast(pa.string()), None
-    dictionary = pa.array(list(known), pa.string())
-    indices = pc.index_in(values, value_set=dictionary)
-    missing = pc.and_(pc.is_null(indices), pc.is_valid(values))
-    if pc.any(missing).as_py():
-        dictionary = pa.concat_arrays([dictionary, pc.unique(pc.filter(values, missing))])
-        indices = pc.index_in(values, value_set=dictionary)
-    if codes is not None:  # the encoded column's codes, through its dictionary, to the known ones
-        indices = pc.take(indices, codes)
-    return pa.chunked_array([pa.DictionaryArray.from_arrays(indices.cast(pa.int32()), dictionary)])
 
 
 class Query:
@@ -186,7 +55,7 @@ class Query:
     and `fetchall()`, which DuckDB 2.0 relations no longer have. Once its workspace is closed, it
     says so (`WorkspaceError`)."""
 
-    def __init__(self, relation: duckdb.DuckDBPyRelation, workspace: Workspace | None = None) -> None:
+    def __init__(self, relation: duckdb.DuckDBPyRelation, workspace: Store | None = None) -> None:
         self.relation, self._workspace = relation, workspace
 
     def fetchone(self) -> tuple | None:
@@ -207,12 +76,11 @@ class Query:
         return self.relation.limit(20).df().to_html()
 
 
-class Workspace:
+class Store:
     """One DuckDB file (in memory without a path): every load, the current view of each resource, history.
 
-        ws = toolkit.Workspace("reporting.duckdb")
-        tm = ws.connect("translation", **sandbox.credentials("translation"))
-        ws.sql("select target_language, count(*) from translation.targets group by 1").df()
+        store = Store("reporting.duckdb")        # toolkit.Workspace is a Store that also connects
+        store.sql("select target_language, count(*) from translation.targets group by 1").df()
 
     `read_only=True` opens a file another process may also read (but not while one writes). DuckDB
     opens a file one way per process: while it is open read-write here (a second read-write
@@ -226,7 +94,6 @@ class Workspace:
         if read_only and self.path is None:
             raise ValueError("read_only needs a file: an in-memory workspace starts empty")
         self.read_only = read_only
-        self.clients: dict[str, Client] = {}
         self._lock = threading.RLock()
         self._resource_locks: dict[tuple[str, str], threading.Lock] = {}
         self._load_owners: dict[tuple[str, str], int] = {}  # which thread has a load of a resource open
@@ -283,13 +150,6 @@ class Workspace:
     def _user(self) -> duckdb.DuckDBPyConnection:
         self._check_open()
         return self._user_cursor
-
-    def connect(self, service: str, **credentials: Any) -> Client:
-        self._check_open()
-        client = connect(service, **credentials)
-        client.workspace = self
-        self.clients[service] = client
-        return client
 
     # -- loads -------------------------------------------------------------------------------------
 
@@ -365,7 +225,7 @@ class Workspace:
             shape = self._con.sql(f"SELECT * EXCLUDE (_load_id) FROM {table_of(service, resource)} LIMIT 0") \
                 .to_arrow_table().schema
             self._release_memory()
-        table = _shaped(written, shape)
+        table = shaped(written, shape)
         if table is None:
             return self.read(service, resource, load_id)
         return to_frame(table, self.categories(service, resource))
@@ -438,8 +298,6 @@ class Workspace:
             raise WorkspaceError(f"{service}.{name} needs two complete loads to compare; "
                                  f"it has {len(finished)}")
         key = self._fetch("SELECT \"key\" FROM _loads WHERE load_id = ?", [after])[0][0] or []
-        from toolkit.diffs import diff_loads
-
         with self._lock:
             return diff_loads(self._con, f"{service}.{name}", table_of(service, name), before, after,
                               list(key),
@@ -466,10 +324,8 @@ class Workspace:
 
             ws.export("snapshot-2026-11-22.duckdb"); toolkit.open_snapshot("snapshot-2026-11-22.duckdb")
         """
-        from toolkit.snapshots import export
-
         with self._lock:
-            return export(self._con, Path(path), format, history, overwrite)
+            return snapshots.export(self._con, Path(path), format, history, overwrite)
 
     # -- plumbing ----------------------------------------------------------------------------------
 
@@ -506,7 +362,7 @@ class Workspace:
             with _OPEN_LOCK:
                 _OPEN[self._open_key] -= 1
 
-    def __enter__(self) -> Workspace:
+    def __enter__(self) -> Store:
         self._check_open()
         return self
 
@@ -514,5 +370,5 @@ class Workspace:
         self.close()
 
     def __repr__(self) -> str:
-        state = "closed" if self.closed else ", ".join(self.clients) or "no clients"
-        return f"<toolkit.Workspace {self.path or ':memory:'} ({state})>"
+        state = " (closed)" if self.closed else ""
+        return f"<toolkit.{type(self).__name__} {self.path or ':memory:'}{state}>"

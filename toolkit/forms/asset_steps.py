@@ -28,7 +28,7 @@ from toolkit.forms.steps import Steps, Wait, lookup_field, value_of
 from toolkit.http import RETRY_STATUSES
 
 if TYPE_CHECKING:
-    from toolkit.client import Client
+    from toolkit.connection import Connection
 
 MIB = 1024 * 1024
 PART = 5 * MIB
@@ -60,14 +60,14 @@ class MultipartUpload(Steps):
     title = "Upload a file to the asset library"
     action_label = "Upload"
 
-    def __init__(self, client: Client, *, part_size: int = PART) -> None:
+    def __init__(self, conn: Connection, *, part_size: int = PART) -> None:
         if part_size < PART:
             raise ValueError("part_size must be at least 5 MiB: storage refuses smaller parts but the last")
         self.part_size = part_size
         create = catalog.action("asset_library.create_upload")
         self.file = W.FileUpload(multiple=False, description="file *")
-        self.board = lookup_field(client, create.id, "parent_board_id")
-        super().__init__(client, [self.file, self.board.row])
+        self.board = lookup_field(conn, create.id, "parent_board_id")
+        super().__init__(conn, [self.file, self.board.row])
         self.progress.layout.display = None
         self.progress.description = "parts"
 
@@ -125,7 +125,7 @@ class MultipartUpload(Steps):
     def _put(self, url: str, data: bytes, what: str) -> str:
         """PUT bytes to a pre-signed URL: no API key (the URL is the credential), the client's rate
         budget and retry policy (a part PUT may be repeated), the ETag of the stored bytes back."""
-        transport = self.client.transport
+        transport = self.conn.transport
         attempt = 0
         while True:
             attempt += 1
@@ -142,7 +142,7 @@ class MultipartUpload(Steps):
             transport.sleep(transport.retry.wait(attempt, response))
         if response.status_code >= 400:
             raise ToolkitError(f"storage refused {what}: {response.status_code} "
-                               f"{self.client.redactor.scrub(response.text[:300])}")
+                               f"{self.conn.redactor.scrub(response.text[:300])}")
         return response.headers.get("ETag", "")
 
 
@@ -152,13 +152,13 @@ class AssetImport(Steps):
     title = "Import a file from a URL"
     action_label = "Import"
 
-    def __init__(self, client: Client, *, wait: Wait | None = None, interval: float = 5.0,
+    def __init__(self, conn: Connection, *, wait: Wait | None = None, interval: float = 5.0,
                  timeout: float = 900.0) -> None:
         create = catalog.action("asset_library.create_import")
         self.url = W.Text(description="source_url *", placeholder=str(create.param("source_url").example),
                           style={"description_width": "120px"}, layout=W.Layout(width="620px"))
-        self.board = lookup_field(client, create.id, "parent_board_id")
-        super().__init__(client, [self.url, self.board.row], wait=wait, interval=interval, timeout=timeout)
+        self.board = lookup_field(conn, create.id, "parent_board_id")
+        super().__init__(conn, [self.url, self.board.row], wait=wait, interval=interval, timeout=timeout)
 
     def run_from_widgets(self) -> Any:
         board = value_of(self.board)
@@ -174,7 +174,7 @@ class AssetImport(Steps):
         started = self.call("asset_library.create_import", source_url=source_url, **params)
         import_id = started["id"]
         self.step("create_import", f"import {import_id} for asset {started.get('assetId')}")
-        answer, waited = self.poll("status", lambda: self.client.call("asset_library.get_import_status",
+        answer, waited = self.poll("status", lambda: self.conn.call("asset_library.get_import_status",
                                                                       import_id=import_id),
                                    lambda a: a.get("status") in DONE, wait, interval, timeout)
         error = answer.get("error") or {}

@@ -1,6 +1,6 @@
 """One input widget per param, chosen by its kind, and the two conversions a form needs.
 
-`Field.read()` turns what the person typed into the value `client.call` takes (or `MISSING` when the
+`Field.read()` turns what the person typed into the value `conn.call` takes (or `MISSING` when the
 field is blank, so an optional param is left out rather than sent as 0 or ""); a value that cannot be
 parsed raises `ValueError` with the problem text shown under the field. `Field.show(value)` does the
 reverse, for `Form.fill` and for tests.

@@ -3,9 +3,9 @@
     form = library.form("create_board")
     form.fields["title"].value = "Quarterly review"
     form.preview()          # the exact request, secrets masked
-    form.submit()           # checks, sends through client.call, shows the answer, marks caches stale
+    form.submit()           # checks, sends through conn.call, shows the answer, marks caches stale
 
-A form calls the same `client.call` as code does; it only adds the screen. `submit()` never raises:
+A form calls the same `conn.call` as code does; it only adds the screen. `submit()` never raises:
 it returns the parsed answer, or None when it refused (problems, no confirmation) or the call failed;
 `form.state` says which ("invalid", "refused", "failed", "sent") and `form.error` holds the error.
 """
@@ -24,7 +24,7 @@ from toolkit.forms.lookups import Choices, lookup_for
 from toolkit.spec import CONTENT_TYPES
 
 if TYPE_CHECKING:
-    from toolkit.client import Client
+    from toolkit.connection import Connection
 
 LOOKUP_KINDS = ("id", "string", "list", "int_list", "object")
 SPINNER = '<i class="fa fa-spinner fa-spin"></i> '
@@ -67,12 +67,12 @@ def error_html(error: BaseException) -> str:
 class Form(W.VBox):
     """An ipywidgets form for one write action, derived from its catalog entry alone."""
 
-    def __init__(self, client: Client, action: Any) -> None:
+    def __init__(self, conn: Connection, action: Any) -> None:
         super().__init__(layout=W.Layout(border="1px solid #ddd", padding="8px", width="auto"))
-        entry = client.action(action)
+        entry = conn.action(action)
         if not entry.writes:
-            raise ToolkitError(f"{entry.id} does not write: read it with client.call or client.fetch")
-        self.client, self.action = client, entry
+            raise ToolkitError(f"{entry.id} does not write: read it with conn.call or conn.fetch")
+        self.conn, self.action = conn, entry
         self.result: Any = None
         self.error: BaseException | None = None
         self.state = "new"
@@ -81,7 +81,7 @@ class Form(W.VBox):
         self._fields: dict[str, Field] = {p.name: build(p, p.name in wanted) for p in entry.params}
         self.fields: dict[str, W.Widget] = {name: f.widget for name, f in self._fields.items()}
         self.lookups: dict[str, Choices] = {
-            name: Choices(client, found, self._fields[name],
+            name: Choices(conn, found, self._fields[name],
                           self._fields.get(found.parent[0]) if found.parent else None)
             for name, found in wanted.items()}
         for choices in self.lookups.values():
@@ -119,17 +119,17 @@ class Form(W.VBox):
     def _header(self) -> W.HTML:
         entry = self.action
         badge = ' <span style="color:#c62828">· destructive</span>' if entry.destructive else ""
-        return W.HTML(f"<b>{html.escape(self.client.service.title)} · {html.escape(entry.group)} · "
+        return W.HTML(f"<b>{html.escape(self.conn.service.title)} · {html.escape(entry.group)} · "
                       f"{entry.name}</b>{badge}<br>{html.escape(entry.doc)}<br>"
                       f"<code>{entry.method} {html.escape(self.url_template())}</code>"
                       '<div style="color:#666;font-size:85%">* required</div>')
 
     def url_template(self) -> str:
-        entry, client = self.action, self.client
+        entry, conn = self.action, self.conn
         version = "" if entry.versions == ("",) else (
-            client.version if client.version in entry.versions else entry.versions[-1])
-        prefix = client.service.version_prefix.format(version=version) if version else ""
-        return client.base_url + prefix + entry.path_for(version)
+            conn.version if conn.version in entry.versions else entry.versions[-1])
+        prefix = conn.service.version_prefix.format(version=version) if version else ""
+        return conn.base_url + prefix + entry.path_for(version)
 
     # --- values ------------------------------------------------------------------------------------
 
@@ -154,7 +154,7 @@ class Form(W.VBox):
             if value is not MISSING:
                 values[name] = value
                 if field.param.secret:
-                    self.client.redactor.add(str(value))      # never shown back, not even in an error
+                    self.conn.redactor.add(str(value))      # never shown back, not even in an error
         for found in rules.problems(self.action, values):
             problems.setdefault(found.param, found.rule)
         return values, problems
@@ -178,11 +178,11 @@ class Form(W.VBox):
             text = head + "\n\nnot ready:\n" + "\n".join(f"  {k}: {v}" for k, v in problems.items())
         else:
             try:
-                prepared = self.client.prepare(self.action, **self._options(), **values)
-                text = prepared.describe(self.client.redactor, self.client.auth_headers())
+                prepared = self.conn.prepare(self.action, **self._options(), **values)
+                text = prepared.describe(self.conn.redactor, self.conn.auth_headers())
             except ToolkitError as error:
                 text = f"{head}\n\nnot ready: {error}"
-        text = self.client.redactor.scrub(text)
+        text = self.conn.redactor.scrub(text)
         self.preview_output.outputs = ()
         self.preview_output.append_stdout(text + "\n")
         return text
@@ -207,12 +207,12 @@ class Form(W.VBox):
             self.state = "refused"
             self._update_loss()
             self.status.value = note("✋ nothing sent: tick “I understand: send it” first. "
-                                     + html.escape(effects.loss(self.client, self.action, values)), "#c62828")
+                                     + html.escape(effects.loss(self.conn.workspace, self.action, values)), "#c62828")
             return None
         self._busy(True)
         try:
             with audit.source(f"form:{self.action.name}"):
-                result = self.client.call(self.action, **self._options(), **values)
+                result = self.conn.call(self.action, **self._options(), **values)
         except Exception as error:                    # shown, kept, never lost
             self.state, self.error = "failed", error
             if isinstance(error, ValidationError) and error.param in self._fields:
@@ -226,7 +226,7 @@ class Form(W.VBox):
                 self.confirm.value = False            # the next click must be confirmed again
         self.state, self.result = "sent", result
         self.status.value = note(f"✓ sent {self.action.id}", "#2e7d32")
-        show(self.output, result)          # client.call has audited the write and marked its loads stale
+        show(self.output, result)          # conn.call has audited the write and marked its loads stale
         return result
 
     def _busy(self, on: bool) -> None:
@@ -248,7 +248,7 @@ class Form(W.VBox):
             if value is not MISSING:
                 values[name] = value
         try:
-            text = effects.loss(self.client, self.action, values)
+            text = effects.loss(self.conn.workspace, self.action, values)
         except Exception as error:
             text = f"{self.action.doc} (could not count what it removes: {error})"
         self.loss.value = note("⚠ " + html.escape(text), "#c62828")

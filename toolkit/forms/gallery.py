@@ -13,7 +13,7 @@ from toolkit.forms.form import Form
 from toolkit.spec import Action
 
 if TYPE_CHECKING:
-    from toolkit.client import Client
+    from toolkit.connection import Connection
 
 LABEL = 96
 
@@ -33,16 +33,16 @@ def write_actions(service: str) -> list[Action]:
 class Gallery(W.VBox):
     """One dropdown of the service's write actions; the chosen action's form below it."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, conn: Connection) -> None:
         super().__init__()
-        self.client = client
-        self.actions = write_actions(client.service.key)
+        self.conn = conn
+        self.actions = write_actions(conn.service.key)
         self.forms: dict[str, Form] = {}                       # built on first choice, kept after
         self.picker = W.Dropdown(options=[(option_label(a), a.id) for a in self.actions],
                                  description="Action", style={"description_width": "60px"},
                                  layout=W.Layout(width="820px"))
         self.holder = W.Box()
-        title = W.HTML(f"<b>{client.service.title}</b>: {len(self.actions)} write actions")
+        title = W.HTML(f"<b>{conn.service.title}</b>: {len(self.actions)} write actions")
         self.picker.observe(lambda change: self.show(change["new"]), names="value")
         self.children = [title, self.picker, self.holder]
         if self.actions:
@@ -55,9 +55,9 @@ class Gallery(W.VBox):
 
     def show(self, action: str) -> Form:
         """Choose an action (its id or short name); its form is built once and kept with what was typed."""
-        entry = self.client.action(action)
+        entry = self.conn.action(action)
         if entry.id not in self.forms:
-            self.forms[entry.id] = Form(self.client, entry)
+            self.forms[entry.id] = Form(self.conn, entry)
         if self.picker.value != entry.id:
             self.picker.value = entry.id               # fires show again, which finds the form built
         self.holder.children = [self.forms[entry.id]]

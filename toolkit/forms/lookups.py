@@ -3,7 +3,7 @@
 A lookup names the resource that holds the ids, the column of the id and how a choice is labelled; a
 dependent one (a custom field's values, a submission's targets) also names the field whose value
 narrows the rows. The form reads only what the workspace already holds, so building a form sends
-nothing; the ↻ button pulls the resource again (`client.fetch(resource, refresh=True)`). A lookup that
+nothing; the ↻ button pulls the resource again (`conn.fetch(resource, refresh=True)`). A lookup that
 cannot load says why in a note under its field and never stops the form.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ from toolkit.forms.fields import MISSING
 if TYPE_CHECKING:
     import pandas as pd
 
-    from toolkit.client import Client
+    from toolkit.connection import Connection
     from toolkit.forms.fields import Field
     from toolkit.spec import Action
 
@@ -105,23 +105,23 @@ def lookup_for(action: Action, name: str) -> Lookup | None:
     return LOOKUPS.get(action.service, {}).get(name)
 
 
-def frame(client: Client, resource: str) -> pd.DataFrame:
+def frame(conn: Connection, resource: str) -> pd.DataFrame:
     """The resource's latest load in the client's workspace; LookupError saying why when there is none."""
-    ws = client.workspace
+    ws = conn.workspace
     if ws is None:
         raise LookupError("no workspace: connect through toolkit.Workspace to get choices")
-    if ws.latest(client.service.key, resource) is None:
+    if ws.latest(conn.service.key, resource) is None:
         raise LookupError(f"no {resource} in the workspace yet: ↻ loads them")
-    return ws.read(client.service.key, resource)
+    return ws.read(conn.service.key, resource)
 
 
-def refresh(client: Client, resource: str) -> None:
+def refresh(conn: Connection, resource: str) -> None:
     """Pull the resource again; a resource fanned out over ids the analyst gives cannot be pulled bare."""
-    found = catalog.resource(client.service.key, resource)
-    if found.parent and (client.service.key, found.parent) not in catalog.RESOURCES:
-        raise LookupError(f"{resource} are pulled for ids you give: client.fetch({resource!r}, "
+    found = catalog.resource(conn.service.key, resource)
+    if found.parent and (conn.service.key, found.parent) not in catalog.RESOURCES:
+        raise LookupError(f"{resource} are pulled for ids you give: conn.fetch({resource!r}, "
                           f"{found.parent}=[...]) first")
-    client.fetch(resource, refresh=True)
+    conn.fetch(resource, refresh=True)
 
 
 def options(lookup: Lookup, rows: pd.DataFrame, parent_value: Any = None) -> dict[str, Any]:
@@ -167,8 +167,8 @@ class Choices:
     """The live choices of one field: its picker (the Combobox itself, or one beside a list or a JSON list of
     {id}s that adds the picked id to it), ↻ and a note."""
 
-    def __init__(self, client: Client, lookup: Lookup, field: Field, parent: Field | None) -> None:
-        self.client, self.lookup, self.field, self.parent = client, lookup, field, parent
+    def __init__(self, conn: Connection, lookup: Lookup, field: Field, parent: Field | None) -> None:
+        self.conn, self.lookup, self.field, self.parent = conn, lookup, field, parent
         self.rows: pd.DataFrame | None = None
         self.peers: list[Choices] = []          # other fields of the form reading the same resource
         self.button = W.Button(icon="refresh", tooltip=f"load {lookup.resource} again",
@@ -187,7 +187,7 @@ class Choices:
     def load(self) -> None:
         """Read the rows from the workspace (nothing is sent)."""
         try:
-            self.rows = frame(self.client, self.lookup.resource)
+            self.rows = frame(self.conn, self.lookup.resource)
         except Exception as error:
             self.rows = None
             self.say(str(error))
@@ -197,7 +197,7 @@ class Choices:
         """↻: pull the resource again, then read it."""
         self.button.disabled = True
         try:
-            refresh(self.client, self.lookup.resource)
+            refresh(self.conn, self.lookup.resource)
         except Exception as error:
             self.say(f"could not load {self.lookup.resource}: {error}")
             return

@@ -23,7 +23,7 @@ from toolkit.forms.lookups import Choices, lookup_for
 from toolkit.spec import Param
 
 if TYPE_CHECKING:
-    from toolkit.client import Client
+    from toolkit.connection import Connection
 
 Wait = Callable[[float], Any]
 
@@ -34,10 +34,10 @@ class Steps(W.VBox):
     title = ""
     action_label = "Run"
 
-    def __init__(self, client: Client, inputs: list[W.Widget], *, wait: Wait | None = None,
+    def __init__(self, conn: Connection, inputs: list[W.Widget], *, wait: Wait | None = None,
                  interval: float = 5.0, timeout: float = 900.0) -> None:
         super().__init__(layout=W.Layout(border="1px solid #ddd", padding="8px"))
-        self.client = client
+        self.conn = conn
         self.wait, self.interval, self.timeout = wait or time.sleep, interval, timeout
         self.steps: list[dict[str, Any]] = []
         self.result: Any = None
@@ -71,9 +71,9 @@ class Steps(W.VBox):
         self._render()
 
     def call(self, action: str, **params: Any) -> Any:
-        """client.call, recorded in the audit as sent by this helper."""
+        """conn.call, recorded in the audit as sent by this helper."""
         with audit.source(f"helper:{type(self).__name__}"):
-            return self.client.call(action, **params)
+            return self.conn.call(action, **params)
 
     def poll(self, name: str, ask: Callable[[], Any], done: Callable[[Any], bool],
              wait: Wait | None = None, interval: float | None = None, timeout: float | None = None
@@ -92,10 +92,10 @@ class Steps(W.VBox):
             waited += interval
 
     def stale(self, action: str) -> None:
-        ws = self.client.workspace
+        ws = self.conn.workspace
         if ws is not None:
             try:
-                ws.mark_stale(self.client.service.key, effects.affected_resources(self.client.action(action)))
+                ws.mark_stale(self.conn.service.key, effects.affected_resources(self.conn.action(action)))
             except Exception as error:
                 self.step("mark stale", f"could not: {error}", False)
 
@@ -145,15 +145,15 @@ class Steps(W.VBox):
         self.table.value = f"<table>{rows}</table>" if rows else ""
 
 
-def lookup_field(client: Client, action: str, param: str | Param, parent: Field | None = None) -> Field:
+def lookup_field(conn: Connection, action: str, param: str | Param, parent: Field | None = None) -> Field:
     """An input for a param of an action, with live choices when the catalog has a lookup for it
     (narrowed by `parent`'s value for a dependent one, such as a submission's targets)."""
-    entry = client.action(action)
+    entry = conn.action(action)
     param = entry.param(param) if isinstance(param, str) else param
     found = lookup_for(entry, param.name)
     made = build(param, found is not None and param.kind in LOOKUP_KINDS)
     if found is not None and param.kind in LOOKUP_KINDS:
-        Choices(client, found, made, parent if found.parent else None).load()
+        Choices(conn, found, made, parent if found.parent else None).load()
     return made
 
 

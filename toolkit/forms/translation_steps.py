@@ -27,7 +27,7 @@ from toolkit.forms.steps import Steps, Wait, lookup_field, value_of
 from toolkit.spec import Param
 
 if TYPE_CHECKING:
-    from toolkit.client import Client
+    from toolkit.connection import Connection
 
 TARGET_FORMATS = ("TXML", "TXLF", "NON_PARSABLE")
 WORKFLOW = Param("workflow_id", "body", "id", required=True, example=22, doc="workflow of the batch")
@@ -41,20 +41,20 @@ class SubmissionWizard(Steps):
     title = "New translation submission"
     action_label = "Create, upload, analyze, save"
 
-    def __init__(self, client: Client, *, wait: Wait | None = None, interval: float = 60.0,
+    def __init__(self, conn: Connection, *, wait: Wait | None = None, interval: float = 60.0,
                  timeout: float = 3600.0) -> None:
         create = "translation.create_submission"
-        self.name = lookup_field(client, create, "name")
-        self.project = lookup_field(client, create, "project_id")
-        self.workflow = lookup_field(client, create, WORKFLOW, parent=self.project)
-        self.source = lookup_field(client, create, "source_language")
+        self.name = lookup_field(conn, create, "name")
+        self.project = lookup_field(conn, create, "project_id")
+        self.workflow = lookup_field(conn, create, WORKFLOW, parent=self.project)
+        self.source = lookup_field(conn, create, "source_language")
         self.languages = build(LANGUAGES)
         self.file = W.FileUpload(multiple=False, description="source file *")
-        self.format = lookup_field(client, "translation.upload_source", "file_format_name")
+        self.format = lookup_field(conn, "translation.upload_source", "file_format_name")
         self.target_format = W.Dropdown(options=TARGET_FORMATS, value="TXLF", description="target_format")
         self.auto_start = W.Checkbox(value=True, description="auto_start")
         inputs = [f.row for f in (self.name, self.project, self.workflow, self.source, self.languages)]
-        super().__init__(client, [*inputs, self.file, self.format.row, self.target_format, self.auto_start],
+        super().__init__(conn, [*inputs, self.file, self.format.row, self.target_format, self.auto_start],
                          wait=wait, interval=interval, timeout=timeout)
 
     def run_from_widgets(self) -> Any:
@@ -97,7 +97,7 @@ class SubmissionWizard(Steps):
         documents = [d.get("documentId") for d in sent.get("documentIds") or []]
         self.step("upload_source", f"process {sent.get('processId')}: documents {documents}")
         self.step("analyze_submission", self.call("translation.analyze_submission", submission_id=sid))
-        status, waited = self.poll("analysis", lambda: self.client.call("translation.get_submission_status",
+        status, waited = self.poll("analysis", lambda: self.conn.call("translation.get_submission_status",
                                                                         submission_id=sid),
                                    lambda a: a.get("status") == "PROCESSED", wait)
         if status.get("status") != "PROCESSED":
@@ -118,18 +118,18 @@ class Download(Steps):
     title = "Download files of a submission"
     action_label = "Download"
 
-    def __init__(self, client: Client, *, wait: Wait | None = None, interval: float = 2.0,
+    def __init__(self, conn: Connection, *, wait: Wait | None = None, interval: float = 2.0,
                  timeout: float = 600.0) -> None:
         start = "translation.start_download"
-        self.submission = lookup_field(client, start, "submission_id")
-        self.source_files = lookup_field(client, start, "source_files")
-        self.targets = lookup_field(client, start, "deliverable_target_ids", parent=self.submission)
-        self.references = lookup_field(client, start, "language_reference_files", parent=self.submission)
+        self.submission = lookup_field(conn, start, "submission_id")
+        self.source_files = lookup_field(conn, start, "source_files")
+        self.targets = lookup_field(conn, start, "deliverable_target_ids", parent=self.submission)
+        self.references = lookup_field(conn, start, "language_reference_files", parent=self.submission)
         self.path = W.Text(description="save as", placeholder="submission-<id>.zip",
                            style={"description_width": "190px"})
         self.path_written: Path | None = None
         inputs = [f.row for f in (self.submission, self.source_files, self.targets, self.references)]
-        super().__init__(client, [*inputs, self.path], wait=wait, interval=interval, timeout=timeout)
+        super().__init__(conn, [*inputs, self.path], wait=wait, interval=interval, timeout=timeout)
 
     def run_from_widgets(self) -> Any:
         what = {name: value_of(field) for name, field in (("source_files", self.source_files),
@@ -147,15 +147,15 @@ class Download(Steps):
     def _run(self, sid: Any, path: str | Path | None, wait: Wait | None, what: dict[str, Any]) -> pd.DataFrame:
         if sid in (None, "", MISSING):
             raise ToolkitError("give a submission id")
-        started = self.client.call("translation.start_download", submission_id=sid, **what)
+        started = self.conn.call("translation.start_download", submission_id=sid, **what)
         download_id = started["downloadId"]
         self.step("start_download", f"download {download_id}: {started.get('message', '')}")
-        answer, waited = self.poll("prepare", lambda: self.client.call(
+        answer, waited = self.poll("prepare", lambda: self.conn.call(
             "translation.start_download", submission_id=sid, download_id=download_id),
             lambda a: bool(a.get("processingFinished")), wait)
         if not answer.get("processingFinished"):
             raise ToolkitError(f"download {download_id} is still being prepared after {waited:g} s")
-        data = self.client.call("translation.download_files", download_id=download_id)
+        data = self.conn.call("translation.download_files", download_id=download_id)
         target = Path(path or f"submission-{sid}.zip")
         target.write_bytes(data)
         self.path_written = target

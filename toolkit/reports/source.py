@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from toolkit.loads import quote
+from toolkit.duckfile import quote
 
 FINISHED = ("complete", "stale")
 

@@ -1,0 +1,121 @@
+"""DuckDB's Arrow answers as the analyst's DataFrames: pandas strings, nullable integers, categoricals.
+
+    to_frame(con.sql("from translation.targets").to_arrow_table(), categories={"status": [...]})
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+_NULLABLE = {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(),
+             pa.int64(): pd.Int64Dtype(), pa.uint8(): pd.UInt8Dtype(), pa.uint16(): pd.UInt16Dtype(),
+             pa.uint32(): pd.UInt32Dtype(), pa.uint64(): pd.UInt64Dtype(), pa.bool_(): pd.BooleanDtype()}
+
+
+def pandas_type(arrow_type: pa.DataType) -> Any:
+    if pa.types.is_nested(arrow_type):  # lists and structs stay Arrow: zero copy, cells come out as lists
+        return pd.ArrowDtype(arrow_type)
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) \
+            or pa.types.is_string_view(arrow_type):
+        return pd.StringDtype("pyarrow")
+    return _NULLABLE.get(arrow_type)  # nullable, so an id column with a gap keeps its type
+
+
+def to_frame(table: pa.Table, categories: Mapping[str, Sequence[str]] | None = None) -> pd.DataFrame:
+    """An Arrow table read back from DuckDB as the analyst's DataFrame.
+
+    Strings are pandas strings, integers and booleans nullable, lists and structs `pd.ArrowDtype`
+    (cells read as Python lists and dicts), timestamps tz-aware UTC, `categories` columns categoricals.
+    """
+    categories, encoded = categories or {}, []
+    for i, field in enumerate(table.schema):
+        kind = field.type
+        if field.name in categories and (pa.types.is_dictionary(kind) or pa.types.is_string(kind)
+                                         or pa.types.is_large_string(kind)):
+            table = table.set_column(i, field.name, categorical(table.column(i), categories[field.name]))
+        elif pa.types.is_dictionary(kind):  # kept encoded: a categorical as pandas makes one, values sorted
+            column = pa.chunked_array([table.column(i).combine_chunks()])  # unifies the chunks' dictionaries
+            values = sorted(v for v in column.chunk(0).dictionary.to_pylist() if v is not None)
+            table = table.set_column(i, field.name, categorical(column, values))
+            encoded.append(field.name)
+    # self_destruct: each Arrow column is freed once converted, so the peak is the frame plus a column
+    frame = table.to_pandas(types_mapper=pandas_type, split_blocks=True, self_destruct=True)
+    for name in encoded:  # categories of pandas strings, as `astype("category")` of a string column has
+        frame[name] = frame[name].cat.set_categories(pd.Index(frame[name].cat.categories, dtype="string"))
+    return frame
+
+
+def shaped(written: list[pa.Table], shape: pa.Schema) -> pa.Table | None:
+    """The batches as one table of `shape`, or None when a column would not cast unchanged."""
+    try:
+        table = pa.concat_tables(written, promote_options="permissive") if written else shape.empty_table()
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # batches of one load that DuckDB had to widen
+        return None
+    finally:
+        written.clear()
+    columns = []
+    for field in shape:
+        if field.name not in table.column_names:
+            columns.append(pa.nulls(table.num_rows, field.type))
+            continue
+        column = table.column(field.name)
+        if not casts_unchanged(column.type, field.type):
+            return None
+        # large strings stay large: pandas would make them so, copying their offsets
+        keep = column.type == field.type or pa.types.is_dictionary(column.type) or \
+            (pa.types.is_large_string(column.type) and pa.types.is_string(field.type))
+        columns.append(column if keep else column.cast(field.type))
+    return pa.Table.from_arrays(columns, names=shape.names)
+
+
+_UTC = {"UTC", "Etc/UTC", "+00:00", "Z"}
+_UNITS = {"s": 0, "ms": 1, "us": 2, "ns": 3}
+
+
+def casts_unchanged(source: pa.DataType, target: pa.DataType) -> bool:
+    """Whether every value of `source` casts to `target` as DuckDB would store and read it back."""
+    if source.equals(target) or pa.types.is_null(source):
+        return True
+    t = pa.types
+    if t.is_dictionary(source):  # a categorical kept encoded: its values are what was stored
+        return casts_unchanged(source.value_type, target)
+    if t.is_timestamp(source) and t.is_timestamp(target):
+        return _UNITS[source.unit] <= _UNITS[target.unit] and \
+            (source.tz == target.tz or (source.tz in _UTC and target.tz in _UTC))
+    if (t.is_string(source) or t.is_large_string(source)) and (t.is_string(target) or t.is_large_string(target)):
+        return True
+    if t.is_integer(source) and t.is_integer(target):
+        return t.is_signed_integer(source) <= t.is_signed_integer(target) and \
+            source.bit_width + (t.is_signed_integer(target) and not t.is_signed_integer(source)) <= target.bit_width
+    if t.is_floating(source) and t.is_floating(target):
+        return source.bit_width <= target.bit_width
+    if (t.is_list(source) or t.is_large_list(source)) and (t.is_list(target) or t.is_large_list(target)):
+        return casts_unchanged(source.value_type, target.value_type)
+    if t.is_struct(source) and t.is_struct(target):
+        return [f.name for f in source] == [f.name for f in target] and \
+            all(casts_unchanged(a.type, b.type) for a, b in zip(source, target, strict=True))
+    return False
+
+
+def categorical(column: pa.ChunkedArray, known: Sequence[str]) -> pa.ChunkedArray:
+    """Dictionary-encode against the known categories, appending any value they lack (nothing is lost).
+
+    A column already encoded has only its dictionary looked up: its codes are mapped, not its text."""
+    if pa.types.is_dictionary(column.type):
+        column = column.combine_chunks()  # unifies the chunks' dictionaries
+        values, codes = column.dictionary.cast(pa.string()), column.indices
+    else:
+        values, codes = column.combine_chunks().cast(pa.string()), None
+    dictionary = pa.array(list(known), pa.string())
+    indices = pc.index_in(values, value_set=dictionary)
+    missing = pc.and_(pc.is_null(indices), pc.is_valid(values))
+    if pc.any(missing).as_py():
+        dictionary = pa.concat_arrays([dictionary, pc.unique(pc.filter(values, missing))])
+        indices = pc.index_in(values, value_set=dictionary)
+    if codes is not None:  # the encoded column's codes, through its dictionary, to the known ones
+        indices = pc.take(indices, codes)
+    return pa.chunked_array([pa.DictionaryArray.from_arrays(indices.cast(pa.int32()), dictionary)])

@@ -1,0 +1,50 @@
+"""The workspace: the DuckDB file of `toolkit.store` that a notebook connects its services to.
+
+    ws = toolkit.Workspace("reporting.duckdb")
+    tm = ws.connect("translation", **sandbox.credentials("translation"))
+    tm.fetch("targets"); tm.form("translation.complete_phase")
+    ws.sql("select target_language, count(*) from translation.targets group by 1").df()
+
+It sits on the top floor because it assembles the floors below: a client (HTTP), the store (DuckDB),
+the connection that binds them, and the forms a connection shows (the screen). Nothing below imports
+it; what they need of it they are handed.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from toolkit import forms
+from toolkit.client import connect
+from toolkit.connection import Connection, Screens, bind
+from toolkit.store import Store
+
+SCREENS = Screens(form=forms.Form, gallery=forms.Gallery)
+
+
+class Workspace(Store):
+    """One DuckDB file (in memory without a path) with every load and its history, and the services
+    connected to it.
+
+        ws = toolkit.Workspace("reporting.duckdb")
+        tm = ws.connect("translation", **sandbox.credentials("translation"))
+
+    `read_only=True` opens a file another process may also read (but not while one writes); writes
+    through its connections are refused, since the file cannot record them. After `close()` every
+    method raises `WorkspaceError`, and so does a connection's write or fetch.
+    """
+
+    def __init__(self, path: Any = None, *, read_only: bool = False) -> None:
+        super().__init__(path, read_only=read_only)
+        self.connections: dict[str, Connection] = {}
+
+    def connect(self, service: str, **credentials: Any) -> Connection:
+        """A connection of one service to this workspace: `base_url` plus its credentials (or the
+        environment's `TOOLKIT_<SERVICE>_<FIELD>`), as `toolkit.connect` takes them."""
+        self._check_open()
+        conn = bind(connect(service, **credentials), self, SCREENS)
+        self.connections[service] = conn
+        return conn
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else ", ".join(self.connections) or "nothing connected"
+        return f"<toolkit.Workspace {self.path or ':memory:'} ({state})>"
