@@ -32,3 +32,42 @@ def test_a_url_that_cannot_be_split_is_a_400(url):
 def test_a_url_that_splits_is_returned_split():
     parts = url_parts("https://[::1]:8443/a/b?c=1", "sourceUrl")
     assert (parts.scheme, parts.hostname, parts.port, parts.path) == ("https", "::1", 8443, "/a/b")
+
+
+def test_a_reject_may_carry_fields_named_as_its_own_params():
+    refused = Reject(400, "upload failed", None, status="FAILED", message="one of many", headers="x")
+    assert (refused.status, refused.message) == (400, "upload failed")
+    assert refused.extra == {"status": "FAILED", "message": "one of many", "headers": "x"}
+
+
+@pytest.fixture(scope="module")
+def box():
+    import toolkit.sandbox as sandbox
+    with sandbox.start(enforce_limits=False) as running:
+        yield running
+
+
+BAD_URL = "http://[::1"
+
+
+def test_urls_that_cannot_be_split_are_a_400_in_every_emulator(box):
+    """Each handler that reads a URL the analyst gives: a 400 naming it, never a 500."""
+    import requests
+
+    from toolkit.sandbox.translation_records import check_hook
+
+    assets = box.credentials("asset_library")
+    answer = requests.post(assets["base_url"] + "/imports", json={"sourceUrl": BAD_URL},
+                           headers={"x-api-key": assets["api_key"], "x-air-workspace-id": assets["workspace_id"]})
+    assert answer.status_code == 400, answer.text
+    cdp = box.credentials("audience_platform")
+    bearer = {"Authorization": f"Bearer {cdp['token']}"}
+    answer = requests.post(cdp["base_url"] + "/api/v2/actions/audience/import", json={"type": "url", "url": BAD_URL},
+                           headers=bearer)
+    assert answer.status_code == 400, answer.text
+    answer = requests.patch(cdp["base_url"] + "/api/v2/security/jwks/configuration", json={"endpoints": [BAD_URL]},
+                            headers={**bearer, "Content-Type": "application/merge-patch+json"})
+    assert answer.status_code == 400, answer.text
+    with pytest.raises(Reject) as refused:
+        check_hook("_webhookURL", BAD_URL)
+    assert refused.value.status == 400

@@ -35,7 +35,7 @@ from toolkit.sandbox.asset_library_seed import HOUR, TYPES, mix, type_of_ext
 from toolkit.sandbox.asset_library_space import AssetSpace
 from toolkit.sandbox.emulator import Extra
 from toolkit.sandbox.seeds import Seeds
-from toolkit.sandbox.wire import Reject, Request, Response
+from toolkit.sandbox.wire import Reject, Request, Response, url_parts
 
 MIB = 1024 * 1024
 SMALL_UPLOAD = 5 * MIB                # at most this: one PUT; above: multipart
@@ -166,7 +166,7 @@ class Transfers:
     def create_import(self, request: Request) -> Response:
         body = object_body(request, IMPORT_FIELDS)
         url = body.get("sourceUrl")
-        parts = urlsplit(url) if isinstance(url, str) else None
+        parts = url_parts(url, "sourceUrl") if isinstance(url, str) else None
         if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
             raise Reject(400, "sourceUrl must be a publicly accessible http(s) URL")
         target = self.target(body)

@@ -13,7 +13,6 @@ members; unknown profile ids are skipped and counted in the notification.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 import orjson
 
@@ -21,7 +20,7 @@ from toolkit.sandbox.audience_platform_filter import list_filter, sort_records
 from toolkit.sandbox.audience_platform_state import State
 from toolkit.sandbox.clock import iso
 from toolkit.sandbox.pages import answer_list
-from toolkit.sandbox.wire import Reject, Request, Response
+from toolkit.sandbox.wire import Reject, Request, Response, url_parts
 
 METADATA = ("id", "name", "description", "scope", "tags", "systemTags", "provider", "enabled", "hidden",
             "readOnly")
@@ -174,7 +173,7 @@ class Audiences:
     def _read_url(self, url: Any) -> bytes:
         if not isinstance(url, str) or not url.strip():
             raise Reject(400, "url must not be blank")
-        parts = urlsplit(url)
+        parts = url_parts(url, "url")
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise Reject(400, f"url must be a valid http(s) URL, not {url!r}")
         if url in self.state.remote_files:

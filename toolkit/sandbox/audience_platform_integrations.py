@@ -83,8 +83,14 @@ def parse_duration(text: str) -> timedelta | None:
 
 
 def valid_url(value: Any) -> bool:
-    parts = urlsplit(value) if isinstance(value, str) else None
-    return parts is not None and parts.scheme in ("http", "https") and bool(parts.hostname)
+    if not isinstance(value, str):
+        return False
+    try:
+        parts = urlsplit(value)
+        parts.port      # noqa: B018 - a port that is not a number raises only when read
+    except ValueError:  # http://[::1 is not a URL: the client's 400, not a 500
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
 def check_field(name: str, kind: str, value: Any) -> str | None:

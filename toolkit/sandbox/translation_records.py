@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import urlsplit
 
 from toolkit.sandbox.translation_model import (
     LANGUAGES,
@@ -21,7 +20,7 @@ from toolkit.sandbox.translation_model import (
     Submission,
 )
 from toolkit.sandbox.translation_state import State
-from toolkit.sandbox.wire import Reject, Request, Response
+from toolkit.sandbox.wire import Reject, Request, Response, url_parts
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
 HOOK_KEYS = ("_webhookURL", "_webhookScope")
@@ -64,7 +63,7 @@ def int_list(value: Any, name: str) -> list[int]:
 def check_hook(key: str, value: Any) -> None:
     """Webhook metadata: an http(s) URL, or a comma list of known events."""
     if key == "_webhookURL":
-        parts = urlsplit(str(value))
+        parts = url_parts(str(value), "_webhookURL")
         if parts.scheme not in ("http", "https") or not parts.netloc:
             raise Reject(400, f"_webhookURL must be an http or https URL, not {value!r}")
     elif key == "_webhookScope":

@@ -177,6 +177,7 @@ class Response:
 class Reject(Exception):
     """Raised in a handler to answer an error in the service's own shape."""
 
-    def __init__(self, status: int, message: str, headers: Mapping[str, str] | None = None, **extra: Any):
+    def __init__(self, status: int, message: str, headers: Mapping[str, str] | None = None, /, **extra: Any):
+        # positional-only, so that an error body may carry fields named status, message or headers
         super().__init__(message)
         self.status, self.message, self.headers, self.extra = status, message, dict(headers or {}), extra
