@@ -154,3 +154,15 @@ def test_validation_and_version_errors_carry_their_parts():
     assert len(str(long)) < 120 and str(long).endswith(": too long")
     version = VersionError("translation.list_targets", "5.20", "5.19")
     assert (version.action, version.needed, version.configured) == ("translation.list_targets", "5.20", "5.19")
+
+
+def test_a_validation_error_shows_any_value_in_one_short_line():
+    from toolkit.errors import ValidationError
+    deep: list = []
+    inner = deep
+    for _ in range(5000):             # deeper than repr() can go
+        inner.append([])
+        inner = inner[0]
+    for value in (deep, "x" * 1_000_000, 2**300, {"a": {"b": {"c": {"d": 1}}}}):
+        text = str(ValidationError("param", value, "some rule"))
+        assert text.startswith("param=") and text.endswith(": some rule") and len(text) < 120

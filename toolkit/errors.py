@@ -21,6 +21,7 @@ No error message ever holds a secret: `toolkit.http` scrubs them before an error
 from __future__ import annotations
 
 import os
+import reprlib
 from typing import Any
 
 
@@ -121,8 +122,14 @@ class ServerError(ApiError):
     """5xx: the service failed, still after the retries."""
 
 
+# a value shown in a message: bounded in depth and length, so that a value nested thousands deep or a
+# megabyte long still makes a one-line error (repr() would recurse or print it all)
+_SHOWN = reprlib.Repr()     # Python 3.11's Repr takes its bounds as attributes, not arguments
+_SHOWN.maxlevel, _SHOWN.maxstring, _SHOWN.maxother, _SHOWN.maxlong = 3, 60, 60, 40
+
+
 def _short(value: Any) -> str:
-    text = repr(value)
+    text = _SHOWN.repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
 
 
