@@ -33,7 +33,7 @@ STYLES = {
 
 def notifications_max() -> int:
     """The most notifications the sandbox seeds, whatever the scale."""
-    from toolkit.sandbox.audience_platform_notices import NOTIFICATIONS_MAX
+    from toolkit.sandbox.audience_platform_log import NOTIFICATIONS_MAX
     return NOTIFICATIONS_MAX
 
 
