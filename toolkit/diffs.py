@@ -1,6 +1,8 @@
 """What changed between two loads of a resource: rows added, removed and changed, matched by its key.
 
-The comparison runs in DuckDB over the resource's table of loads; only the differences come to pandas.
+The comparison runs in DuckDB over the resource's row versions, and only over the versions that are
+valid in one of the two loads and not in the other: a row unchanged between them is one version valid
+in both, so it is never read or joined. Only the differences come to pandas.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import duckdb
 import pandas as pd
 import pyarrow.compute as pc
 
-from toolkit.duckfile import quote
+from toolkit.duckfile import VALIDITY, quote, valid_at
 from toolkit.readback import to_frame
 
 
@@ -54,21 +56,31 @@ class Diff:
         return "\n".join(parts)
 
 
-def diff_loads(con: duckdb.DuckDBPyConnection, resource: str, table: str, before: str, after: str,
-               key: Sequence[str], categories: Mapping[str, Sequence[str]] | None = None) -> Diff:
-    """Compare two loads in `table` (which has every load's rows and `_load_id`) by `key`.
+def diff_loads(con: duckdb.DuckDBPyConnection, resource: str, table: str, before: tuple[str, int],
+               after: tuple[str, int], key: Sequence[str],
+               categories: Mapping[str, Sequence[str]] | None = None) -> Diff:
+    """Compare two loads, each (load id, its `_loads.seq`), of the versions `table` by `key`.
 
     Without a key, whole rows are compared: a changed row shows as one removed and one added.
     """
     columns = [name for (name,) in con.execute(f"SELECT column_name FROM (DESCRIBE {table})").fetchall()
-               if name != "_load_id"]
+               if name not in VALIDITY]
     key = [k for k in key if k in columns] or columns
     values = [c for c in columns if c not in key]
-    side = f"(SELECT * EXCLUDE (_load_id) FROM {table} WHERE _load_id = $%s)"
-    a, b = side % "after", side % "before"
+    low, high = sorted((before[1], after[1]))
+    # the versions only the later load has, and those only the earlier one has
+    only = {"high": f"{valid_at('$high')} AND _valid_from > $low",
+            "low": f"{valid_at('$low')} AND _valid_to <= $high"}
+    side = "(SELECT * EXCLUDE (_valid_from, _valid_to) FROM " + table + " WHERE {})"
+    if low == high:
+        a = b = side.format("false")
+    else:
+        later, earlier = ("high", "low") if after[1] > before[1] else ("low", "high")
+        a, b = side.format(only[later]), side.format(only[earlier])
     match = " AND ".join(f"n.{quote(k)} IS NOT DISTINCT FROM o.{quote(k)}" for k in key)
     order = ", ".join(quote(k) for k in key)
-    args = {"before": before, "after": after}
+    args = {"low": low, "high": high} if low != high else {}
+    before, after = before[0], after[0]
 
     def frame(query: str) -> pd.DataFrame:
         return to_frame(con.sql(query, params=args).to_arrow_table(), categories)

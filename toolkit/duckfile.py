@@ -1,7 +1,14 @@
 """The DuckDB file under a workspace or a snapshot: how it is opened, and the names inside it.
 
-    <service>.<resource>__loads   the rows of every load, with `_load_id` (`table_of`)
-    <service>.<resource>          a view of the latest finished load (`view_sql`)
+    <service>.<resource>__versions  the resource's row versions (`versions_of`): a row is written when it
+                                    first appears or any of its values change, valid from the load
+                                    numbered `_valid_from` until the one numbered `_valid_to` (NULL: still
+                                    valid); the numbers are `_loads.seq`, counted per resource
+    <service>.<resource>            a view of the latest finished load: the versions still valid (`view_sql`)
+    <service>.<resource>__loads     a view of every finished load's rows, with `_load_id` (`loads_view_sql`):
+                                    what the copy-per-load layout stored, now computed from the versions
+
+A load's rows are `_valid_from <= seq AND (_valid_to IS NULL OR _valid_to > seq)` (`valid_at`).
 """
 from __future__ import annotations
 
@@ -14,6 +21,7 @@ import duckdb
 from toolkit.errors import WorkspaceInUseError, WorkspaceOpenHereError
 
 FINISHED = ("complete", "stale")  # loads whose rows are data; only "complete" ones are reused as a cache
+VALIDITY = ("_valid_from", "_valid_to")  # the columns a versions table adds to the resource's own
 
 
 def quote(name: str) -> str:
@@ -24,25 +32,50 @@ def literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def table_of(service: str, resource: str) -> str:
-    """The table with every load's rows."""
+def versions_of(service: str, resource: str) -> str:
+    """The table of a resource's row versions."""
+    return f"{quote(service)}.{quote(resource + '__versions')}"
+
+
+def old_table_of(service: str, resource: str) -> str:
+    """The table of every load's rows with `_load_id` that toolkits before row versions wrote."""
     return f"{quote(service)}.{quote(resource + '__loads')}"
+
+
+def valid_at(seq: str, alias: str = "") -> str:
+    """The condition of the versions valid in the load numbered `seq` (SQL: a parameter or a column)."""
+    a = alias + "." if alias else ""
+    return f"{a}_valid_from <= {seq} AND ({a}_valid_to IS NULL OR {a}_valid_to > {seq})"
+
+
+def row_hash(columns: list[str], alias: str = "") -> str:
+    """SQL of a row's hash over `columns`: how a load's rows are matched to the versions still valid."""
+    a = alias + "." if alias else ""
+    return f"hash({', '.join(a + quote(c) for c in columns)})" if columns else "0::UBIGINT"
 
 
 def view_sql(service: str, resource: str, catalog: str | None = None) -> str:
     """The view of the latest finished load, created in `catalog` (the workspace's own by default).
 
-    Its names are qualified by schema and never by catalog: DuckDB binds them in the view's own
-    database first, so the view reads its own file's `_loads` when that file is attached under any
-    name (`ATTACH 'ws.duckdb' AS w; FROM w.translation.targets`) or copied. An unqualified `_loads`
-    would be looked for in the view's schema and then in the attaching session's own database.
+    The versions still valid are the latest load's rows: a failed load rolled back its own, so the
+    view needs no look at `_loads`. Its names are qualified by schema and never by catalog: DuckDB
+    binds them in the view's own database first, so the view reads its own file when that file is
+    attached under any name (`ATTACH 'ws.duckdb' AS w; FROM w.translation.targets`) or copied.
     """
-    latest = (f"SELECT load_id FROM main._loads WHERE service = {literal(service)} "
-              f"AND resource = {literal(resource)} "
-              f"AND status IN {FINISHED} ORDER BY finished DESC, started DESC LIMIT 1")
-    name = f"{quote(service)}.{quote(resource)}"
-    return (f"CREATE OR REPLACE VIEW {catalog + '.' if catalog else ''}{name} AS SELECT * EXCLUDE (_load_id) "
-            f"FROM {table_of(service, resource)} WHERE _load_id = ({latest})")
+    name = f"{catalog + '.' if catalog else ''}{quote(service)}.{quote(resource)}"
+    return (f"CREATE OR REPLACE VIEW {name} AS SELECT * EXCLUDE (_valid_from, _valid_to) "
+            f"FROM {versions_of(service, resource)} WHERE _valid_to IS NULL")
+
+
+def loads_view_sql(service: str, resource: str, catalog: str | None = None) -> str:
+    """The view of every finished load's rows with `_load_id`, as the copy-per-load layout had them
+    (reports over time and analysts' queries read it): each version joined to the loads it was valid
+    in. `main._loads` is qualified for the reason `view_sql` gives."""
+    name = f"{catalog + '.' if catalog else ''}{quote(service)}.{quote(resource + '__loads')}"
+    return (f"CREATE OR REPLACE VIEW {name} AS SELECT v.* EXCLUDE (_valid_from, _valid_to), "
+            f"l.load_id AS _load_id FROM {versions_of(service, resource)} v JOIN main._loads l "
+            f"ON l.service = {literal(service)} AND l.resource = {literal(resource)} "
+            f"AND l.status IN {FINISHED} AND {valid_at('l.seq', 'v')}")
 
 
 def session(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
@@ -71,3 +104,67 @@ def open_duckdb(path: Path | None, read_only: bool = False) -> duckdb.DuckDBPyCo
             raise
         pid = re.search(r"PID (\d+)", str(error))
         raise WorkspaceInUseError(path, int(pid.group(1)) if pid else None, read_only) from None
+
+
+MIGRATE_HINT = "open it read-write once to migrate it: toolkit.Workspace({path!r}).close()"
+
+
+def old_layout(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """The resources stored as a copy per load (`<resource>__loads` tables with `_load_id`), which
+    toolkits before row versions wrote: (service, resource) pairs."""
+    return [(s, t.removesuffix("__loads")) for s, t in con.execute(
+        "SELECT t.schema_name, t.table_name FROM duckdb_tables() t JOIN duckdb_columns() c "
+        "ON c.database_name = t.database_name AND c.schema_name = t.schema_name AND c.table_name = t.table_name "
+        "WHERE t.database_name = current_database() AND t.table_name LIKE '%\\_\\_loads' ESCAPE '\\' "
+        "AND c.column_name = '_load_id' ORDER BY 1, 2").fetchall()]
+
+
+def migrate(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """Turn a file of the copy-per-load layout into row versions, in one transaction; the resources migrated.
+
+    The finished loads of each resource are numbered in the order they finished; a row's copies in
+    consecutive loads (matched by the hash of all its values, and its place among equal rows) become
+    one version, valid from the first of them until the load after the last. Set-based: one statement
+    per resource, however many loads.
+    """
+    con.execute("ALTER TABLE _loads ADD COLUMN IF NOT EXISTS seq BIGINT")
+    old = old_layout(con)
+    if not old:
+        return old
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute(f"UPDATE _loads SET seq = n.seq FROM (SELECT load_id, row_number() OVER (PARTITION BY "
+                    f"service, resource ORDER BY finished, started) AS seq FROM _loads WHERE status IN "
+                    f"{FINISHED}) n WHERE _loads.load_id = n.load_id AND _loads.seq IS NULL")
+        for service, resource in old:
+            _migrate_one(con, service, resource)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return old
+
+
+def _migrate_one(con: duckdb.DuckDBPyConnection, service: str, resource: str) -> None:
+    table = old_table_of(service, resource)
+    data = [name for (name,) in con.execute(
+        "SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = ? "
+        "AND table_name = ? AND column_name != '_load_id' ORDER BY column_index",
+        [service, resource + "__loads"]).fetchall()]
+    last = con.execute(f"SELECT coalesce(max(seq), 0) FROM _loads WHERE service = ? AND resource = ? "
+                       f"AND status IN {FINISHED}", [service, resource]).fetchall()[0][0]
+    columns = ", ".join(quote(c) for c in data)
+    con.execute(
+        f"CREATE TABLE {versions_of(service, resource)} AS "
+        f"WITH copies AS (SELECT t.* EXCLUDE (_load_id), l.seq AS _seq, {row_hash(data, 't')} AS _h "
+        f"  FROM {table} t JOIN main._loads l ON l.load_id = t._load_id AND l.status IN {FINISHED}), "
+        f"numbered AS (SELECT *, row_number() OVER (PARTITION BY _seq, _h) AS _n FROM copies), "
+        f"runs AS (SELECT *, _seq - row_number() OVER (PARTITION BY _h, _n ORDER BY _seq) AS _run FROM numbered), "
+        f"spans AS (SELECT *, min(_seq) OVER w AS _first, max(_seq) OVER w AS _last FROM runs "
+        f"  WINDOW w AS (PARTITION BY _h, _n, _run)) "
+        f"SELECT {columns}{', ' if columns else ''}_first::BIGINT AS _valid_from, "
+        f"CASE WHEN _last = {int(last)} THEN NULL ELSE _last + 1 END::BIGINT AS _valid_to "
+        f"FROM spans WHERE _seq = _first ORDER BY _valid_from")
+    con.execute(f"DROP TABLE {table}")
+    con.execute(view_sql(service, resource))
+    con.execute(loads_view_sql(service, resource))

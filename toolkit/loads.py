@@ -6,6 +6,14 @@ the batch, which DuckDB reads in place; never row by row), and only the commit a
 block makes them visible, so a failed or interrupted pull leaves no rows behind and memory stays
 bounded. A batch with new columns adds them to the table; missing ones are NULL; a column whose values
 no longer fit its type is widened. No secret is stored: params named like one are written as "***".
+
+Rows are stored as versions (toolkit.duckfile). A load into a resource with no valid rows writes its
+batches straight into the versions table, valid from its own number. Otherwise its batches go into a
+temporary table first and the commit merges them in three set-based statements: a row is known by
+the hash of all its values (and its place among equal rows, so duplicates count), the valid versions
+whose row the load lacks stop being valid in it, and the load's rows no valid version has become new
+versions. Unchanged rows cost nothing, with or without a key; the temporary table spills to DuckDB's
+temp directory under the memory limit, never into the file.
 """
 from __future__ import annotations
 
@@ -26,7 +34,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from toolkit.duckfile import quote, session, table_of, view_sql
+from toolkit.duckfile import VALIDITY, loads_view_sql, quote, row_hash, session, versions_of, view_sql
 from toolkit.errors import WorkspaceError
 
 # text columns whose values average this many bytes or more (free text, JSON, URLs) are stored with
@@ -125,8 +133,11 @@ class Load:
         self.load_id: str | None = None
         self.status, self.rows, self.requests, self.batches = "new", 0, 0, 0
         self.failed_ids: list = []
-        self._table = table_of(service, resource)
-        self._columns: dict[str, str] | None = None  # the table's columns as this transaction sees them
+        self._versions = versions_of(service, resource)
+        self._stage: str | None = None  # the temporary table of this load's rows, when they are merged
+        self._targets: list[str] = []   # the tables a batch's columns are added to: the stage and the versions
+        self._columns: dict[str, str] | None = None  # the versions' columns as this transaction sees them
+        self.seq = 0  # the load's number among its resource's loads (`_loads.seq`)
         self._categories: dict[str, list[str]] = {}
         self._ddl = False
         self._cursor: duckdb.DuckDBPyConnection | None = None
@@ -154,10 +165,14 @@ class Load:
                 _share_cores(ws, +1)
                 self._sharing = True
             self._cursor.execute("BEGIN TRANSACTION")
+            # loads of one resource follow each other (the lock above), so the next number is free
+            self.seq = self._cursor.execute(
+                "SELECT coalesce(max(seq), 0) + 1 FROM _loads WHERE service = ? AND resource = ?",
+                [self.service, self.resource]).fetchall()[0][0]
             described = self._cursor.execute(
                 "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = "
                 "current_database() AND schema_name = ? AND table_name = ?",
-                [self.service, self.resource + "__loads"]).fetchall()
+                [self.service, self.resource + "__versions"]).fetchall()
             self._columns = dict(described) if described else None
             self.status = "running"
         except BaseException:
@@ -178,8 +193,9 @@ class Load:
         if self.status != "running":
             raise WorkspaceError(f"load {self.load_id} is {self.status}: write inside its `with` block")
         table = _arrow(batch)
-        if "_load_id" in table.column_names:
-            raise ValueError("a batch may not have a `_load_id` column: the workspace sets it")
+        taken = {"_load_id", *VALIDITY} & set(table.column_names)
+        if taken:
+            raise ValueError(f"a batch may not have a {', '.join(sorted(taken))} column: the workspace sets it")
         given, table = table, self._decode_dictionaries(table)
         # DuckDB reads the Arrow batch in place through a replacement scan of this local name; a registered
         # view would stay alive (MVCC) until the commit, so memory would grow with the load
@@ -191,9 +207,14 @@ class Load:
             if self._columns is None:
                 self._create(incoming, table)
             else:
+                if not self._targets:
+                    self._choose_target()
                 self._evolve(incoming, table)
-            cursor.execute(f"INSERT INTO {self._table} BY NAME SELECT *, ? AS _load_id FROM _toolkit_batch",
-                           [self.load_id])
+            if self._stage:
+                cursor.execute(f"INSERT INTO {self._stage} BY NAME SELECT * FROM _toolkit_batch")
+            else:
+                cursor.execute(f"INSERT INTO {self._versions} BY NAME SELECT *, ? AS _valid_from "
+                               "FROM _toolkit_batch", [self.seq])
             self.rows += table.num_rows
             self.batches += 1
             if self.kept is not None:
@@ -206,10 +227,20 @@ class Load:
         columns = ", ".join(f"{quote(n)} {'VARCHAR' if t == 'NULL' else t}"
                             + (" USING COMPRESSION zstd" if n in long else "") for n, t in incoming.items())
         columns += ", " if columns else ""
-        self._cursor.execute(f"CREATE TABLE {self._table} ({columns}_load_id VARCHAR)")
+        self._cursor.execute(f"CREATE TABLE {self._versions} ({columns}_valid_from BIGINT, _valid_to BIGINT)")
         self._columns = {n: "VARCHAR" if t == "NULL" else t for n, t in incoming.items()}
-        self._columns["_load_id"] = "VARCHAR"
+        self._columns.update(dict.fromkeys(VALIDITY, "BIGINT"))
+        self._targets = [self._versions]
         self._ddl = True
+
+    def _choose_target(self) -> None:
+        """Write straight into the versions when none is valid (every row is then new), else into a stage."""
+        valid = self._cursor.execute(f"SELECT 1 FROM {self._versions} WHERE _valid_to IS NULL LIMIT 1").fetchall()
+        if valid:
+            self._stage = f"temp.main.{quote('_toolkit_stage_' + self.load_id)}"
+            self._cursor.execute(f"CREATE TEMP TABLE {quote('_toolkit_stage_' + self.load_id)} AS "
+                                 f"SELECT * EXCLUDE (_valid_from, _valid_to) FROM {self._versions} LIMIT 0")
+        self._targets = [self._versions] + ([self._stage] if self._stage else [])
 
     def _evolve(self, incoming: dict[str, str], table: pa.Table) -> None:
         """Union by name: add new columns; widen a column whose type the batch does not fit."""
@@ -217,14 +248,16 @@ class Load:
             have = self._columns.get(name)
             if have is None:
                 kind = "VARCHAR" if kind == "NULL" else kind
-                self._cursor.execute(f"ALTER TABLE {self._table} ADD COLUMN {quote(name)} {kind}")
+                for target in self._targets:
+                    self._cursor.execute(f"ALTER TABLE {target} ADD COLUMN {quote(name)} {kind}")
             elif kind in ("NULL", have):
                 continue
             else:
                 kind = self._wider(name, have, kind, table)
                 if kind == have:
                     continue
-                self._cursor.execute(f"ALTER TABLE {self._table} ALTER COLUMN {quote(name)} TYPE {kind}")
+                for target in self._targets:
+                    self._cursor.execute(f"ALTER TABLE {target} ALTER COLUMN {quote(name)} TYPE {kind}")
             self._columns[name] = kind
             self._ddl = True
 
@@ -234,7 +267,8 @@ class Load:
         the two if every value casts to it, else VARCHAR."""
         column, cursor = quote(name), self._cursor
         _toolkit_batch = table  # read by DuckDB's replacement scan below
-        if cursor.execute(f"SELECT count({column}) FROM {self._table}").fetchone()[0] == 0:
+        if sum(cursor.execute(f"SELECT count({column}) FROM {target}").fetchall()[0][0]
+               for target in self._targets) == 0:
             return kind
         try:  # on the shared connection, outside the transaction: this one may fail harmlessly
             with self.workspace._lock:
@@ -244,9 +278,9 @@ class Load:
             return "VARCHAR"
         lost = (f"SELECT count(*) FROM {{}} WHERE {column} IS NOT NULL "
                 f"AND TRY_CAST({column} AS {union}) IS NULL")
-        if cursor.execute(lost.format(self._table)).fetchone()[0] or \
-                cursor.execute(lost.format("_toolkit_batch")).fetchone()[0]:
-            return "VARCHAR"
+        for target in [*self._targets, "_toolkit_batch"]:  # a loop, not a generator: the scan sees this frame
+            if cursor.execute(lost.format(target)).fetchall()[0][0]:
+                return "VARCHAR"
         return union
 
     def _decode_dictionaries(self, table: pa.Table) -> pa.Table:
@@ -288,13 +322,40 @@ class Load:
                            [self.service, self.resource, name])
             cursor.execute("INSERT INTO _categories VALUES (?, ?, ?, ?)",
                            [self.service, self.resource, name, merged])
+        if self._columns is not None:
+            self._merge()
         if self._ddl:  # a view's columns are fixed when it is created: recreate it after the table changed
             cursor.execute(view_sql(self.service, self.resource))
+            cursor.execute(loads_view_sql(self.service, self.resource))
         cursor.execute("UPDATE _loads SET status = 'complete', finished = ?, \"rows\" = ?, requests = ?, "
-                       "failed_ids = ? WHERE load_id = ?",
-                       [_now(), self.rows, self.requests, [str(i) for i in self.failed_ids], self.load_id])
+                       "failed_ids = ?, seq = ? WHERE load_id = ?",
+                       [_now(), self.rows, self.requests, [str(i) for i in self.failed_ids], self.seq,
+                        self.load_id])
         cursor.execute("COMMIT")
         self.status = "complete"
+
+    def _merge(self) -> None:
+        """The staged rows become this load's view (module docstring); without a stage, the rows went
+        straight in, or none came and every valid version stops being valid here."""
+        cursor, versions, seq = self._cursor, self._versions, self.seq
+        if not self._targets:  # no batch: a load of no rows
+            cursor.execute(f"UPDATE {versions} SET _valid_to = ? WHERE _valid_to IS NULL", [seq])
+            return
+        if self._stage is None:
+            return
+        data = [name for name in self._columns if name not in VALIDITY]
+        old, new = (quote(f"_toolkit_{side}_{self.load_id}") for side in ("old", "new"))
+        for name, source, where in ((old, versions, "WHERE _valid_to IS NULL"), (new, self._stage, "")):
+            hashed = row_hash(data)
+            cursor.execute(f"CREATE TEMP TABLE {name} AS SELECT rowid AS r, {hashed} AS h, "
+                           f"row_number() OVER (PARTITION BY {hashed}) AS n FROM {source} {where}")
+        cursor.execute(f"UPDATE {versions} SET _valid_to = ? WHERE _valid_to IS NULL AND rowid IN "
+                       f"(SELECT r FROM temp.main.{old} ANTI JOIN temp.main.{new} USING (h, n))", [seq])
+        cursor.execute(f"INSERT INTO {versions} BY NAME SELECT *, ? AS _valid_from FROM {self._stage} WHERE "
+                       f"rowid IN (SELECT r FROM temp.main.{new} ANTI JOIN temp.main.{old} USING (h, n))", [seq])
+        for name in (old, new):
+            cursor.execute(f"DROP TABLE temp.main.{name}")
+        cursor.execute(f"DROP TABLE {self._stage}")
 
     def _fail(self, error: BaseException | None) -> None:
         with contextlib.suppress(duckdb.Error):  # a failed statement may have rolled it back already

@@ -1,11 +1,13 @@
 """Snapshots: a workspace exported to one standalone file that says what it holds, and read back.
 
 A DuckDB snapshot has a schema per service and a table per resource with its latest complete load; with
-`history=True`, the workspace's own layout instead: `<resource>__loads` with every load's rows and
-`_load_id`, and the `<resource>` view of the latest. `_loads` lists the loads included and `_manifest`
-has one row per resource: toolkit version, when it was made, the source (service, base URL), key, params,
-loads, rows and the schema as JSON. A Parquet snapshot is a folder: `<service>/<resource>/*.parquet`,
-`_loads.parquet` and `manifest.json`, which Spark, Trino, BigQuery and DuckDB read as they are.
+`history=True`, the workspace's own layout instead (toolkit.duckfile): `<resource>__versions` with the
+row versions, the `<resource>` view of the latest load and the `<resource>__loads` view of every load's
+rows with `_load_id`. `_loads` lists the loads included and `_manifest` has one row per resource:
+toolkit version, when it was made, the source (service, base URL), key, params, loads, rows and the
+schema as JSON. A Parquet snapshot is a folder: `<service>/<resource>/*.parquet`, `_loads.parquet` and
+`manifest.json`, which Spark, Trino, BigQuery and DuckDB read as they are; with history, a resource's
+file is `versions.parquet` (format_version 2; version 1 had a file per load, with `_load_id`).
 
     ws.export("snapshot.duckdb"); toolkit.open_snapshot("snapshot.duckdb").read("translation", "targets")
 """
@@ -27,7 +29,17 @@ import orjson
 import pandas as pd
 import pyarrow as pa
 
-from toolkit.duckfile import FINISHED, literal, open_duckdb, quote, session, table_of, view_sql
+from toolkit.duckfile import (
+    FINISHED,
+    literal,
+    loads_view_sql,
+    old_table_of,
+    open_duckdb,
+    quote,
+    session,
+    versions_of,
+    view_sql,
+)
 from toolkit.errors import WorkspaceError
 from toolkit.loads import _now, params_json
 from toolkit.readback import to_frame
@@ -169,7 +181,7 @@ def _resources(con: duckdb.DuckDBPyConnection, history: bool) -> list[dict[str, 
     for (service, resource), rows in by_resource.items():
         latest = rows[-1]
         included = rows if history else [latest]
-        stored = (service, resource + "__loads") in tables
+        stored = (service, resource + "__versions") in tables
         categories = dict(con.execute("SELECT column_name, categories FROM _categories WHERE service = ? "
                                       "AND resource = ?", [service, resource]).fetchall())
         schema = [{"name": name, "type": kind, **({"categories": list(categories[name])}
@@ -177,8 +189,8 @@ def _resources(con: duckdb.DuckDBPyConnection, history: bool) -> list[dict[str, 
                   for name, kind in con.execute(
                       "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = "
                       "current_database() AND schema_name = ? AND table_name = ? "
-                      "AND column_name != '_load_id' ORDER BY column_index",
-                      [service, resource + "__loads"]).fetchall()]
+                      "AND column_name NOT IN ('_valid_from', '_valid_to') ORDER BY column_index",
+                      [service, resource + "__versions"]).fetchall()]
         entries.append({
             "toolkit_version": _version(), "created": created, "history": history,
             "service": service, "resource": resource, "base_url": latest[3], "key": list(latest[5] or []),
@@ -219,15 +231,13 @@ def _to_duckdb(con: duckdb.DuckDBPyConnection, target: Path, resources: list[dic
                 con.execute(f"CREATE SCHEMA IF NOT EXISTS {alias}.{quote(service)}")
                 if not entry["stored"]:
                     continue
-                if history:
-                    con.execute(f"CREATE TABLE {alias}.{table_of(service, resource)} AS SELECT * FROM "
-                                f"{table_of(service, resource)} WHERE list_contains(?, _load_id)",
-                                [entry["load_ids"]])
+                if history:  # the versions hold finished loads only: a failed one rolled its rows back
+                    con.execute(f"CREATE TABLE {alias}.{versions_of(service, resource)} AS SELECT * FROM "
+                                f"{versions_of(service, resource)} ORDER BY _valid_from")
                 else:
                     con.execute(f"CREATE TABLE {alias}.{quote(service)}.{quote(resource)} AS "
-                                f"SELECT * EXCLUDE (_load_id) FROM {table_of(service, resource)} "
-                                "WHERE _load_id = ?",
-                                [entry["load_id"]])
+                                f"SELECT * EXCLUDE (_valid_from, _valid_to) FROM "
+                                f"{versions_of(service, resource)} WHERE _valid_to IS NULL")
             con.execute(f"CREATE TABLE {alias}.main._loads AS SELECT * FROM _loads "
                         "WHERE list_contains(?, load_id) ORDER BY started", [_included(resources)])
             con.register("_toolkit_manifest", _manifest_table(resources))
@@ -236,6 +246,7 @@ def _to_duckdb(con: duckdb.DuckDBPyConnection, target: Path, resources: list[dic
                 for entry in resources:
                     if entry["stored"]:
                         con.execute(view_sql(entry["service"], entry["resource"], alias))
+                        con.execute(loads_view_sql(entry["service"], entry["resource"], alias))
             con.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(duckdb.Error):  # a failed statement may have ended it already
@@ -264,18 +275,16 @@ def _to_parquet(con: duckdb.DuckDBPyConnection, target: Path, resources: list[di
         folder.mkdir(parents=True)
         if not entry["stored"]:
             continue
-        table = table_of(service, resource)
+        table = versions_of(service, resource)
         if history:
-            for load_id in entry["load_ids"]:
-                copy(f"SELECT * FROM {table} WHERE _load_id = {literal(load_id)}",
-                     folder / f"{load_id}.parquet")
+            copy(f"SELECT * FROM {table} ORDER BY _valid_from", folder / "versions.parquet")
         else:
-            copy(f"SELECT * EXCLUDE (_load_id) FROM {table} WHERE _load_id = {literal(entry['load_id'])}",
+            copy(f"SELECT * EXCLUDE (_valid_from, _valid_to) FROM {table} WHERE _valid_to IS NULL",
                  folder / "data.parquet")
         entry["files"] = sorted(p.relative_to(target).as_posix() for p in folder.glob("*.parquet"))
     ids = ", ".join(literal(i) for i in _included(resources)) or "NULL"
     copy(f"SELECT * FROM _loads WHERE load_id IN ({ids}) ORDER BY started", target / "_loads.parquet")
-    document = {"format": "toolkit snapshot", "format_version": 1,
+    document = {"format": "toolkit snapshot", "format_version": 2,
                 "sources": sorted({(e["service"], e["base_url"]) for e in resources}),
                 "resources": [{k: v for k, v in e.items() if k != "stored"} for e in resources]}
     (target / "manifest.json").write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2))
@@ -305,6 +314,8 @@ class Snapshot:
     def _views_over_parquet(self) -> None:
         document = orjson.loads((self.path / "manifest.json").read_bytes())
         con, root = self._con, self.path.absolute()
+        loads = literal(str(root / "_loads.parquet"))
+        con.execute(f"CREATE VIEW _loads AS SELECT * FROM read_parquet({loads})")
         for entry in document["resources"]:
             service, resource = entry["service"], entry["resource"]
             con.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(service)}")
@@ -312,15 +323,17 @@ class Snapshot:
                 continue
             files = ", ".join(literal(str(root / f)) for f in entry["files"])
             source = f"SELECT * FROM read_parquet([{files}], union_by_name = true)"
-            if entry["history"]:
-                con.execute(f"CREATE VIEW {table_of(service, resource)} AS {source}")
+            if entry["history"] and document.get("format_version", 1) >= 2:
+                con.execute(f"CREATE VIEW {versions_of(service, resource)} AS {source}")
+                con.execute(view_sql(service, resource))
+                con.execute(loads_view_sql(service, resource))
+            elif entry["history"]:  # a copy of every load, each file with its `_load_id`
+                con.execute(f"CREATE VIEW {old_table_of(service, resource)} AS {source}")
                 con.execute(f"CREATE VIEW {quote(service)}.{quote(resource)} AS SELECT * EXCLUDE "
-                            f"(_load_id) FROM {table_of(service, resource)} "
+                            f"(_load_id) FROM {old_table_of(service, resource)} "
                             f"WHERE _load_id = {literal(entry['load_id'])}")
             else:
                 con.execute(f"CREATE VIEW {quote(service)}.{quote(resource)} AS {source}")
-        loads = literal(str(root / "_loads.parquet"))
-        con.execute(f"CREATE VIEW _loads AS SELECT * FROM read_parquet({loads})")
         for entry in document["resources"]:
             entry["created"] = datetime.fromisoformat(entry["created"])
         con.register("_toolkit_manifest", _manifest_table(document["resources"]))
@@ -354,7 +367,8 @@ class Snapshot:
         if load_id is None:
             query, args = f"SELECT * FROM {quote(service)}.{quote(resource)}", None
         else:
-            query = f"SELECT * EXCLUDE (_load_id) FROM {table_of(service, resource)} WHERE _load_id = ?"
+            # every load's rows: a view over the versions, or the table of copies an older export wrote
+            query = f"SELECT * EXCLUDE (_load_id) FROM {old_table_of(service, resource)} WHERE _load_id = ?"
             args = [load_id]
         try:
             table = self._con.sql(query, params=args).to_arrow_table()

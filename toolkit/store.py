@@ -3,10 +3,15 @@
 It knows no HTTP: `toolkit.Workspace` is a Store that connects clients to it (toolkit/workspace.py).
 Inside the file (`toolkit.loads` writes it, `toolkit.duckfile` names it):
 
-    _loads                        one row per load: service, base URL, resource, params, times, status
-    _categories                   the categories of categorical columns, per resource
-    <service>.<resource>__loads   the rows of every load, with `_load_id`
-    <service>.<resource>          a view of the latest complete load ("stale" still counts: it is data)
+    _loads                          one row per load: service, base URL, resource, params, times, status,
+                                    and `seq`, its number among the resource's finished loads
+    _categories                     the categories of categorical columns, per resource
+    <service>.<resource>__versions  the resource's row versions, valid from one load's `seq` to another's
+    <service>.<resource>            a view of the latest complete load ("stale" still counts: it is data)
+    <service>.<resource>__loads     a view of every finished load's rows, with `_load_id`
+
+A file written by toolkits that stored a copy of every load is migrated to row versions when it is
+opened read-write (`toolkit.duckfile.migrate`); a read-only open of one says how to migrate it.
 
 The workspace's own connection is shared under a lock and each load writes on a cursor of its own, so a
 fetcher thread can load while the notebook reads; `ws.sql()` runs on a third cursor.
@@ -30,7 +35,18 @@ import pyarrow as pa
 
 from toolkit import snapshots
 from toolkit.diffs import Diff, diff_loads
-from toolkit.duckfile import open_duckdb, session, table_of, view_sql
+from toolkit.duckfile import (
+    FINISHED,
+    MIGRATE_HINT,
+    loads_view_sql,
+    migrate,
+    old_layout,
+    open_duckdb,
+    session,
+    valid_at,
+    versions_of,
+    view_sql,
+)
 from toolkit.errors import WorkspaceError
 from toolkit.loads import Load, _now, params_json, scrub_url
 from toolkit.readback import shaped, to_frame
@@ -40,7 +56,8 @@ _LOADS_DDL = """CREATE TABLE IF NOT EXISTS _loads (
     started TIMESTAMPTZ, finished TIMESTAMPTZ, "rows" BIGINT, requests BIGINT, status VARCHAR,
     error VARCHAR, failed_ids VARCHAR[], "key" VARCHAR[]);
 CREATE TABLE IF NOT EXISTS _categories (
-    service VARCHAR, resource VARCHAR, column_name VARCHAR, categories VARCHAR[])"""
+    service VARCHAR, resource VARCHAR, column_name VARCHAR, categories VARCHAR[]);
+ALTER TABLE _loads ADD COLUMN IF NOT EXISTS seq BIGINT"""
 INTERRUPTED = "interrupted: the process ended during the load"
 # `_loads` as a read-only workspace shows it: a running load there has no writer left (module docstring)
 _LOADS_READ = ("(SELECT * REPLACE (CASE WHEN status = 'running' THEN 'failed' ELSE status END AS status, "
@@ -105,6 +122,10 @@ class Store:
         if not read_only:
             self._con.execute(_LOADS_DDL)
             self._register()
+        elif old_layout(self._con):
+            self.close()
+            raise WorkspaceError(f"{self.path} stores a copy of every load (a toolkit before row versions "
+                                 f"wrote it); " + MIGRATE_HINT.format(path=str(self.path)))
 
     def _register(self) -> None:
         with _OPEN_LOCK:
@@ -114,20 +135,26 @@ class Store:
         if not others:  # the file lock says no other process writes: a "running" load is from one that died
             self._con.execute("UPDATE _loads SET status = 'failed', finished = coalesce(finished, started), "
                               "error = ? WHERE status = 'running'", [INTERRUPTED])
-            self._qualify_views()
+            migrate(self._con)
+            self._mend_views()
 
-    def _qualify_views(self) -> None:
-        """Recreate the views earlier toolkits wrote with `_loads` unqualified (loads.view_sql says why
-        that broke them in a file attached elsewhere); a read-only open reads them as they are, in
-        their own file. Only when no other workspace of this process has the file open, whose loads
-        could be replacing a view meanwhile."""
-        old = self._con.execute(
-            "SELECT v.schema_name, v.view_name FROM duckdb_views() v JOIN duckdb_tables() t "
-            "ON t.database_name = v.database_name AND t.schema_name = v.schema_name "
-            "AND t.table_name = v.view_name || '__loads' WHERE v.database_name = current_database() "
-            "AND NOT v.internal AND NOT contains(v.sql, 'main._loads')").fetchall()
-        for service, resource in old:
-            self._con.execute(view_sql(service, resource))
+    def _mend_views(self) -> None:
+        """Recreate a resource's views where they are not the ones `duckfile` makes (missing, or written
+        by an earlier toolkit: one reading `_loads` unqualified broke in a file attached elsewhere); a
+        read-only open reads them as they are. Only when no other workspace of this process has the
+        file open, whose loads could be replacing a view meanwhile."""
+        views = dict(self._con.execute(
+            "SELECT schema_name || '.' || view_name, sql FROM duckdb_views() "
+            "WHERE database_name = current_database() AND NOT internal").fetchall())
+        for service, table in self._con.execute(
+                "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database() "
+                "AND table_name LIKE '%\\_\\_versions' ESCAPE '\\'").fetchall():
+            resource = table.removesuffix("__versions")
+            plain, every = views.get(f"{service}.{resource}") or "", views.get(f"{service}.{resource}__loads") or ""
+            if "__versions" not in plain or "_loads" in plain:  # DuckDB gives views' SQL back reworded
+                self._con.execute(view_sql(service, resource))
+            if "__versions" not in every or "main._loads" not in every:
+                self._con.execute(loads_view_sql(service, resource))
 
     @property
     def closed(self) -> bool:
@@ -192,26 +219,71 @@ class Store:
     # -- reading -----------------------------------------------------------------------------------
 
     def read(self, service: str, resource: str, load_id: str | None = None) -> pd.DataFrame:
-        """One load's rows (the latest complete one by default) as a DataFrame, without `_load_id`."""
+        """One load's rows (the latest complete one by default) as a DataFrame."""
         load_id = load_id or self.latest(service, resource)
         if load_id is None:
             raise WorkspaceError(f"no complete load of {service}.{resource} in {self.path or 'memory'}")
         if not self._has_table(service, resource):  # a load that never wrote a batch
             return pd.DataFrame()
-        query = f"SELECT * EXCLUDE (_load_id) FROM {table_of(service, resource)}"
         with self._lock:
-            self._con.execute("BEGIN TRANSACTION")  # the check and the read see the same commits
+            self._con.execute("BEGIN TRANSACTION")  # the load's number and its rows from the same commits
             try:
-                holding = self._con.execute(
-                    "SELECT list(load_id) FROM _loads WHERE service = ? AND resource = ? AND \"rows\" > 0 "
-                    "AND status IN ('complete', 'stale')", [service, resource]).fetchall()[0][0] or []
-                if holding == [load_id]:  # the only load with rows in the table: no filter to apply
-                    table = self._con.sql(query).to_arrow_table()
-                else:
-                    table = self._con.sql(query + " WHERE _load_id = ?", params=[load_id]).to_arrow_table()
+                query, args = self._rows_of(service, resource, load_id)
+                table = self._con.sql(query, params=args).to_arrow_table()
             finally:
                 self._con.execute("COMMIT")
         return to_frame(table, self.categories(service, resource))
+
+    def as_of(self, resource: str, at: Any = None, *, relation: bool = False) -> pd.DataFrame | Query:
+        """A resource as one of its loads saw it: `at` is a load id or a moment (the latest load
+        finished by then); None is the latest. A DataFrame, or with `relation=True` a DuckDB relation
+        to go on querying (it reads the workspace when it is run).
+
+            ws.as_of("translation.targets", "2026-11-20 09:00+00:00")
+            ws.as_of("translation.targets", load_id, relation=True).filter("status = 'DONE'").df()
+        """
+        service, name = self.resolve(resource)
+        load_id = self._load_at(service, name, at)
+        if not relation:
+            return self.read(service, name, load_id)
+        if not self._has_table(service, name):
+            raise WorkspaceError(f"{service}.{name} has no rows stored")
+        query, args = self._rows_of(service, name, load_id)
+        return Query(self._user.sql(query, params=args), self)
+
+    def _load_at(self, service: str, resource: str, at: Any) -> str:
+        """The finished load an `as_of` names: a load id, or the latest finished by a moment."""
+        if at is None:
+            found = self.latest(service, resource)
+        elif isinstance(at, str) and self._fetch("SELECT 1 FROM _loads WHERE load_id = ?", [at]):
+            found = self._fetch(f"SELECT load_id FROM _loads WHERE load_id = ? AND service = ? AND resource = ? "
+                                f"AND status IN {FINISHED}", [at, service, resource])
+            if not found:
+                raise WorkspaceError(f"{at!r} is not a complete load of {service}.{resource}")
+            found = found[0][0]
+        else:
+            moment = pd.Timestamp(at)
+            moment = moment.tz_localize("UTC") if moment.tzinfo is None else moment.tz_convert("UTC")
+            rows = self._fetch(f"SELECT load_id FROM _loads WHERE service = ? AND resource = ? AND status IN "
+                               f"{FINISHED} AND finished <= ? ORDER BY seq DESC LIMIT 1",
+                               [service, resource, moment.to_pydatetime()])
+            if not rows:
+                raise WorkspaceError(f"no load of {service}.{resource} had finished by {moment}")
+            found = rows[0][0]
+        if found is None:
+            raise WorkspaceError(f"no complete load of {service}.{resource} in {self.path or 'memory'}")
+        return found
+
+    def _rows_of(self, service: str, resource: str, load_id: str) -> tuple[str, list]:
+        """The query of one finished load's rows: the versions valid in its number."""
+        rows = self._con.execute("SELECT seq FROM _loads WHERE load_id = ?", [load_id]).fetchall()
+        if not rows or rows[0][0] is None:
+            raise WorkspaceError(f"{load_id!r} is not a complete load of {service}.{resource}")
+        query = f"SELECT * EXCLUDE (_valid_from, _valid_to) FROM {versions_of(service, resource)}"
+        if rows[0][0] == self._con.execute("SELECT max(seq) FROM _loads WHERE service = ? AND resource = ?",
+                                           [service, resource]).fetchall()[0][0]:
+            return query + " WHERE _valid_to IS NULL", []  # the latest: what the view shows
+        return query + f" WHERE {valid_at('$1')}", [rows[0][0]]
 
     def frame_of(self, service: str, resource: str, load_id: str, written: list[pa.Table]) -> pd.DataFrame:
         """What `read(service, resource, load_id)` gives, made from the batches that load wrote.
@@ -222,8 +294,8 @@ class Store:
         is read back instead. `written` is emptied, so that each column is freed once converted.
         """
         with self._lock:
-            shape = self._con.sql(f"SELECT * EXCLUDE (_load_id) FROM {table_of(service, resource)} LIMIT 0") \
-                .to_arrow_table().schema
+            shape = self._con.sql(f"SELECT * EXCLUDE (_valid_from, _valid_to) FROM "
+                                  f"{versions_of(service, resource)} LIMIT 0").to_arrow_table().schema
             self._release_memory()
         table = shaped(written, shape)
         if table is None:
@@ -246,7 +318,7 @@ class Store:
     def latest(self, service: str, resource: str) -> str | None:
         """The id of the latest complete (or stale) load of a resource."""
         rows = self._fetch("SELECT load_id FROM _loads WHERE service = ? AND resource = ? AND status IN "
-                           "('complete', 'stale') ORDER BY finished DESC, started DESC LIMIT 1",
+                           "('complete', 'stale') ORDER BY seq DESC NULLS LAST, finished DESC LIMIT 1",
                            [service, resource])
         return rows[0][0] if rows else None
 
@@ -284,10 +356,10 @@ class Store:
             ws.diff("translation.targets").changed     # the last two complete loads
         """
         service, name = self.resolve(resource)
-        finished = [row[0] for row in self._fetch(
-            "SELECT load_id FROM _loads WHERE service = ? AND resource = ? "
-            "AND status IN ('complete', 'stale') "
-            "ORDER BY finished, started", [service, name])]
+        numbers = dict(self._fetch(
+            "SELECT load_id, seq FROM _loads WHERE service = ? AND resource = ? "
+            "AND status IN ('complete', 'stale') ORDER BY seq", [service, name]))
+        finished = list(numbers)
         for given in (before, after):
             if given is not None and given not in finished:
                 raise WorkspaceError(f"{given!r} is not a complete load of {service}.{name}")
@@ -298,10 +370,10 @@ class Store:
             raise WorkspaceError(f"{service}.{name} needs two complete loads to compare; "
                                  f"it has {len(finished)}")
         key = self._fetch("SELECT \"key\" FROM _loads WHERE load_id = ?", [after])[0][0] or []
+        categories = self.categories(service, name)
         with self._lock:
-            return diff_loads(self._con, f"{service}.{name}", table_of(service, name), before, after,
-                              list(key),
-                              self.categories(service, name))
+            return diff_loads(self._con, f"{service}.{name}", versions_of(service, name),
+                              (before, numbers[before]), (after, numbers[after]), list(key), categories)
 
     def resolve(self, resource: str) -> tuple[str, str]:
         """("service", "resource") from "service.resource", or from "resource" if only one service has it."""
@@ -340,7 +412,7 @@ class Store:
 
     def _has_table(self, service: str, resource: str) -> bool:
         return bool(self._fetch("SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() "
-                                "AND schema_name = ? AND table_name = ?", [service, resource + "__loads"]))
+                                "AND schema_name = ? AND table_name = ?", [service, resource + "__versions"]))
 
     def _has_categories(self) -> bool:
         return bool(self._fetch("SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() "
