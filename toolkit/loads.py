@@ -346,13 +346,21 @@ class Load:
         data = [name for name in self._columns if name not in VALIDITY]
         old, new = (quote(f"_toolkit_{side}_{self.load_id}") for side in ("old", "new"))
         for name, source, where in ((old, versions, "WHERE _valid_to IS NULL"), (new, self._stage, "")):
-            hashed = row_hash(data)
-            cursor.execute(f"CREATE TEMP TABLE {name} AS SELECT rowid AS r, {hashed} AS h, "
-                           f"row_number() OVER (PARTITION BY {hashed}) AS n FROM {source} {where}")
+            cursor.execute(f"CREATE TEMP TABLE {name} AS SELECT rowid AS r, {row_hash(data)} AS h "
+                           f"FROM {source} {where}")
+        match = "h"
+        if any(cursor.execute(f"SELECT count(*) FROM (SELECT h FROM temp.main.{name} GROUP BY h "
+                              "HAVING count(*) > 1)").fetchall()[0][0] for name in (old, new)):
+            # equal rows: each is matched by its place among them, so that a duplicate gained or lost
+            # counts; numbering every row costs a sort (1 s a million), so only when there are some
+            for name in (old, new):
+                cursor.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT r, h, "
+                               f"row_number() OVER (PARTITION BY h) AS n FROM temp.main.{name}")
+            match = "h, n"
         cursor.execute(f"UPDATE {versions} SET _valid_to = ? WHERE _valid_to IS NULL AND rowid IN "
-                       f"(SELECT r FROM temp.main.{old} ANTI JOIN temp.main.{new} USING (h, n))", [seq])
+                       f"(SELECT r FROM temp.main.{old} ANTI JOIN temp.main.{new} USING ({match}))", [seq])
         cursor.execute(f"INSERT INTO {versions} BY NAME SELECT *, ? AS _valid_from FROM {self._stage} WHERE "
-                       f"rowid IN (SELECT r FROM temp.main.{new} ANTI JOIN temp.main.{old} USING (h, n))", [seq])
+                       f"rowid IN (SELECT r FROM temp.main.{new} ANTI JOIN temp.main.{old} USING ({match}))", [seq])
         for name in (old, new):
             cursor.execute(f"DROP TABLE temp.main.{name}")
         cursor.execute(f"DROP TABLE {self._stage}")

@@ -2,7 +2,8 @@
 
 Every report asks SQL of the source: `<service>.<resource>` is the latest load in all three, `_loads`
 lists the loads, and `<service>.<resource>__loads` (a workspace, or a snapshot exported with
-`history=True`) holds every load's rows with `_load_id`, which the reports over time need.
+`history=True`) gives every load's rows with `_load_id`, which the reports over time need: a view
+computed from the row versions (toolkit.duckfile), or the table of copies an older export holds.
 
 "Now" is when the latest load finished, whatever the base URL. The sandbox runs on a virtual clock
 that the loads' wall-clock times do not show, and only its handle knows that clock (a real service
