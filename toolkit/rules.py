@@ -9,10 +9,7 @@ required params, modes and system versions are checked for every action from its
 from __future__ import annotations
 
 import datetime as dt
-import io
-import math
 import numbers
-import os
 import re
 import reprlib
 from collections.abc import Callable, Mapping
@@ -20,8 +17,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from toolkit import filters
+from toolkit.bodies import json_problem
+from toolkit.durations import HOUR, THIRTY_DAYS, duration_nanos
 from toolkit.errors import ModeError, ValidationError, VersionError
-from toolkit.http import Secret
+from toolkit.kinds import SCALAR_PROBLEMS, file_problem, is_long
 from toolkit.spec import Action, Param
 
 Problem = str | None
@@ -34,76 +33,23 @@ def not_blank(value: Any) -> Problem:
 
 
 def positive(value: Any) -> Problem:
-    return None if _int(value) and value > 0 else "must be a positive integer"
+    return None if is_long(value) and value > 0 else "must be a positive integer"
 
 
 def non_negative(value: Any) -> Problem:
-    return None if _int(value) and value >= 0 else "must be 0 or a positive integer"
+    return None if is_long(value) and value >= 0 else "must be 0 or a positive integer"
 
 
 def size(value: Any) -> Problem:
-    return None if _int(value) and (value > 0 or value == -1) else "must be a positive integer or -1"
+    return None if is_long(value) and (value > 0 or value == -1) else "must be a positive integer or -1"
 
 
 def limit_500(value: Any) -> Problem:
-    return None if _int(value) and 1 <= value <= 500 else "must be between 1 and 500"
+    return None if is_long(value) and 1 <= value <= 500 else "must be between 1 and 500"
 
 
 def page_size_200(value: Any) -> Problem:
-    return None if _int(value) and 1 <= value <= 200 else "must be between 1 and 200"
-
-
-# Java's Duration.parse, which the audience platform reads durations with: days, hours, minutes and
-# seconds (no weeks, months or years, whose length varies), each with an optional sign, up to nine
-# digits of a second after `.` or `,`, a sign before the P that negates the whole; letters in either case.
-_DURATION = re.compile(r"([-+]?)P(?:([-+]?[0-9]+)D)?(T(?:([-+]?[0-9]+)H)?(?:([-+]?[0-9]+)M)?"
-                       r"(?:([-+]?[0-9]+)(?:[.,]([0-9]{0,9}))?S)?)?", re.IGNORECASE | re.ASCII)
-_LONG = (-2**63, 2**63 - 1)     # the services' integers are Java longs; orjson carries no wider ones either
-_NANOS = 10**9
-
-
-def duration_nanos(text: str) -> int:
-    """An ISO-8601 duration as Java's `Duration.parse` reads it, in nanoseconds.
-
-    Raises ValueError where Java would: another grammar (`P1W`, `P1M`, `P1Y`, `PT`, `P1DT`), or a
-    number of seconds no Java long holds.
-
-        duration_nanos("PT1H30M")    # 5_400_000_000_000
-    """
-    found = _DURATION.fullmatch(text) if isinstance(text, str) else None
-    # Java also refuses a P with no part after it, and a T with none after it
-    if found is None or not any(found.group(i) for i in (2, 4, 5, 6)) or (found.group(3) or "").upper() == "T":
-        raise ValueError(f"{text!r} is not an ISO-8601 duration of days, hours, minutes and seconds")
-    sign, days, _, hours, minutes, seconds, fraction = found.groups()
-    total = 0
-    for number, unit in ((days, 86_400), (hours, 3_600), (minutes, 60), (seconds, 1)):
-        if number:
-            value = int(number)
-            if not _LONG[0] <= value <= _LONG[1] or not _LONG[0] <= value * unit <= _LONG[1]:
-                raise ValueError(f"{text!r} holds more seconds than a Java long")
-            total += value * unit
-    if not _LONG[0] <= total <= _LONG[1]:
-        raise ValueError(f"{text!r} holds more seconds than a Java long")
-    nanos = total * _NANOS
-    if fraction:
-        part = int(fraction.ljust(9, "0"))
-        nanos += -part if seconds.startswith("-") else part
-    return -nanos if sign == "-" else nanos
-
-
-def parse_duration(text: str) -> dt.timedelta:
-    """An ISO-8601 duration (`PT1H`, `P30D`, `P1DT12H`) as Java's `Duration.parse` takes it.
-
-    Raises ValueError for another grammar, and for a span longer than a timedelta holds (999,999,999 days).
-    """
-    nanos = duration_nanos(text)
-    try:
-        return dt.timedelta(microseconds=nanos // 1000)
-    except OverflowError:
-        raise ValueError(f"{text!r} is longer than a timedelta holds") from None
-
-
-_HOUR, _THIRTY_DAYS = 3_600 * _NANOS, 30 * 86_400 * _NANOS
+    return None if is_long(value) and 1 <= value <= 200 else "must be between 1 and 200"
 
 
 def duration_pt1h_p30d(value: Any) -> Problem:
@@ -114,7 +60,7 @@ def duration_pt1h_p30d(value: Any) -> Problem:
             nanos = duration_nanos(value)
         except ValueError:
             return "must be an ISO-8601 duration of days, hours, minutes and seconds such as PT1H or P7D"
-    return None if _HOUR <= nanos <= _THIRTY_DAYS else "must be between PT1H and P30D inclusive"
+    return None if HOUR <= nanos <= THIRTY_DAYS else "must be between PT1H and P30D inclusive"
 
 
 def url(value: Any) -> Problem:
@@ -182,46 +128,6 @@ PARAM_RULES: Mapping[str, Callable[[Any], Problem]] = {
 
 # --- kinds: every value is checked against its param's kind -----------------------------------------
 
-
-def _int(value: Any) -> bool:
-    """An integer a Java long holds, numpy's too (ids taken from a DataFrame column are numpy.int64)."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and _LONG[0] <= value <= _LONG[1]
-
-
-def _number(value: Any) -> bool:
-    """A finite number: JSON has no NaN or infinity (orjson would send null in their place)."""
-    if isinstance(value, numbers.Integral):
-        return _int(value)
-    return isinstance(value, numbers.Real) and math.isfinite(value)
-
-
-def _scalar(value: Any) -> bool:
-    """Text, or a number or date sent as its text; never a container, bytes, a bool or an object's repr."""
-    return isinstance(value, str | dt.date) or _number(value)
-
-
-SCALAR_PROBLEMS: Mapping[str, tuple[Callable[[Any], bool], str]] = {
-    "string": (_scalar, "must be text (a string or a number)"),
-    "text": (_scalar, "must be text (a string or a number)"),
-    # translation ids are integers, the others' ids strings
-    "id": (lambda v: isinstance(v, str) or _int(v), "must be an id: a string or an integer"),
-    "secret": (lambda v: isinstance(v, str | Secret), "must be a string (or a toolkit Secret)"),
-    "integer": (_int, "must be an integer"),
-    "number": (_number, "must be a finite number"),
-    "boolean": (lambda v: isinstance(v, bool) or (isinstance(v, str) and v.lower() in ("true", "false")),
-                "must be true or false"),
-    "int_list": (lambda v: isinstance(v, list | tuple) and all(_int(i) for i in v), "must be an array of numbers"),
-    "list": (lambda v: isinstance(v, str) or (isinstance(v, list | tuple | set) and all(isinstance(i, str) for i in v)),
-             "must be a list of strings"),
-    "object": (lambda v: isinstance(v, dict | list), "must be a JSON object or array"),
-    "duration": (lambda v: isinstance(v, str | dt.timedelta), "must be an ISO-8601 duration or a timedelta"),
-    "url": (lambda v: isinstance(v, str), "must be a valid http(s) URL"),
-    "email": (lambda v: isinstance(v, str), "must be an email address"),
-    "epoch_ms": (lambda v: _int(v) or isinstance(v, dt.date), "must be epoch milliseconds or a datetime"),
-    "datetime": (lambda v: isinstance(v, str | dt.date), "must be an ISO-8601 date-time"),
-}
-
-
 # rules that read a comma-separated list take a Python list of its items as well
 LIST_RULES = ("audience_filter", "sort")
 
@@ -229,7 +135,7 @@ LIST_RULES = ("audience_filter", "sort")
 def _kind_problem(param: Param, value: Any) -> Problem:
     kind = param.kind
     items = value if isinstance(value, list | tuple) else [value]
-    if any(isinstance(i, numbers.Integral) and not isinstance(i, bool) and not _int(i) for i in items):
+    if any(isinstance(i, numbers.Integral) and not isinstance(i, bool) and not is_long(i) for i in items):
         return "is outside the 64-bit range of the services' integers"
     if kind == "string" and isinstance(value, list | tuple) and set(param.rules) & set(LIST_RULES):
         return None if all(isinstance(i, str) for i in value) else "must be text or a list of strings"
@@ -242,21 +148,9 @@ def _kind_problem(param: Param, value: Any) -> Problem:
         except ValueError:
             return "must be an ISO-8601 date-time"
     if kind == "file":
-        return _file_problem(value)
+        return file_problem(value)
     if kind in ("url", "email") and value != "":
         return PARAM_RULES[kind](value)
-    return None
-
-
-def _file_problem(value: Any) -> Problem:
-    if isinstance(value, tuple):        # (file name, bytes or an open file[, content type]) as requests takes it
-        ok = 2 <= len(value) <= 3 and isinstance(value[0], str) and isinstance(value[1], bytes | io.IOBase) \
-            and (len(value) == 2 or isinstance(value[2], str))
-        return None if ok else "must be (file name, bytes or an open file[, content type])"
-    if not isinstance(value, bytes | bytearray | io.IOBase | os.PathLike | str):
-        return "must be bytes, a path or an open file"
-    if isinstance(value, str | os.PathLike) and not os.path.isfile(value):
-        return "is not a file"
     return None
 
 
@@ -277,42 +171,6 @@ def _path_problem(value: Any) -> Problem:
     if len(text) > MAX_PATH_VALUE:
         return f"is {len(text):,} characters long; a path value takes at most {MAX_PATH_VALUE:,}"
     return None
-
-
-MAX_JSON_DEPTH = 64       # the documents' bodies nest a few levels; orjson stops at 254, repr sooner
-
-
-def _json_problem(value: Any, where: str = "", depth: int = 0) -> Problem:
-    """Why a body value cannot go out as the JSON it reads as (None when it can). At the top a Secret,
-    a timedelta or a set of strings are fine: the client writes them out before encoding."""
-    at = f" (at {where})" if where else ""
-    if depth > MAX_JSON_DEPTH:
-        return f"nests deeper than {MAX_JSON_DEPTH} levels"
-    if type(value).__module__ == "numpy" and hasattr(value, "tolist"):     # sent with OPT_SERIALIZE_NUMPY
-        return _json_problem(value.tolist(), where, depth)
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                return f"has a key that is not a string{at}: {type(key).__name__}"
-            found = _json_problem(item, f"{where}.{key}" if where else key, depth + 1)
-            if found:
-                return found
-        return None
-    if isinstance(value, list | tuple) or (depth == 0 and isinstance(value, set)):
-        for index, item in enumerate(value):
-            found = _json_problem(item, f"{where}[{index}]", depth + 1)
-            if found:
-                return found
-        return None
-    if isinstance(value, bool | str | dt.date | dt.time) or value is None:
-        return None
-    if depth == 0 and isinstance(value, Secret | dt.timedelta):
-        return None
-    if isinstance(value, numbers.Real):
-        return None if _number(value) else f"holds {value!r}{at}: JSON carries finite numbers of 64 bits"
-    if isinstance(value, bytes | bytearray):
-        return f"cannot send bytes in a JSON body{at}: decode them to text"
-    return f"cannot send a {type(value).__name__} in a JSON body{at}"
 
 
 # --- action checks: several params at once --------------------------------------------------------
@@ -454,7 +312,7 @@ def _param_problem(param: Param, value: Any) -> Problem:
     if problem is None and param.where == "path":
         problem = _path_problem(value)
     if problem is None and param.where in ("body", "raw"):
-        problem = _json_problem(value)
+        problem = json_problem(value)
     return problem
 
 
