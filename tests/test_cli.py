@@ -149,3 +149,20 @@ def test_call_with_wrong_credentials_prints_no_secret(env, capsys, monkeypatch):
     assert err.startswith("toolkit call: AuthError") and err.count("\n") == 1
     held = [s for s in env.secrets() if len(s) >= 6] + ["wrong-password-42"]
     assert not [s[:4] for s in held if s in err]
+
+
+def test_migrate_brings_an_old_workspace_to_row_versions(tmp_path, capsys):
+    import gzip
+    from pathlib import Path
+    path = tmp_path / "old.duckdb"
+    with gzip.open(Path(__file__).parent / "fixtures" / "copy_per_load.duckdb.gz") as packed:
+        path.write_bytes(packed.read())
+    with pytest.raises(tk.WorkspaceError, match="toolkit migrate --workspace"):
+        tk.Workspace(path, read_only=True)
+    assert main(["migrate", "--workspace", str(path)]) == 0
+    assert "migrated" in capsys.readouterr().out
+    with tk.Workspace(path, read_only=True) as ws:        # readable read-only from now on
+        assert len(ws.loads()) > 0
+    assert main(["migrate", "--workspace", str(path)]) == 0
+    assert "up to date" in capsys.readouterr().out
+    assert main(["migrate", "--workspace", str(tmp_path / "none.duckdb")]) == 2

@@ -107,6 +107,27 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _migrate(args: argparse.Namespace) -> int:
+    import duckdb
+
+    from toolkit.duckfile import old_layout
+    from toolkit.errors import ToolkitError
+    from toolkit.workspace import Workspace
+    if not Path(args.workspace).exists():
+        print(f"toolkit migrate: no workspace at {args.workspace}", file=sys.stderr)
+        return 2
+    try:
+        with duckdb.connect(args.workspace, read_only=True) as con:
+            old = old_layout(con)
+        Workspace(args.workspace).close()        # a read-write open migrates, in one transaction
+    except (ToolkitError, duckdb.Error) as error:
+        print(f"toolkit migrate: {type(error).__name__}: {error}", file=sys.stderr)
+        return 2
+    done = ", ".join(f"{service}.{resource}" for service, resource in old)
+    print(f"migrated {args.workspace} to row versions: {done}" if old else f"{args.workspace} is up to date")
+    return 0
+
+
 def _cassettes(args: argparse.Namespace) -> int:
     from toolkit import cassettes
     actions = [args.action] if args.action else None
@@ -152,6 +173,10 @@ def parser() -> argparse.ArgumentParser:
     pull.add_argument("resources", nargs="*", help="resources to pull (default: every one that needs no ids)")
     pull.add_argument("--workspace", required=True, help="the workspace's DuckDB file (created when missing)")
     pull.set_defaults(run=_pull)
+    migrate = sub.add_parser("migrate", help="bring a workspace written by an older toolkit to the current "
+                                             "layout (a read-write open does it too)")
+    migrate.add_argument("--workspace", required=True, help="the workspace's DuckDB file")
+    migrate.set_defaults(run=_migrate)
     export = sub.add_parser("export", help="export a workspace's latest loads as a snapshot file or Parquet folder")
     export.add_argument("--workspace", required=True, help="the workspace's DuckDB file")
     export.add_argument("--out", required=True, help="the snapshot file (duckdb) or folder (parquet)")

@@ -106,7 +106,8 @@ def open_duckdb(path: Path | None, read_only: bool = False) -> duckdb.DuckDBPyCo
         raise WorkspaceInUseError(path, int(pid.group(1)) if pid else None, read_only) from None
 
 
-MIGRATE_HINT = "open it read-write once to migrate it: toolkit.Workspace({path!r}).close()"
+MIGRATE_HINT = ("migrate it with `toolkit migrate --workspace {path}` (or open it read-write once: "
+                "toolkit.Workspace({path!r}).close())")
 
 
 def old_layout(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
