@@ -95,7 +95,7 @@ def test_example_params_pass_the_rules(action):
 def test_rule_and_check_names_exist(action):
     for param in action.params:
         assert set(param.rules) <= set(rules.PARAM_RULES), (param.name, param.rules)
-    assert set(action.checks) <= set(rules.ACTION_CHECKS)
+    assert set(action.checks) <= set(rules.ACTION_CHECKS) | set(rules.CALLER_CHECKS)
 
 
 def test_params_unique_and_not_reserved(action):

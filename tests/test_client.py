@@ -250,8 +250,10 @@ def test_audience_platform_v1_path(stub, audience):
 def test_a_v1_client(make):
     v1 = make("audience_platform", version="v1")
     assert v1.prepare("audience_platform.get_profile", profile_id="p1").url.endswith("/api/v1/profiles/p1")
-    # an action only v2 has: the newest version that has it
-    assert v1.prepare("audience_platform.list_audiences").url.endswith("/api/v2/audiences")
+    # an action only v2 has is refused, as version="v1" on the call is (issue 17 item 5)
+    with pytest.raises(VersionError):
+        v1.prepare("audience_platform.list_audiences")
+    assert v1.prepare("audience_platform.list_audiences", version="v2").url.endswith("/api/v2/audiences")
 
 
 def test_asking_for_a_version_the_action_lacks(audience):

@@ -63,10 +63,14 @@ RULE_CASES = {
                         ["vip,,x", ",vip", "vip,", "!", "vip,!", ["vip", ""], ["!"]]),
     "sort": (["name", "name:asc", "name:desc", "name,createdAt:desc", "name, created:asc", "", ["a", "b:asc"]],
              ["name:ascending", "name:ASC", ":asc", "name:", "-name", "name desc", "name;asc", ["a:up"]]),
-    "notification_filter": (["read:true", 'type:alert AND NOT (severity:[low, info] OR read:true)'],
+    # empty: no filter, as the services read it (a delete with none needs all=True: filter_or_all)
+    "notification_filter": (["read:true", 'type:alert AND NOT (severity:[low, info] OR read:true)', "", "  "],
                             ["read", "a:b AND", "(a:b", "a:[x,", 'a:"open']),
     "immutable": ([], ["date", "plain-text", "single-select"]),
     "language": (["en-US", "fr", "de-DE", "zh-Hant-TW", "fr_FR"], ["EN", "english", "e", "", "en US", 7]),
+    "audience_import_package": ([{"type": "url", "url": "https://x.example/a.json"},
+                                 {"type": "enclosed", "audience": {"id": "a", "name": "A"}, "members": ["p1"]}],
+                                [{}, {"type": "url"}, {"type": "enclosed", "members": []}, [], "url", None]),
 }
 
 

@@ -47,3 +47,56 @@ def json_problem(value: Any, where: str = "", depth: int = 0) -> Problem:
     if isinstance(value, bytes | bytearray):
         return f"cannot send bytes in a JSON body{at}: decode them to text"
     return f"cannot send a {type(value).__name__} in a JSON body{at}"
+
+
+# --- the shapes of the documents' bodies -----------------------------------------------------------
+
+def _blank(value: Any) -> bool:
+    return not isinstance(value, str) or not value.strip()
+
+
+def import_package_problem(package: Any) -> Problem:
+    """What the audience platform's import refuses, where its document and the sandbox agree: type
+    `url` carries an http(s) URL; type `enclosed` an audience with an id and a name, and its members."""
+    if not isinstance(package, dict):
+        return "must be a JSON object with a type"
+    kind = package.get("type")
+    if kind == "url":
+        from_url = package.get("url")
+        if _blank(from_url) or not from_url.startswith(("http://", "https://")):
+            return "url must be an http(s) URL of a file holding the enclosed package"
+        return None
+    if kind != "enclosed":
+        return "type must be enclosed (the audience and its members) or url (a URL to such a file)"
+    audience = package.get("audience")
+    if not isinstance(audience, dict):
+        return "audience must be an object with an id and a name"
+    for field in ("id", "name"):
+        if _blank(audience.get(field)):
+            return f"audience.{field} must not be blank"
+    tags = audience.get("tags", [])
+    if not isinstance(tags, list) or any(_blank(tag) for tag in tags):
+        return "audience.tags must be a list of non-blank strings"
+    members = package.get("members")
+    if not isinstance(members, list) or any(_blank(member) for member in members):
+        return "members must be a list of profile ids"
+    return None
+
+
+JSON_PATCH_OPS = ("add", "remove", "replace", "move", "copy", "test")      # RFC 6902, 4
+
+
+def patch_problem(kind: str, patch: Any) -> Problem:
+    """A merge patch is an object (RFC 7386); a JSON Patch a list of operations (RFC 6902), each an
+    object with an `op` and a `path`: sent under the other content type, either is a 400."""
+    if kind == "merge_patch":
+        return None if isinstance(patch, dict) else \
+            "a JSON Merge Patch is an object; a list of operations is a JSON Patch (content_type json_patch)"
+    if kind == "json_patch":
+        if not isinstance(patch, list | tuple):
+            return "a JSON Patch is a list of operations; an object is a JSON Merge Patch (content_type merge_patch)"
+        for index, op in enumerate(patch):
+            if not isinstance(op, dict) or op.get("op") not in JSON_PATCH_OPS or not isinstance(op.get("path"), str):
+                return (f"operation [{index}] must be an object with an op ({', '.join(JSON_PATCH_OPS)}) "
+                        "and a path")
+    return None

@@ -26,6 +26,7 @@ import orjson
 import requests
 
 from toolkit import catalog, rules
+from toolkit.bodies import patch_problem
 from toolkit.errors import PagingError, ToolkitError, VersionError, error_for
 from toolkit.http import (
     ApiKeyAuth,
@@ -74,6 +75,9 @@ class Client:
         if unknown:
             raise rules.ValidationError(sorted(unknown)[0], MASK, f"unknown credential; {service} takes "
                                         f"base_url, {', '.join(self.service.credentials)}")
+        # who the client logs in as, where it can know it: HTTP Basic names the user, a token does not
+        self.login: str | None = self._plain.get("username") \
+            if self.service.auth == "basic_or_bearer" and "token" not in self._secrets else None
         self.redactor = Redactor(s.reveal() for s in self._secrets.values())
         if self._plain.get("username") and "password" in self._secrets:
             self.redactor.add_basic(self._plain["username"], self._secrets["password"])
@@ -131,7 +135,7 @@ class Client:
         entry = self.action(action)
         version = self._version(entry, version)
         rules.check(entry, params, mode=self.mode if self.service.key == "translation" else None,
-                    system_version=self.system_version)
+                    system_version=self.system_version, login=self.login)
         path = entry.path_for(version)
         prefix = self.service.version_prefix.format(version=version) if version else ""
         prepared = Prepared(entry, entry.method, "", headers=dict(headers or {}), redactor=self.redactor)
@@ -161,12 +165,16 @@ class Client:
             elif param.where == "file":
                 files[param.wire] = file_part(value)
         prepared.url = _unchanged_by_sending(self.base_url + prefix + path, entry)
-        kind = content_type or entry.body
+        kind = content_type or _patch_kind(entry, body)
         if kind and kind not in CONTENT_TYPES:
             kind = next((k for k, v in CONTENT_TYPES.items() if v == content_type), kind)
         if content_type and kind not in entry.content_types:
             raise rules.ValidationError("content_type", content_type, "must be one of " + ", ".join(
                 CONTENT_TYPES[k] for k in entry.content_types), entry.id)
+        raw = next((p for p in entry.params if p.where == "raw" and p.name in params), None)
+        problem = patch_problem(kind, body) if raw is not None else None
+        if problem:
+            raise rules.ValidationError(raw.name, params[raw.name], problem, entry.id)
         if kind == "multipart":
             prepared.files, prepared.data = files, form
         elif kind == "form":
@@ -179,11 +187,11 @@ class Client:
     def _version(self, entry: Action, version: str | None) -> str:
         if entry.versions == ("",):
             return ""
+        # a client set to v1 is refused a v2-only action as a call with version="v1" is: quietly calling
+        # v2 would reach a server the caller chose v1 for (v2 is the default, which has every action)
         wanted = version or self.version
         if wanted in entry.versions:
             return wanted
-        if version is None:
-            return entry.versions[-1]       # the client's version lacks it: the newest that has it
         raise VersionError(entry.id, " or ".join(entry.versions), wanted)
 
     def _auth_for(self, entry: Action) -> Any:
@@ -363,6 +371,14 @@ def _unchanged_by_sending(url: str, entry: Action) -> str:
         raise rules.ValidationError("url", url, "a path param holds a dot segment ('.' or '..') that would "
                                     "send the request to another path", entry.id)
     return url
+
+
+def _patch_kind(entry: Action, body: Any) -> str | None:
+    """The body kind when the caller names none: where an action takes both patches, a list of
+    operations is a JSON Patch and an object a merge patch (RFC 6902 and 7386 tell them apart so)."""
+    if entry.body == "merge_patch" and "json_patch" in entry.content_types and isinstance(body, list | tuple):
+        return "json_patch"
+    return entry.body
 
 
 def _loopback(host: str) -> bool:

@@ -167,6 +167,13 @@ def loss(workspace: Any, action: Action, values: dict[str, Any]) -> str:
             which = values.get("target_ids") or values.get("document_ids")
             scope = "the listed targets or documents" if which else f"all {len(live)} live target(s)"
             return f"Cancels {scope} of submission {values['submission_id']}. This cannot be undone."
+    if name == "audience_platform.delete_notifications":
+        if str(values.get("filter") or "").strip():
+            return f"Deletes every notification matching {values['filter']!r}. This cannot be undone."
+        found = read("notifications")
+        count = "every notification" if found is None else \
+            f"all {len(found)} notification(s) (as of the workspace's latest pull of notifications)"
+        return f"Deletes {count}: no filter is sent. This cannot be undone."
     if name == "audience_platform.anonymize_profile":
         props = read("profile_properties")
         if props is not None and "system_tags" in props:

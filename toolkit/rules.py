@@ -13,11 +13,12 @@ import numbers
 import re
 import reprlib
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from toolkit import filters
-from toolkit.bodies import json_problem
+from toolkit.bodies import import_package_problem, json_problem
 from toolkit.durations import HOUR, THIRTY_DAYS, duration_nanos
 from toolkit.errors import ModeError, ValidationError, VersionError
 from toolkit.kinds import SCALAR_PROBLEMS, file_problem, is_long
@@ -104,6 +105,8 @@ def sort(value: Any) -> Problem:
 
 
 def notification_filter(value: Any) -> Problem:
+    if not str(value).strip():          # the services read an empty filter as none (delete: see filter_or_all)
+        return None
     try:
         filters.parse(str(value))
     except filters.FilterSyntaxError as error:
@@ -120,10 +123,15 @@ def language(value: Any) -> Problem:
     return None if ok else "must be a language code such as en-US or fr"
 
 
+def audience_import_package(value: Any) -> Problem:
+    return import_package_problem(value)
+
+
 PARAM_RULES: Mapping[str, Callable[[Any], Problem]] = {
     f.__name__: f for f in (
         not_blank, positive, non_negative, size, limit_500, page_size_200, duration_pt1h_p30d, url,
-        email, alphanumeric, no_spaces, audience_filter, sort, notification_filter, immutable, language)
+        email, alphanumeric, no_spaces, audience_filter, sort, notification_filter, immutable, language,
+        audience_import_package)
 }
 
 # --- kinds: every value is checked against its param's kind -----------------------------------------
@@ -237,9 +245,47 @@ def grant_type_fields(params: Mapping[str, Any]) -> Found:
     return None
 
 
+def filter_or_all(params: Mapping[str, Any]) -> Found:
+    """A delete with no filter removes every notification: that must be asked for, not fallen into."""
+    blank = not str(params.get("filter") or "").strip()
+    everything = str(params.get("all")).lower() == "true"      # a boolean param may come as "true"
+    if blank and not everything:
+        return "filter", params.get("filter"), "give a filter, or all=True to delete every notification"
+    if not blank and everything:
+        return "all", params["all"], "give a filter or all=True, not both"
+    return None
+
+
 ACTION_CHECKS: Mapping[str, Callable[[Mapping[str, Any]], Found]] = {
     f.__name__: f for f in (offset_with_size, word_count_body, non_parsable_file_format, batch_target_formats,
-                            custom_field_value, select_values, grant_type_fields)
+                            custom_field_value, select_values, grant_type_fields, filter_or_all)
+}
+
+
+# --- caller checks: the params and what the client knows of itself ---------------------------------------
+
+@dataclass(frozen=True)
+class Caller:
+    """What a client knows of itself that some rules read: its translation mode, and the user it logs
+    in as when it can know it (HTTP Basic; behind a token the login is the service's secret)."""
+    mode: str | None = None
+    login: str | None = None
+
+
+def pa_client_in_hosted_mode(params: Mapping[str, Any], caller: Caller) -> Found:
+    if caller.mode == "hosted" and params.get("pa_client_id") in (None, ""):
+        return "pa_client_id", params.get("pa_client_id"), "is required in hosted mode"
+    return None
+
+
+def not_logged_in_user(params: Mapping[str, Any], caller: Caller) -> Found:
+    if caller.login is not None and params.get("username") == caller.login:
+        return "username", params["username"], "is the logged-in user, who cannot delete itself"
+    return None
+
+
+CALLER_CHECKS: Mapping[str, Callable[[Mapping[str, Any], Caller], Found]] = {
+    f.__name__: f for f in (pa_client_in_hosted_mode, not_logged_in_user)
 }
 
 # --- the one entry point ---------------------------------------------------------------------------
@@ -265,8 +311,9 @@ def _error(param: Param | None, name: str, value: Any, rule: str, action: str) -
         return error
 
 
-def problems(action: Action, params: Mapping[str, Any]) -> list[ValidationError]:
-    """Every rule the params break, in param order; empty when they may be sent."""
+def problems(action: Action, params: Mapping[str, Any], caller: Caller | None = None) -> list[ValidationError]:
+    """Every rule the params break, in param order; empty when they may be sent. Without a `caller`
+    the checks that need one (its mode, its login) find nothing."""
     found: list[ValidationError] = []
     known = {p.name: p for p in action.params}
     for name in params:
@@ -291,7 +338,8 @@ def problems(action: Action, params: Mapping[str, Any]) -> list[ValidationError]
             found.append(_error(param, param.name, value, problem, action.id))
     if not found:
         for name in action.checks:
-            hit = ACTION_CHECKS[name](params)
+            hit = ACTION_CHECKS[name](params) if name in ACTION_CHECKS else \
+                CALLER_CHECKS[name](params, caller or Caller())
             if hit:
                 found.append(_error(known.get(hit[0]), *hit, action.id))
     return found
@@ -317,8 +365,9 @@ def _param_problem(param: Param, value: Any) -> Problem:
 
 
 def check(action: Action, params: Mapping[str, Any], *, mode: str | None = None,
-          system_version: str | None = None) -> None:
-    """Raise the first broken rule (the error's `problems` lists them all), a ModeError or a VersionError."""
+          system_version: str | None = None, login: str | None = None) -> None:
+    """Raise the first broken rule (the error's `problems` lists them all), a ModeError or a VersionError.
+    `login`: the user the client logs in as, where it knows it (HTTP Basic)."""
     if mode and mode not in action.modes:
         other = " and ".join(action.modes)
         raise ModeError(f"{action.id} is offered only in {other} mode; this client is in {mode} mode")
@@ -329,7 +378,7 @@ def check(action: Action, params: Mapping[str, Any], *, mode: str | None = None,
             if (param.min_version and params.get(param.name) is not None
                     and version_tuple(system_version) < version_tuple(param.min_version)):
                 raise VersionError(f"{action.id} param {param.name}", param.min_version, system_version)
-    found = problems(action, params)
+    found = problems(action, params, Caller(mode, login))
     if found:
         first = found[0]
         first.problems = found

@@ -94,7 +94,7 @@ ACTIONS = (
     Action("audience_platform.import_audience", "Actions", "POST", "/actions/audience/import",
            "Validate an audience import package and schedule its import in the background.",
            versions=V2, body="json", response="none", status=202,
-           params=(Param("package", "raw", "object", required=True,
+           params=(Param("package", "raw", "object", required=True, rules=("audience_import_package",),
                          doc="import package: type 'enclosed' with the audience data, or type 'url' "
                              "with the URL of a file holding the enclosed JSON",
                          example={"type": "url", "url": "https://files.example.com/audience.json"}),)),
@@ -208,8 +208,12 @@ ACTIONS = (
                    Param("google_credentials_json", "body", "secret",
                          doc="service account key file contents, as a string"),
                    Param("profile_dimension_name", "body",
-                         doc="custom dimension holding the profile id (blank: the default)",
-                         example="customUser:clientId"))),
+                         doc="custom dimension holding the profile id (blank: the system client-id "
+                             "dimension for the older property type, customUser:clientId for the newer)",
+                         example="customUser:clientId"),
+                   Param("profile_dimension_ids", "body", "object",
+                         doc="dimension recorded per property; set an entry to None to remove it and "
+                             "have the next refresh evaluate it again (changes are not retroactive)"))),
     Action("audience_platform.get_analytics_configuration", "Analytics", "GET",
            "/ext/analytics/configuration",
            "Read the analytics integration configuration.", versions=V12),
@@ -310,16 +314,20 @@ ACTIONS = (
            "Page of notifications (at most 1000 per request), filtered and sorted.", versions=V2,
            response="page", paging=NOTIFICATION_PAGE, checks=("offset_with_size",),
            params=(*OFFSET_SIZE,
-                   Param("filter", "query", doc="filter expression, e.g. severity:ERROR AND read:false",
+                   Param("filter", "query", doc="filter expression, e.g. severity:ERROR AND read:false "
+                                                "(empty: every notification)",
                          rules=("notification_filter",)),
                    SORT)),
     Action("audience_platform.delete_notification", "Notifications", "DELETE",
            "/notifications/{notification_id}", "Delete one notification.", versions=V2,
            params=(NOTIFICATION_ID,), response="none", status=204),
     Action("audience_platform.delete_notifications", "Notifications", "DELETE", "/notifications",
-           "Delete every notification matching the filter.", versions=V2, response="none", status=204,
+           "Delete every notification matching the filter; with all=True and no filter, every notification.",
+           versions=V2, response="none", status=204, checks=("filter_or_all",),
            params=(Param("filter", "query", doc="filter expression; notifications matching it are deleted",
-                         example="read:true", rules=("notification_filter",)),)),
+                         example="read:true", rules=("notification_filter",)),
+                   Param("all", "local", "boolean", doc="delete every notification (no filter): the service "
+                                                       "deletes them all when no filter is sent"))),
 
     # Privacy
     Action("audience_platform.anonymize_profile", "Privacy", "PATCH",
@@ -427,8 +435,9 @@ ACTIONS = (
                    Param("roles", "body", "list", doc="role names", example=["integration"]),
                    Param("enabled", "body", "boolean", doc="whether the user can log in", example=True))),
     Action("audience_platform.delete_user", "User administration", "DELETE", "/security/users/{username}",
-           "Delete a user (not the logged-in one).", versions=V12, params=(USERNAME,), response="none",
-           status=204),
+           "Delete a user (not the logged-in one: refused before sending under HTTP Basic, where the "
+           "client knows its username; behind a token only the service knows who is logged in).",
+           versions=V12, params=(USERNAME,), response="none", status=204, checks=("not_logged_in_user",)),
 )
 
 # --- resources ---------------------------------------------------------------------------------

@@ -74,8 +74,8 @@ PAGE = (
 PHASE_FILTER = Param("phase_name", "query", doc="workflow phase name (case-sensitive)", example="Translation")
 CLAIM_BODY = (
     Param("submission_id", "body", "id", required=True, doc="submission id", example=1234),
-    Param("phase_name", "body", required=True, doc="workflow phase name (case-sensitive)",
-          example="Translation"),
+    Param("phase_name", "body", required=True, doc="workflow phase name (case-sensitive, no spaces)",
+          example="Translation", rules=("no_spaces",)),
     Param("languages", "body", "list", required=True, doc="target languages", example=["fr-FR", "de-DE"]),
 )
 KEY_VALUE = (
@@ -131,7 +131,7 @@ ACTIONS = (
                      doc="custom attributes [{name, value}]; the project's mandatory ones are required",
                      example=[{"name": "CostCenter", "value": "MKT-01"}]),
            ),
-           body="json", checks=("batch_target_formats",)),
+           body="json", checks=("batch_target_formats", "pa_client_in_hosted_mode")),
     Action("translation.upload_source", G_SUB, "POST", "/rest/v0/submissions/{submission_id}/upload/source",
            "Upload a source file (or archive) into a batch of the submission.",
            params=(
@@ -403,7 +403,7 @@ ACTIONS = (
            "/rest/v0/submissions/{submission_id}/targets/{target_id}/editorinfo/phase",
            "Machine translation profile of a target at its current phase (needs a valid editor name).",
            params=(SUB, TARGET, Param("editor", "body", required=True, doc="editor name",
-                                      example="TranslationEditor")),
+                                      example="TranslationEditor", rules=("not_blank",))),
            body="json", writes=False, retry_safe=True),
 
     # --- Workflow phases ---------------------------------------------------------------------
