@@ -603,3 +603,45 @@ def test_every_action_answers_its_example(version):
                 assert isinstance(answer.json(), dict), action.id
             elif action.response == "none":
                 assert not answer.content, action.id
+
+
+# --- issue 17 -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("package", [
+    {}, {"type": "csv"}, [], {"type": "url"}, {"type": "url", "url": "files/audience.json"},
+    {"type": "enclosed", "members": ["p1"]}, {"type": "enclosed", "audience": {"name": "VIP"}, "members": []},
+    {"type": "enclosed", "audience": {"id": " ", "name": "VIP"}, "members": []},
+    {"type": "enclosed", "audience": {"id": "vip", "name": ""}, "members": []},
+    {"type": "enclosed", "audience": {"id": "vip", "name": "VIP", "tags": "a"}, "members": []},
+    {"type": "enclosed", "audience": {"id": "vip", "name": "VIP"}},
+    {"type": "enclosed", "audience": {"id": "vip", "name": "VIP"}, "members": ["p1", 2]}])
+def test_the_import_refuses_the_packages_the_client_refuses(api, package):
+    """tests/test_seed_rules.py refuses each of these before sending; the emulator answers 400."""
+    error_of(api("POST", "/actions/audience/import", json=package), 400)
+
+
+def test_a_blank_profile_dimension_name_records_the_documents_defaults():
+    """A membership refresh records the dimension it read the profile id from, once per property (not
+    retroactive); blank, the older property type reads the system client-id dimension, the newer
+    `customUser:clientId`; removing an entry has the next refresh record it afresh."""
+    with start(seed=0) as fresh:
+        dimensions_recorded(Api(fresh))
+
+
+def dimensions_recorded(api: Api) -> None:
+    path = "/ext/analytics/configuration"
+    api.ok("PATCH", path, headers=MERGE, json={"profileDimensionName": None,
+                                               "profileDimensionIds": {"312345678": None}})
+    refresh = "/ext/analytics/accounts/123456789/webproperties/{}/audiences/{}?refreshMemberships=true"
+    api.ok("PATCH", refresh.format("312345678", "8765432117"), headers=MERGE, json={})
+    api.ok("PATCH", refresh.format("UA-123456789-1", "8765432101"), headers=MERGE, json={})
+    ids = api.ok("GET", path)["profileDimensionIds"]
+    assert ids["312345678"] == "customUser:clientId"
+    assert ids["UA-123456789-1"] == "ga:clientId"
+    assert ids["398765432"] == "customUser:cdpProfileId"          # untouched: changes are not retroactive
+    api.ok("PATCH", path, headers=MERGE, json={"profileDimensionName": "customUser:cdpId"})
+    api.ok("PATCH", refresh.format("312345678", "8765432117"), headers=MERGE, json={})
+    assert api.ok("GET", path)["profileDimensionIds"]["312345678"] == "customUser:clientId"
+    api.ok("PATCH", path, headers=MERGE, json={"profileDimensionIds": {"312345678": None}})
+    api.ok("PATCH", refresh.format("312345678", "8765432117"), headers=MERGE, json={})
+    assert api.ok("GET", path)["profileDimensionIds"]["312345678"] == "customUser:cdpId"

@@ -27,6 +27,9 @@ from toolkit.sandbox.wire import Reject, Request, Response
 
 MASK = "***"
 GRANTS = ("client_credentials", "password")
+# the dimensions a blank profileDimensionName stands for: the older property type's system client id,
+# the newer type's default custom dimension
+SYSTEM_CLIENT_ID, CUSTOM_CLIENT_ID = "ga:clientId", "customUser:clientId"
 # configuration → field → kind; secret fields read back masked
 CONFIG_FIELDS: dict[str, dict[str, str]] = {
     "merge": {"enabled": "bool"},
@@ -270,11 +273,24 @@ class Integrations:
             count = self.state.members.count(record["audienceId"])
             record["lastMembershipRefresh"] = now
             record["memberCount"] = count
+            self._record_dimension(record)
             tracked["lastUpdated"] = now
             self.state.notify("analyticsSync", "INFO",
                         f"Analytics audience {record['audienceId']} synchronised ({count} members)",
                         {"audienceId": record["audienceId"], "accountId": record["accountId"]})
         return record
+
+    def _record_dimension(self, record: dict[str, Any]) -> None:
+        """The dimension a refresh read the profile id from, recorded once per property: changes of the
+        name are not retroactive, and removing an entry has the next refresh record it afresh. A blank
+        name means the document's defaults: the older property type's system client-id dimension, the
+        newer one's `customUser:clientId`."""
+        config = self.state.configs["analytics"]
+        recorded = config.setdefault("profileDimensionIds", {})
+        if record["propertyId"] not in recorded:
+            name = (config.get("profileDimensionName") or "").strip()
+            default = SYSTEM_CLIENT_ID if record.get("propertyType") == "webProperty" else CUSTOM_CLIENT_ID
+            recorded[record["propertyId"]] = name or default
 
     def _sample(self, audience_id: str, share: float) -> set[str]:
         """The profiles an analytics audience reports: a seeded share of the first 5000 profiles."""
