@@ -187,7 +187,7 @@ class AssetImport(Steps):
         if status == "succeeded":
             self.stale("asset_library.create_import")
         self.finish(result, f"import {import_id}: {status}"
-                    + (f" ({error.get('type')}: {error.get('message')})" if error else ""))
+                    + (f" ({error.get('type')}: {error.get('message')})" if error else ""), ok=status == "succeeded")
         if status.startswith("still"):
             self.state = "timed out"
         return result

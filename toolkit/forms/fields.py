@@ -14,7 +14,8 @@ reverse, for `Form.fill` and for tests.
     number        Text parsed as float                 float
     boolean       Checkbox, or Dropdown '', true, false  bool (optional: blank left out)
     datetime      NaiveDatetimePicker (UTC)            aware datetime; the client sends ISO or epoch ms
-    list          TagsInput                            list[str]
+    list          Text, comma-separated                list[str] (a TagsInput's Enter adds nothing in
+                                                       JupyterLab, and "fr-FR, de-DE" typed in one went as one value)
     int_list      Text, comma-separated                list[int]
     object        Textarea holding JSON                dict or list
     file          FileUpload                           (file name, bytes)
@@ -55,12 +56,10 @@ class Field:
 
     @property
     def row(self) -> W.Widget:
-        # a TagsInput does not draw its description: give it a label like the others have
-        lead = [W.Label(self.widget.description, layout=W.Layout(width=LABEL_WIDTH))] \
-            if isinstance(self.widget, W.TagsInput) else []
-        inline = [*lead, self.widget, *self.extras[:2]]
+        inline = [self.widget, *self.extras[:2]]
         line = W.HBox(inline) if len(inline) > 1 else self.widget
-        return W.VBox([line, *self.extras[2:], self.help, self.problem], layout=W.Layout(margin="0 0 4px 0"))
+        # the hint right under its input, then what is wrong with it, then a lookup's note
+        return W.VBox([line, self.help, self.problem, *self.extras[2:]], layout=W.Layout(margin="0 0 6px 0"))
 
     def read(self) -> Any:
         return read(self.param, self.widget, self.choices)
@@ -79,16 +78,15 @@ def label(param: Param) -> str:
 
 
 def placeholder(param: Param) -> str:
+    """The example as a grey hint, marked "e.g." so that an example id is not taken for a value."""
     example = param.example
-    if example is None:
+    if example is None or param.kind == "file":
         return ""
     if param.kind == "object":
-        return json.dumps(example)
-    if isinstance(example, list | tuple) and param.kind != "file":
-        return ", ".join(map(str, example))
-    if param.kind == "file":
-        return ""
-    return str(example)
+        return "e.g. " + json.dumps(example)
+    if isinstance(example, list | tuple):
+        return "e.g. " + ", ".join(map(str, example))
+    return f"e.g. {example}"
 
 
 def build(param: Param, lookup: bool = False) -> Field:
@@ -107,10 +105,8 @@ def build(param: Param, lookup: bool = False) -> Field:
         widget = W.Dropdown(options=[("", None), ("true", True), ("false", False)], value=None, **common)
     elif kind in ("datetime", "epoch_ms"):
         widget = W.NaiveDatetimePicker(**common)
-    elif kind == "list":
-        allowed = [] if lookup else [str(c) for c in param.choices]
-        widget = W.TagsInput(value=[], allowed_tags=allowed, allow_duplicates=False,
-                             placeholder=hint or "type, then Enter", **common)
+    elif kind in ("list", "int_list"):
+        widget = W.Text(placeholder=hint or "comma-separated", layout=W.Layout(width="520px"), **common)
     elif kind == "file":
         widget = W.FileUpload(multiple=False, description=label(param), tooltip=param.doc or param.name)
     elif kind in ("object",) or kind in LONG_TEXT:
@@ -124,9 +120,14 @@ def build(param: Param, lookup: bool = False) -> Field:
     else:
         widget = W.Text(placeholder=hint, layout=W.Layout(width="520px"), **common)
     where = f"{param.where} {param.wire}" if param.where != "local" else "checked here, not sent"
+    if kind in ("list", "int_list"):
+        where = "separate values with commas · " + where
+    if param.choices and kind == "list":
+        where += " · one or more of " + ", ".join(map(str, param.choices))
     help_text = f"{html.escape(param.doc)} <i>({param.kind}, {html.escape(where)})</i>" if param.doc else \
         f"<i>({param.kind}, {html.escape(where)})</i>"
-    help_widget = W.HTML(f'<div style="color:#666;font-size:85%;margin-left:{LABEL_WIDTH}">{help_text}</div>')
+    help_widget = W.HTML(f'<div style="color:#666;font-size:85%;margin:-2px 0 0 {LABEL_WIDTH};line-height:1.3">'
+                         f'{help_text}</div>')
     problem = W.HTML(layout=W.Layout(display="none", margin=f"0 0 0 {LABEL_WIDTH}"))
     return Field(param, widget, help_widget, problem)
 
@@ -148,9 +149,6 @@ def read(param: Param, widget: W.Widget, choices: dict[str, Any] | None = None) 
         return bool(value)
     if isinstance(widget, W.Dropdown):
         return MISSING if value is None else value
-    if isinstance(widget, W.TagsInput):
-        items = [choices.get(v, v) if choices else v for v in value]
-        return items if items else MISSING
     text = value if kind in LONG_TEXT or param.secret else str(value).strip()
     if not str(text).strip():
         return MISSING
@@ -164,11 +162,18 @@ def read(param: Param, widget: W.Widget, choices: dict[str, Any] | None = None) 
             return float(text)
         except ValueError:
             raise ValueError("must be a number") from None
-    if kind == "int_list":
-        try:
-            return [int(part) for part in text.replace(";", ",").split(",") if part.strip()]
-        except ValueError:
-            raise ValueError("must be whole numbers separated by commas") from None
+    if kind in ("list", "int_list"):
+        items = [part.strip() for part in text.replace(";", ",").split(",") if part.strip()]
+        items = [(choices or {}).get(item, item) for item in items]
+        if kind == "int_list":
+            try:
+                return [int(item) for item in items]
+            except ValueError:
+                raise ValueError("must be whole numbers separated by commas") from None
+        unknown = [item for item in items if param.choices and item not in map(str, param.choices)]
+        if unknown:
+            raise ValueError(f"{', '.join(map(str, unknown))}: not one of {', '.join(map(str, param.choices))}")
+        return items
     if kind == "object":
         try:
             return json.loads(text)
@@ -200,11 +205,6 @@ def shown(param: Param, value: Any, widget: W.Widget) -> Any:
         if isinstance(value, str) and param.kind == "boolean":
             return value.lower() == "true"
         return value
-    if isinstance(widget, W.TagsInput):
-        if value is None:
-            return []
-        items = value.split(",") if isinstance(value, str) else list(value)
-        return [str(v).strip() for v in items if str(v).strip()]
     if value is None:
         return ""
     if param.kind == "object" or (isinstance(value, dict | list) and param.kind not in ("int_list", "list")):

@@ -8,6 +8,10 @@
 A form calls the same `conn.call` as code does; it only adds the screen. `submit()` never raises:
 it returns the parsed answer, or None when it refused (problems, no confirmation) or the call failed;
 `form.state` says which ("invalid", "refused", "failed", "sent") and `form.error` holds the error.
+
+What is shown is what is sent, once: Send shows the request it sends in place of any earlier preview,
+a changed field clears a preview made before it, and after a send the button stays off until a field
+changes, so a double-click (two clicks queued in the kernel before the first is answered) sends once.
 """
 from __future__ import annotations
 
@@ -41,6 +45,8 @@ def show(output: W.Output, value: Any) -> None:
 
 def as_display(value: Any) -> Any:
     from IPython.display import HTML
+    if isinstance(value, pd.DataFrame | pd.Series):
+        return value                                   # Jupyter draws it as a table
     if value is None:
         return HTML(note("✓ done: the service answered with no content", "#2e7d32"))
     if isinstance(value, dict):
@@ -56,11 +62,15 @@ def as_display(value: Any) -> Any:
 
 
 def error_html(error: BaseException) -> str:
+    """One sentence: what the service said, what the toolkit refused and why, or what broke unexpectedly."""
     if isinstance(error, ApiError):
         rid = f" · request {html.escape(error.request_id)}" if error.request_id else ""
         text = f"<b>{error.status}</b> {html.escape(error.message)}{rid}"
+    elif isinstance(error, ToolkitError):             # its message says what happened and what to do
+        text = html.escape(str(error))
     else:
-        text = f"<b>{type(error).__name__}</b>: {html.escape(str(error))}"
+        text = (f"something failed inside the toolkit: <b>{type(error).__name__}</b>: {html.escape(str(error))}. "
+                "Run the cell that made this form again; if it happens again, report it with this line")
     return note(f"✗ {text}", "#c62828")
 
 
@@ -102,12 +112,13 @@ class Form(W.VBox):
         self.status = W.HTML()
         self.preview_output = W.Output(layout=W.Layout(max_width="900px"))
         self.output = W.Output()
-        self.button.on_click(lambda _: self.submit())
+        self.button.on_click(lambda _: self._click())
         self.preview_button.on_click(lambda _: self.preview())
-        if entry.destructive:
-            for field in self._fields.values():
-                field.widget.observe(lambda _: self._update_loss(), names="value")
-            self._update_loss()
+        for name, field in self._fields.items():
+            field.widget.observe(lambda _, name=name: self._changed(name), names="value")
+        for widget in (self.content_type, self.confirm):
+            widget.observe(lambda _: self._changed(None), names="value")
+        self._update_loss()
         self.children = [self._header(), *(f.row for f in self._fields.values()), self.content_type,
                          self.loss, self.confirm,
                          W.HBox([self.button, self.preview_button]), self.status, self.preview_output,
@@ -178,13 +189,20 @@ class Form(W.VBox):
             text = head + "\n\nnot ready:\n" + "\n".join(f"  {k}: {v}" for k, v in problems.items())
         else:
             try:
-                prepared = self.conn.prepare(self.action, **self._options(), **values)
-                text = prepared.describe(self.conn.redactor, self.conn.auth_headers())
+                text = self._describe(values)
             except ToolkitError as error:
                 text = f"{head}\n\nnot ready: {error}"
+        return self._show_request("preview", text)
+
+    def _describe(self, values: dict[str, Any]) -> str:
+        prepared = self.conn.prepare(self.action, **self._options(), **values)
+        return self.conn.redactor.scrub(prepared.describe(self.conn.redactor, self.conn.auth_headers()))
+
+    def _show_request(self, heading: str, text: str) -> str:
+        """Put one request in the preview area, replacing whatever was there."""
         text = self.conn.redactor.scrub(text)
         self.preview_output.outputs = ()
-        self.preview_output.append_stdout(text + "\n")
+        self.preview_output.append_stdout(f"{heading}:\n{text}\n")
         return text
 
     # --- send ----------------------------------------------------------------------------------------
@@ -199,42 +217,109 @@ class Form(W.VBox):
             self.state = "invalid"
             name, rule = next(iter(problems.items()))
             self.error = ValidationError(name, None, rule, self.action.id)
-            stray = {k: v for k, v in problems.items() if k not in self._fields}
-            self.status.value = note(f"✗ nothing sent: fix the {len(problems)} problem(s) marked "
-                                     f"{'below' if not stray else ': ' + html.escape(str(stray))}", "#c62828")
+            self._say_problems(problems)
             return None
         if self.action.destructive and not self.confirm.value:
             self.state = "refused"
             self._update_loss()
-            self.status.value = note("✋ nothing sent: tick “I understand: send it” first. "
-                                     + html.escape(effects.loss(self.conn.workspace, self.action, values)), "#c62828")
+            self.status.value = note("✗ nothing sent: tick “I understand: send it” first. "
+                                     + html.escape(self._loss_text(values)), "#c62828")
             return None
+        self.state = "sending"                        # changes made while sending are not the user's
         self._busy(True)
+        failure: Exception | None = None
         try:
+            # the request shown is the one about to go, in place of a preview of other values
+            self._show_request("sent", self._describe(values))
             with audit.source(f"form:{self.action.name}"):
                 result = self.conn.call(self.action, **self._options(), **values)
-        except Exception as error:                    # shown, kept, never lost
-            self.state, self.error = "failed", error
-            if isinstance(error, ValidationError) and error.param in self._fields:
-                self._fields[error.param].flag(error.rule)
-            self.status.value = error_html(error)
-            self.output.append_display_data(_html(error_html(error)))
-            return None
-        finally:
+        except Exception as error:                    # shown once, in the output, and kept
+            failure = error
+        if self.action.destructive:
+            self.confirm.value = False                # the next click must be confirmed again
+        if failure is not None:
+            self.state, self.error = "failed", failure
+            if isinstance(failure, ValidationError) and failure.param in self._fields:
+                self._fields[failure.param].flag(failure.rule)
+            if not isinstance(failure, ApiError):
+                self.preview_output.outputs = ()      # refused before it went: no request to show
+            self.status.value = note("✗ not sent" if not isinstance(failure, ApiError) else
+                                     f"✗ the service refused it ({failure.status})", "#c62828")
+            self.output.append_display_data(_html(error_html(failure)))
             self._busy(False)
-            if self.action.destructive:
-                self.confirm.value = False            # the next click must be confirmed again
+            return None
         self.state, self.result = "sent", result
+        self._busy(False, sent=True)
         self.status.value = note(f"✓ sent {self.action.id}", "#2e7d32")
         show(self.output, result)          # conn.call has audited the write and marked its loads stale
+        self._after_write()
         return result
 
-    def _busy(self, on: bool) -> None:
-        self.button.description = "Sending…" if on else "Send"
-        self.button.icon = "spinner" if on else "paper-plane"
-        self.button.disabled = on
+    def _click(self) -> Any:
+        # clicks queue in the kernel while a send runs: one arriving after it finished finds the button
+        # still off (it stays off after a send until a field changes) and is dropped
+        if self.button.disabled:
+            return None
+        return self.submit()
+
+    def _busy(self, on: bool, sent: bool = False) -> None:
+        self.button.description = "Sending…" if on else "Sent" if sent else "Send"
+        self.button.icon = "spinner" if on else "check" if sent else "paper-plane"
+        self.button.tooltip = "change a field to send again" if sent else ""
+        self.button.disabled = on or sent
         if on:
             self.status.value = note(SPINNER + "Sending…")
+
+    def _say_problems(self, problems: dict[str, str]) -> None:
+        stray = {k: v for k, v in problems.items() if k not in self._fields}
+        self.status.value = note(f"✗ nothing sent: fix the {len(problems)} problem(s) marked "
+                                 f"{'below' if not stray else ': ' + html.escape(str(stray))}", "#c62828")
+
+    def _changed(self, name: str | None) -> None:
+        """A field changed: what was previewed, sent or flagged for the old values no longer stands."""
+        if self.state == "sending":
+            return
+        if self.preview_output.outputs:
+            self.preview_output.outputs = ()
+        if self.state == "sent" and self.button.disabled:
+            self._busy(False)
+        if self.state == "invalid":                   # recount, so the status never names a fixed problem
+            _, problems = self.collect()
+            self._flag(problems)
+            if problems:
+                self._say_problems(problems)
+            else:
+                self.state, self.status.value = "new", note("ready: Preview or Send")
+        elif name is not None:
+            field = self._fields[name]
+            try:
+                field.read()
+                field.flag(None)
+            except ValueError as error:
+                field.flag(str(error))
+        if name is not None:
+            self._update_loss()
+
+    def _after_write(self) -> None:
+        """Read again the choices the write changed (a deleted board must not be offered)."""
+        changed = set(effects.affected_resources(self.action))
+        done: set[str] = set()
+        for choices in self.lookups.values():
+            resource = choices.lookup.resource
+            if resource in changed and resource not in done:
+                done.add(resource)
+                choices.reload()
+
+    def _loss_text(self, values: dict[str, Any]) -> str:
+        try:
+            text = effects.loss(self.conn.workspace, self.action, values)
+        except Exception as error:
+            text = f"{self.action.doc} (could not count what it removes: {error})"
+        unknown = [f"{name} {', '.join(map(str, c.unknown()))}" for name, c in self.lookups.items() if c.unknown()]
+        if unknown:
+            text = (f"{'; '.join(unknown)}: not in the workspace, so what it removes cannot be counted. "
+                    + text)
+        return text
 
     def _update_loss(self) -> None:
         if not self.action.destructive:
@@ -247,11 +332,7 @@ class Form(W.VBox):
                 continue
             if value is not MISSING:
                 values[name] = value
-        try:
-            text = effects.loss(self.conn.workspace, self.action, values)
-        except Exception as error:
-            text = f"{self.action.doc} (could not count what it removes: {error})"
-        self.loss.value = note("⚠ " + html.escape(text), "#c62828")
+        self.loss.value = note("⚠ " + html.escape(self._loss_text(values)), "#c62828")
 
 
 def _html(text: str) -> Any:

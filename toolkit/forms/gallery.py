@@ -23,6 +23,12 @@ def option_label(entry: Action) -> str:
     return text if len(text) <= LABEL else text[:LABEL - 1] + "…"
 
 
+def first_action(actions: list[Action]) -> Action:
+    """The form the gallery opens on: a plain, harmless one (few required fields, nothing removed)."""
+    return min(actions, key=lambda a: (a.destructive, a.method != "POST", sum(p.required for p in a.params),
+                                       len(a.params)))
+
+
 def write_actions(service: str) -> list[Action]:
     """The service's write actions, grouped in the order the documents give the groups."""
     actions = [a for a in catalog.actions_of(service) if a.writes]
@@ -46,7 +52,7 @@ class Gallery(W.VBox):
         self.picker.observe(lambda change: self.show(change["new"]), names="value")
         self.children = [title, self.picker, self.holder]
         if self.actions:
-            self.show(self.actions[0].id)
+            self.show(first_action(self.actions).id)
 
     @property
     def form(self) -> Form | None:
@@ -58,6 +64,9 @@ class Gallery(W.VBox):
         entry = self.conn.action(action)
         if entry.id not in self.forms:
             self.forms[entry.id] = Form(self.conn, entry)
+        else:                      # another form's write may have changed the workspace since it was built
+            for choices in self.forms[entry.id].lookups.values():
+                choices.load()
         if self.picker.value != entry.id:
             self.picker.value = entry.id               # fires show again, which finds the form built
         self.holder.children = [self.forms[entry.id]]

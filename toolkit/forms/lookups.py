@@ -170,6 +170,7 @@ class Choices:
     def __init__(self, conn: Connection, lookup: Lookup, field: Field, parent: Field | None) -> None:
         self.conn, self.lookup, self.field, self.parent = conn, lookup, field, parent
         self.rows: pd.DataFrame | None = None
+        self.narrowed = ""                      # " of <parent> <value>" when a parent narrows the choices
         self.peers: list[Choices] = []          # other fields of the form reading the same resource
         self.button = W.Button(icon="refresh", tooltip=f"load {lookup.resource} again",
                                layout=W.Layout(width="36px"))
@@ -183,6 +184,7 @@ class Choices:
             self.picker.observe(self._picked, names="value")
         if parent is not None:
             parent.widget.observe(lambda _: self.update(), names="value")
+        field.widget.observe(lambda _: self.check(), names="value")
 
     def load(self) -> None:
         """Read the rows from the workspace (nothing is sent)."""
@@ -218,9 +220,38 @@ class Choices:
         found = options(self.lookup, self.rows, None if parent_value is MISSING else parent_value)
         self.field.choices = found
         self.picker.options = list(found)
-        narrowed = f" of {self.lookup.parent[0]} {parent_value}" if self.lookup.parent and \
+        self.narrowed = f" of {self.lookup.parent[0]} {parent_value}" if self.lookup.parent and \
             parent_value not in (None, MISSING) else ""
-        self.say(None if found else f"no {self.lookup.resource}{narrowed} in the workspace")
+        self.check()
+
+    def unknown(self) -> list[Any]:
+        """The field's values that are not among the workspace's choices (none when there are no rows to
+        compare with): a board's title typed as its id, an id of another service, a deleted record."""
+        if self.rows is None:
+            return []
+        try:
+            value = self.field.read()
+        except ValueError:
+            return []
+        if value is MISSING:
+            return []
+        if self.field.param.kind == "object":
+            value = [v.get("id") if isinstance(v, dict) else v for v in (value if isinstance(value, list) else [])]
+        known = {str(v) for v in self.field.choices.values()}
+        return [v for v in (value if isinstance(value, list) else [value]) if str(v) not in known]
+
+    def check(self) -> None:
+        """Say under the field when a value is not one the workspace knows, or when there is nothing to pick."""
+        if self.rows is None:
+            return
+        unknown = self.unknown()
+        count = len(self.field.choices)
+        if unknown:
+            shown = ", ".join(f"‘{v}’" for v in unknown[:3]) + (" …" if len(unknown) > 3 else "")
+            self.say(f"⚠ {shown}: not among the {count} {self.lookup.resource}{self.narrowed} in the workspace. "
+                     "Pick from the list (an id, not a name), or ↻ if it is new.")
+        else:
+            self.say(None if count else f"no {self.lookup.resource}{self.narrowed} in the workspace")
 
     def say(self, text: str | None) -> None:
         self.note.value = f'<span style="color:#8a6d00;font-size:85%">{html.escape(text)}</span>' if text else ""
@@ -232,10 +263,7 @@ class Choices:
             return
         value = self.field.choices[chosen]
         widget = self.field.widget
-        if isinstance(widget, W.TagsInput):
-            if str(value) not in widget.value:
-                widget.value = [*widget.value, str(value)]
-        elif self.field.param.kind == "object":           # a select field's values: [{"id": ...}, ...]
+        if self.field.param.kind == "object":           # a select field's values: [{"id": ...}, ...]
             current = _json_list(widget.value) if widget.value.strip() else []
             if {"id": value} not in current:
                 widget.value = json.dumps([*current, {"id": value}], indent=2)

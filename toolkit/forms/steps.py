@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 
 from toolkit import audit, effects
+from toolkit.errors import ToolkitError
 from toolkit.forms.fields import Field, build
 from toolkit.forms.form import LOOKUP_KINDS, error_html, note, show
 from toolkit.forms.lookups import Choices, lookup_for
@@ -43,7 +44,8 @@ class Steps(W.VBox):
         self.result: Any = None
         self.error: BaseException | None = None
         self.state = "new"
-        self.button = W.Button(description=self.action_label, button_style="primary", icon="play")
+        self.button = W.Button(description=self.action_label, button_style="primary", icon="play",
+                               layout=W.Layout(width="auto", margin="6px 0 4px 190px"))
         self.progress = W.IntProgress(value=0, min=0, max=1, layout=W.Layout(width="420px", display="none"))
         self.table = W.HTML()
         self.status = W.HTML()
@@ -99,11 +101,33 @@ class Steps(W.VBox):
             except Exception as error:
                 self.step("mark stale", f"could not: {error}", False)
 
-    def finish(self, result: Any, message: str, display: Any = None) -> Any:
-        self.result, self.state = result, "done"
-        self.status.value = note(f"✓ {html.escape(message)}", "#2e7d32")
+    def finish(self, result: Any, message: str, display: Any = None, ok: bool = True) -> Any:
+        """Show the result; `ok=False` for a job the service ran and reports failed (an import)."""
+        self.result, self.state = result, "done" if ok else "failed"
+        self.status.value = note(f"✓ {html.escape(message)}", "#2e7d32") if ok else \
+            note(f"✗ {html.escape(message)}", "#c62828")
         show(self.output, result if display is None else display)
         return result
+
+    def require(self, fields: dict[str, Any]) -> None:
+        """Mark each blank required input (a Field, or a FileUpload) and raise naming them; clear the rest."""
+        from toolkit.forms.fields import MISSING
+        blank = []
+        for name, field in fields.items():
+            if isinstance(field, Field):
+                try:
+                    empty = field.read() in (MISSING, [])
+                except ValueError as error:
+                    field.flag(str(error))
+                    blank.append(name)
+                    continue
+                field.flag("is required" if empty else None)
+            else:
+                empty = not field.value
+            if empty:
+                blank.append(name)
+        if blank:
+            raise ToolkitError(f"nothing sent: fill in {', '.join(blank)}")
 
     def fail(self, error: BaseException) -> None:
         self.error, self.state = error, "failed"
@@ -117,6 +141,7 @@ class Steps(W.VBox):
         """What the button does: run with the widgets' values, show (never raise) an error."""
         self.button.disabled, self.button.icon = True, "spinner"
         self.status.value = note('<i class="fa fa-spinner fa-spin"></i> working…')
+        self.begin()                 # a new press: the table shows this run only, never the last one's steps
         try:
             return self.run_from_widgets()
         except Exception as error:

@@ -22,7 +22,7 @@ import ipywidgets as W
 import pandas as pd
 
 from toolkit.errors import ToolkitError
-from toolkit.forms.fields import MISSING, build
+from toolkit.forms.fields import LABEL_WIDTH, MISSING, build
 from toolkit.forms.steps import Steps, Wait, lookup_field, value_of
 from toolkit.spec import Param
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 TARGET_FORMATS = ("TXML", "TXLF", "NON_PARSABLE")
 WORKFLOW = Param("workflow_id", "body", "id", required=True, example=22, doc="workflow of the batch")
 LANGUAGES = Param("target_languages", "body", "list", required=True, example=["fr-FR", "de-DE"],
-                  doc="target languages of the batch")
+                  doc="target languages of the batch, separated by commas")
 
 
 class SubmissionWizard(Steps):
@@ -49,17 +49,21 @@ class SubmissionWizard(Steps):
         self.workflow = lookup_field(conn, create, WORKFLOW, parent=self.project)
         self.source = lookup_field(conn, create, "source_language")
         self.languages = build(LANGUAGES)
-        self.file = W.FileUpload(multiple=False, description="source file *")
+        # labelled like the fields built from params, so no label is cut at ipywidgets' default width
+        wide = {"style": {"description_width": LABEL_WIDTH}, "layout": W.Layout(width="420px")}
+        self.file = W.FileUpload(multiple=False, description="source file *",
+                                 layout=W.Layout(width="auto", margin=f"2px 0 2px {LABEL_WIDTH}"))
         self.format = lookup_field(conn, "translation.upload_source", "file_format_name")
-        self.target_format = W.Dropdown(options=TARGET_FORMATS, value="TXLF", description="target_format")
-        self.auto_start = W.Checkbox(value=True, description="auto_start")
+        self.target_format = W.Dropdown(options=TARGET_FORMATS, value="TXLF", description="target_format", **wide)
+        self.auto_start = W.Checkbox(value=True, description="auto_start: start the jobs once saved", **wide)
         inputs = [f.row for f in (self.name, self.project, self.workflow, self.source, self.languages)]
         super().__init__(conn, [*inputs, self.file, self.format.row, self.target_format, self.auto_start],
                          wait=wait, interval=interval, timeout=timeout)
 
     def run_from_widgets(self) -> Any:
-        if not self.file.value:
-            raise ToolkitError("choose a source file first")
+        self.require({"name": self.name, "project_id": self.project, "workflow_id": self.workflow,
+                      "source_language": self.source, "target_languages": self.languages,
+                      "source file": self.file})
         item = self.file.value[0]
         fmt = value_of(self.format)
         return self.run(name=value_of(self.name), project_id=value_of(self.project),
