@@ -9,7 +9,7 @@ $(BIN)/toolkit: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
-.PHONY: setup demo test lint bench
+.PHONY: setup demo test lint bench test-browser
 setup: $(BIN)/toolkit
 
 demo: setup
@@ -27,3 +27,10 @@ bench: setup
 	$(BIN)/python benchmarks/sandbox_throughput.py
 	$(BIN)/python benchmarks/workspace_io.py
 	$(BIN)/python benchmarks/fetch.py
+
+# Not part of `make test`: JupyterLab driven by Debian's chromium through Playwright (issue 19). Playwright's
+# own browser download does not work offline, so the system chromium is used.
+test-browser: setup
+	command -v chromium >/dev/null || (apt-get update && apt-get install -y chromium)
+	$(BIN)/python -m pip install --quiet -e '.[dev,browser]'
+	TOOLKIT_BROWSER_TEST=1 $(BIN)/python -m pytest -q -p no:xdist tests/browser
