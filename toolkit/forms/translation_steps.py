@@ -13,14 +13,13 @@ path and listed.
 from __future__ import annotations
 
 import datetime as dt
-import io
-import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 import pandas as pd
 
+from toolkit import downloads
 from toolkit.errors import ToolkitError
 from toolkit.forms.fields import LABEL_WIDTH, MISSING, build
 from toolkit.forms.steps import Steps, Wait, lookup_field, value_of
@@ -151,22 +150,16 @@ class Download(Steps):
     def _run(self, sid: Any, path: str | Path | None, wait: Wait | None, what: dict[str, Any]) -> pd.DataFrame:
         if sid in (None, "", MISSING):
             raise ToolkitError("give a submission id")
-        started = self.conn.call("translation.start_download", submission_id=sid, **what)
-        download_id = started["downloadId"]
-        self.step("start_download", f"download {download_id}: {started.get('message', '')}")
-        answer, waited = self.poll("prepare", lambda: self.conn.call(
-            "translation.start_download", submission_id=sid, download_id=download_id),
-            lambda a: bool(a.get("processingFinished")), wait)
-        if not answer.get("processingFinished"):
-            raise ToolkitError(f"download {download_id} is still being prepared after {waited:g} s")
-        data = self.conn.call("translation.download_files", download_id=download_id)
-        target = Path(path or f"submission-{sid}.zip")
-        target.write_bytes(data)
+        # the client-side step (toolkit.downloads), through the connection so that its calls are the form's
+        got = downloads.submission_files(self.conn, sid, polls=max(1, int(self.timeout // self.interval)),
+                                         interval=self.interval, wait=wait or self.wait, **what)
+        self.step("start_download", f"download {got.download_id}")
+        self.step("prepare", f"prepared after {got.polls} poll(s) {self.interval:g} s apart", True)
+        target = got.save(Path(path or f"submission-{sid}.zip"))
         self.path_written = target
-        self.step("download_files", f"{len(data):,} bytes saved to {target}")
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            files = pd.DataFrame([(i.filename, i.file_size, i.compress_size) for i in archive.infolist()],
-                                 columns=["name", "size", "compressed"])
+        self.step("download_files", f"{len(got.data):,} bytes saved to {target}")
+        files = pd.DataFrame([(i.filename, i.file_size, i.compress_size) for i in got.files()],
+                             columns=["name", "size", "compressed"])
         self.step("list", f"{len(files)} file(s) in the zip")
         self.path.value = str(target)
         return self.finish(files, f"{len(files)} file(s) saved in {target}")
