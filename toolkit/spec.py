@@ -180,6 +180,29 @@ class Column:
 
 
 @dataclass(frozen=True)
+class Incremental:
+    """How a resource is pulled again with only what may have changed since its last complete load
+    (toolkit.increments runs it). `strategy` is one of:
+
+    - "open_statuses": ask for the rows whose `field` is not in a `final` status (the list action's
+      `filter` param takes the open ones) and again for the ones held open (`ids`, the param taking
+      keys); the held rows in a final status stay as they are.
+    - "open_parents": pull again only the rows of the `parent` resource's rows that are open now or
+      were in its previous load (`field` is the column naming the parent's key); the others stay.
+    - "created_after": ask with the list action's filter language for rows whose `field` is at or
+      after the newest held (`filter` is the param); held rows stay, unless the envelope's `total`
+      of every row disagrees with what is held (something was deleted): then a full pull.
+    """
+    strategy: str
+    field: str = ""
+    final: tuple[str, ...] = ()
+    filter: str = ""
+    ids: str = ""
+    parent: str = ""
+    total: str = ""
+
+
+@dataclass(frozen=True)
 class Resource:
     """A dataset an analyst reports on: how it is pulled, its key and its typed columns.
 
@@ -198,3 +221,4 @@ class Resource:
     parent_key: str | None = None
     filters: tuple[str, ...] = ()
     items: str | None = None            # where the rows are in a record answer
+    incremental: Incremental | None = None  # how to pull only what changed; None: a full pull

@@ -1,7 +1,7 @@
 """The customer data platform's API v1/v2: profiles, schema, audiences, integrations, privacy,
 notifications, metrics, users and monitoring (seed 001). Modelled on Apache Unomi where the seed is
 silent (services.md): `{list, offset, pageSize, totalSize}` pages, `itemId` profiles, `systemTags`."""
-from toolkit.spec import Action, Column, Offset, Param, Resource, Service, Unpaged
+from toolkit.spec import Action, Column, Incremental, Offset, Param, Resource, Service, Unpaged
 
 SERVICE = Service(
     key="audience_platform",
@@ -496,6 +496,8 @@ RESOURCES = (
     Resource(
         "notifications", "audience_platform", "audience_platform.list_notifications", key=("id",),
         doc="Notifications of the platform (imports, refreshes, errors).", filters=("filter", "sort"),
+        # raised once and never edited; a deletion shows only in the envelope's total
+        incremental=Incremental("created_after", field="created", filter="filter", total="totalSize"),
         columns=(Column("id", "id"), Column("type", "category"), Column("message"),
                  Column("severity", "category"), Column("created", "timestamp"), Column("read", "boolean"),
                  Column("source", "category"), Column("details", "json")),

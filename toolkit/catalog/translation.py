@@ -1,6 +1,6 @@
 """The translation management system's REST API v0 (seed 002): submissions, files, targets, phases,
 quotes, projects, glossaries, translation memories and webhooks, in client or hosted mode."""
-from toolkit.spec import Action, Column, PageNumber, Param, Resource, Service, Unpaged
+from toolkit.spec import Action, Column, Incremental, PageNumber, Param, Resource, Service, Unpaged
 
 SERVICE = Service(
     key="translation",
@@ -543,6 +543,9 @@ RESOURCES = (
         "submissions", "translation", "translation.list_submissions", key=("submission_id",),
         doc="Submissions with project, status, languages, dates, claim scope, owners and batches.",
         filters=("submission_ids", "name", "statuses", "due_date_from", "due_date_to"),
+        # a delivered or cancelled submission does not change again (the sandbox's flow ends there)
+        incremental=Incremental("open_statuses", field="status", final=("DELIVERED", "CANCELLED"),
+                                filter="statuses", ids="submission_ids"),
         columns=(
             Column("submission_id", "id"), Column("project_id", "id"), Column("project_name"),
             Column("name"), Column("status", "category"), Column("source_language"),
@@ -563,12 +566,14 @@ RESOURCES = (
         doc="Targets (one document in one language): through /targets in chunks of ids, per submission "
             "below 5.20 — the fetch engine handles that.",
         filters=("submission_ids", "status"),
+        incremental=Incremental("open_parents", parent="submissions", field="submission_id"),
         columns=TARGET_COLUMNS,
     ),
     Resource(
         "phases", "translation", "translation.list_phases", key=("target_id",),
         doc="Current workflow phase, phase due date and transitions of each target.",
         fan_out="submission_id", parent="submissions", parent_key="submission_id",
+        incremental=Incremental("open_parents", parent="submissions", field="submission_id"),
         columns=(
             Column("target_id", "id"), Column("submission_id", "id"), Column("document_id", "id"),
             Column("current_phase"), Column("status", "category"), Column("phase_due_date", "timestamp"),
