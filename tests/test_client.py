@@ -11,8 +11,9 @@ import responses
 
 import toolkit
 from toolkit import catalog
-from toolkit.client import RESERVED, client_class
+from toolkit.client import client_class
 from toolkit.errors import ToolkitError, ValidationError, VersionError
+from toolkit.methods import RESERVED
 
 
 def sent(stub, index: int = -1):
@@ -487,3 +488,10 @@ def test_the_preview_shows_exactly_the_url_that_goes_out(stub, assets, board_id)
     assets.send(prepared)
     assert stub.calls[0].request.url == prepared.sent_url
     assert prepared.describe(assets.redactor, assets.auth_headers()).splitlines()[0] == f"GET {prepared.sent_url}"
+
+
+def test_method_signatures_give_ids_the_type_their_service_uses():
+    translation = inspect.signature(client_class("translation").get_submission).parameters
+    assets = inspect.signature(client_class("asset_library").get_asset).parameters
+    assert translation["submission_id"].annotation is int
+    assert assets["asset_id"].annotation is str

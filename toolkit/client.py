@@ -11,8 +11,6 @@ client to a workspace; importing this module loads none of pandas, DuckDB, Arrow
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
-import inspect
 import ipaddress
 import os
 from collections import deque
@@ -41,10 +39,9 @@ from toolkit.http import (
     request_id,
     retry_after,
 )
+from toolkit.methods import action_method
 from toolkit.spec import CONTENT_TYPES, Action, Service
 from toolkit.wire import MASK, Prepared, file_part, opened_files, wire_value
-
-RESERVED = ("version", "headers", "content_type")
 
 
 @dataclass
@@ -386,48 +383,6 @@ def _loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return host == "localhost"
-
-
-# --- one method per action, with a real signature and docstring ------------------------------------
-
-_KIND_TYPES = {"integer": int, "number": float, "boolean": bool, "int_list": list[int], "list": list[str],
-               "object": dict, "file": bytes, "epoch_ms": int | dt.datetime, "datetime": str | dt.datetime}
-
-
-def action_method(entry: Action) -> Callable[..., Any]:
-    """A method calling `self.call` with the action, its signature and docstring from the entry: the
-    client's and the connection's methods are both made with it."""
-    def method(self: Any, **params: Any) -> Any:
-        return self.call(entry, **params)
-
-    parameters = [inspect.Parameter(
-        p.name, inspect.Parameter.KEYWORD_ONLY, default=inspect.Parameter.empty if p.required else None,
-        annotation=_KIND_TYPES.get(p.kind, str)) for p in sorted(entry.params, key=lambda p: not p.required)]
-    parameters += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None) for name in RESERVED]
-    method.__signature__ = inspect.Signature(
-        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY), *parameters])
-    method.__name__ = method.__qualname__ = entry.name
-    method.__doc__ = docstring(entry)
-    return method
-
-
-def docstring(entry: Action) -> str:
-    """A notebook-friendly docstring: what it does, the request, each param, an example line."""
-    versions = f" ({', '.join(entry.versions)})" if entry.versions != ("",) else ""
-    lines = [entry.doc, "", f"{entry.method} {entry.path}{versions} · group {entry.group}"]
-    if entry.min_version or entry.modes != ("client", "hosted"):
-        lines.append(f"needs system version {entry.min_version or 'any'}; modes: {', '.join(entry.modes)}")
-    if entry.destructive:
-        lines.append("Destructive: what it removes cannot be brought back.")
-    if entry.params:
-        lines += ["", "Params:"]
-        for p in entry.params:
-            extra = f" one of {', '.join(map(str, p.choices))}." if p.choices else ""
-            flag = "required" if p.required else "optional"
-            lines.append(f"    {p.name} ({p.kind}, {p.where} {p.wire}, {flag}): {p.doc}{extra}".rstrip())
-    example = ", ".join(f"{k}={v!r}" for k, v in entry.example.items())
-    lines += ["", f"Example: client.{entry.name}({example})"]
-    return "\n".join(lines)
 
 
 _CLASSES: dict[str, type[Client]] = {}

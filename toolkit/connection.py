@@ -20,8 +20,9 @@ from datetime import timedelta
 from typing import Any
 
 from toolkit import audit, catalog, fetch
-from toolkit.client import Client, Page, action_method
+from toolkit.client import Client, Page
 from toolkit.errors import ToolkitError, WorkspaceError
+from toolkit.methods import action_method
 from toolkit.spec import Action, Service
 
 
