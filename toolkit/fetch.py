@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from toolkit import catalog, decoding, frames
+from toolkit import catalog, decoding, frames, increments
 from toolkit.errors import ApiError, ToolkitError, TransportError, ValidationError
 from toolkit.rules import version_tuple
 from toolkit.spec import Action, Resource
@@ -60,6 +60,7 @@ class LoadResult:
     requests: int = 0
     failed_ids: list = field(default_factory=list)
     cached: bool = False
+    kind: str = "full"  # or "incremental" (toolkit.increments), or "cached"
 
 
 def progress_bar(total: int | None, description: str, unit: str, show: bool | None = None):
@@ -196,16 +197,21 @@ def _parent_ids(client: Client, store: Any, service: str, parent_name: str, colu
 
 def pull(client: Client, store: Any, name: str, /, *, refresh: bool = False, max_age: float | timedelta | None = None,
          on_error: str = "raise", workers: int | None = None, progress: bool | None = None,
-         **filters: Any) -> LoadResult:
-    """Pull one resource with the client into the store; the load is reused when younger than max_age."""
+         incremental: bool = False, **filters: Any) -> LoadResult:
+    """Pull one resource with the client into the store; the load is reused when younger than max_age.
+    With `incremental=True` only what may have changed since the resource's previous complete load
+    with the same filters is asked for, as its catalog entry declares (toolkit.increments); without
+    such a load or a declaration, a full pull."""
     return _pull(client, store, name, False, refresh=refresh, max_age=max_age, on_error=on_error, workers=workers,
-                 progress=progress, **filters)[0]
+                 progress=progress, incremental=incremental, **filters)[0]
 
 
 def _pull(client: Client, store: Any, name: str, keep: bool, /, *, refresh: bool = False,
           max_age: float | timedelta | None = None, on_error: str = "raise", workers: int | None = None,
-          progress: bool | None = None, **filters: Any) -> tuple[LoadResult, list[pa.Table] | None]:
-    """The pull; with `keep`, also the batches it wrote (None when the load was reused)."""
+          progress: bool | None = None, incremental: bool = False,
+          **filters: Any) -> tuple[LoadResult, list[pa.Table] | None]:
+    """The pull; with `keep`, also the batches it wrote (None when the load was reused or builds on
+    another, whose batches are not the whole view)."""
     if on_error not in ("raise", "skip"):
         raise ValidationError("on_error", on_error, "must be raise or skip")
     resource = catalog.resource(client.service.key, name)
@@ -214,12 +220,32 @@ def _pull(client: Client, store: Any, name: str, keep: bool, /, *, refresh: bool
     if not refresh and max_age is not None:
         cached = ws.fresh_load(resource.service, client.base_url, name, key, max_age)
         if cached:
-            return LoadResult(cached, name, cached=True), None
-    plan = _plan(client, store, resource, filters, workers or client.service.max_concurrency, on_error)
+            return LoadResult(cached, name, cached=True, kind="cached"), None
+    workers = workers or client.service.max_concurrency
+    before = client.requests_sent  # an incremental plan's own questions count as the load's requests
+    step, previous = None, None
+    if incremental and resource.incremental is not None:
+        previous = ws.previous_load(resource.service, client.base_url, name, key)
+        step = previous and increments.plan(client, store, resource, filters, previous)
+    if step:
+        plan = _Plan(lambda: iter(()), None, "pages")
+        failed = plan.failed
+
+        def run(given: dict) -> Iterator[tuple[pa.Table, int]]:
+            part = _plan(client, store, resource, given, workers, on_error)
+            try:
+                yield from part.tables()
+            finally:
+                failed.extend(part.failed)
+
+        plan.tables = lambda: step.tables(run)
+        keep, builds_on, carry = False, previous, step.carry
+    else:
+        plan = _plan(client, store, resource, filters, workers, on_error)
+        builds_on, carry = None, None
     categoricals = [column.name for column in resource.columns if column.dtype == "category"]
-    with ws.load(resource.service, client.base_url, name, key, resource.key, keep, categoricals) as load, \
-            _gc_paused(), _Batcher(load) as batcher:
-        before = client.requests_sent
+    with ws.load(resource.service, client.base_url, name, key, resource.key, keep, categoricals,
+                 builds_on=builds_on, carry=carry) as load, _gc_paused(), _Batcher(load) as batcher:
         try:
             with progress_bar(plan.total, f"{resource.service}.{name}", plan.unit, progress) as bar:
                 for table, step in plan.tables():
@@ -232,7 +258,7 @@ def _pull(client: Client, store: Any, name: str, keep: bool, /, *, refresh: bool
         finally:  # a failed load records the requests it made too: they are what the failure cost
             load.requests = client.requests_sent - before
             load.failed_ids.extend(plan.failed)
-        result = LoadResult(load.load_id, name, batcher.rows, load.requests, list(plan.failed))
+        result = LoadResult(load.load_id, name, batcher.rows, load.requests, list(plan.failed), kind=load.kind)
     return result, load.kept
 
 

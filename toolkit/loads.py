@@ -125,7 +125,10 @@ class Load:
 
     def __init__(self, workspace: Any, service: str, base_url: str, resource: str,
                  params: Mapping[str, Any], key: tuple[str, ...], keep: bool = False,
-                 categoricals: Sequence[str] = ()) -> None:
+                 categoricals: Sequence[str] = (), *, builds_on: str | None = None,
+                 carry: tuple[str, list] | None = None) -> None:
+        self.builds_on, self.carry = builds_on, carry
+        self.kind = "incremental" if builds_on else "full"
         self.workspace, self.service, self.resource, self.key = workspace, service, resource, key
         self.kept: list[pa.Table] | None = [] if keep else None
         self._encoded = frozenset(categoricals)
@@ -157,10 +160,10 @@ class Load:
             with ws._lock:
                 ws._con.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(self.service)}")
                 ws._con.execute("INSERT INTO _loads (load_id, service, base_url, resource, params, started, "
-                                "\"rows\", requests, status, failed_ids, \"key\") "
-                                "VALUES (?, ?, ?, ?, ?, ?, 0, 0, 'running', [], ?)",
+                                "\"rows\", requests, status, failed_ids, \"key\", kind, builds_on) "
+                                "VALUES (?, ?, ?, ?, ?, ?, 0, 0, 'running', [], ?, ?, ?)",
                                 [self.load_id, self.service, self.base_url, self.resource, self.params,
-                                 started, list(self.key)])
+                                 started, list(self.key), self.kind, self.builds_on])
                 self._cursor = session(ws._con.cursor())
                 _share_cores(ws, +1)
                 self._sharing = True
@@ -343,6 +346,8 @@ class Load:
             return
         if self._stage is None:
             return
+        if self.carry is not None:
+            self._carry()
         data = [name for name in self._columns if name not in VALIDITY]
         old, new = (quote(f"_toolkit_{side}_{self.load_id}") for side in ("old", "new"))
         for name, source, where in ((old, versions, "WHERE _valid_to IS NULL"), (new, self._stage, "")):
@@ -364,6 +369,18 @@ class Load:
         for name in (old, new):
             cursor.execute(f"DROP TABLE temp.main.{name}")
         cursor.execute(f"DROP TABLE {self._stage}")
+
+    def _carry(self) -> None:
+        """An incremental load: the valid versions it keeps join its rows before the merge, so that
+        they match themselves and stay as they are (those whose key its rows hold are replaced)."""
+        condition, args = self.carry
+        if not self.key:
+            raise WorkspaceError(f"{self.service}.{self.resource} has no key: it cannot be pulled incrementally")
+        keys = ", ".join(quote(k) for k in self.key)
+        data = ", ".join(f"v.{quote(name)}" for name in self._columns if name not in VALIDITY)
+        self._cursor.execute(f"INSERT INTO {self._stage} BY NAME SELECT {data} FROM (SELECT * FROM "
+                             f"{self._versions} WHERE _valid_to IS NULL AND ({condition})) v "
+                             f"ANTI JOIN (SELECT {keys} FROM {self._stage}) s USING ({keys})", args)
 
     def _fail(self, error: BaseException | None) -> None:
         with contextlib.suppress(duckdb.Error):  # a failed statement may have rolled it back already

@@ -42,6 +42,7 @@ from toolkit.duckfile import (
     migrate,
     old_layout,
     open_duckdb,
+    quote,
     session,
     valid_at,
     versions_of,
@@ -57,7 +58,9 @@ _LOADS_DDL = """CREATE TABLE IF NOT EXISTS _loads (
     error VARCHAR, failed_ids VARCHAR[], "key" VARCHAR[]);
 CREATE TABLE IF NOT EXISTS _categories (
     service VARCHAR, resource VARCHAR, column_name VARCHAR, categories VARCHAR[]);
-ALTER TABLE _loads ADD COLUMN IF NOT EXISTS seq BIGINT"""
+ALTER TABLE _loads ADD COLUMN IF NOT EXISTS seq BIGINT;
+ALTER TABLE _loads ADD COLUMN IF NOT EXISTS kind VARCHAR;
+ALTER TABLE _loads ADD COLUMN IF NOT EXISTS builds_on VARCHAR"""
 INTERRUPTED = "interrupted: the process ended during the load"
 # `_loads` as a read-only workspace shows it: a running load there has no writer left (module docstring)
 _LOADS_READ = ("(SELECT * REPLACE (CASE WHEN status = 'running' THEN 'failed' ELSE status END AS status, "
@@ -181,10 +184,12 @@ class Store:
     # -- loads -------------------------------------------------------------------------------------
 
     def load(self, service: str, base_url: str, resource: str, params: Mapping[str, Any] | None = None,
-             key: Sequence[str] = (), keep: bool = False, categoricals: Sequence[str] = ()) -> Load:
+             key: Sequence[str] = (), keep: bool = False, categoricals: Sequence[str] = (), *,
+             builds_on: str | None = None, carry: tuple[str, list] | None = None) -> Load:
         """A load to write batches into inside `with`; it commits on a clean exit, rolls back otherwise.
         With `keep`, the batches stay in memory for `frame_of`, the `categoricals` among their columns
-        dictionary-encoded.
+        dictionary-encoded. An incremental load names the load it `builds_on` and `carry`, the SQL
+        condition (and its parameters) of the valid versions it keeps when its rows lack their key.
 
             with ws.load("translation", url, "targets", {"status": ["READY"]}, ("id",)) as load:
                 load.write(table)
@@ -192,7 +197,8 @@ class Store:
         self._check_open()
         if self.read_only:
             raise WorkspaceError(f"{self.path} is open read-only: no loads")
-        return Load(self, service, base_url, resource, params or {}, tuple(key), keep, categoricals)
+        return Load(self, service, base_url, resource, params or {}, tuple(key), keep, categoricals,
+                    builds_on=builds_on, carry=carry)
 
     def fresh_load(self, service: str, base_url: str, resource: str, params: Mapping[str, Any] | None,
                    max_age: float | timedelta | None) -> str | None:
@@ -207,6 +213,37 @@ class Store:
             args.append(_now() - timedelta(seconds=seconds))
         rows = self._fetch(query + " ORDER BY finished DESC LIMIT 1", args)
         return rows[0][0] if rows else None
+
+    def previous_load(self, service: str, base_url: str, resource: str,
+                      params: Mapping[str, Any] | None) -> str | None:
+        """The load an incremental pull builds on: the resource's latest finished load (its view), when
+        it was complete (or stale) and had the same base URL and params; else None."""
+        rows = self._fetch("SELECT load_id, base_url, params FROM _loads WHERE service = ? AND resource = ? "
+                           "AND status IN ('complete', 'stale') ORDER BY seq DESC NULLS LAST LIMIT 1",
+                           [service, resource])
+        if rows and rows[0][1] == scrub_url(base_url) and rows[0][2] == params_json(params):
+            return rows[0][0]
+        return None
+
+    def changes(self, service: str, resource: str, load_id: str) -> dict[str, int]:
+        """What a finished load changed in its resource's view: rows `added`, `changed` (a key with a
+        version ended and one begun by it) and `removed`; a keyless resource has no changed rows."""
+        rows = self._fetch("SELECT seq, \"key\" FROM _loads WHERE load_id = ?", [load_id])
+        if not rows or rows[0][0] is None or not self._has_table(service, resource):
+            return {"added": 0, "changed": 0, "removed": 0}
+        seq, key = rows[0][0], [quote(k) for k in rows[0][1] or []]
+        versions = versions_of(service, resource)
+        if not key:
+            begun, ended = self._fetch(f"SELECT count(*) FILTER (_valid_from = $1), count(*) FILTER "
+                                       f"(_valid_to = $1) FROM {versions}", [seq])[0]
+            return {"added": begun, "changed": 0, "removed": ended}
+        keys = ", ".join(key)
+        begun, both, ended = self._fetch(
+            f"WITH b AS (SELECT DISTINCT {keys} FROM {versions} WHERE _valid_from = $1), "
+            f"e AS (SELECT DISTINCT {keys} FROM {versions} WHERE _valid_to = $1) "
+            f"SELECT (SELECT count(*) FROM b), (SELECT count(*) FROM b SEMI JOIN e USING ({keys})), "
+            f"(SELECT count(*) FROM e)", [seq])[0]
+        return {"added": begun - both, "changed": both, "removed": ended - both}
 
     def mark_stale(self, service: str, resources: str | Iterable[str]) -> None:
         """After a write: the cached loads of these resources are not reused any more (they stay readable)."""

@@ -11,9 +11,12 @@ it; what they need of it they are handed.
 """
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
-from toolkit import forms
+import pandas as pd
+
+from toolkit import forms, refresh
 from toolkit.client import connect
 from toolkit.connection import Connection, Screens, bind
 from toolkit.store import Store
@@ -44,6 +47,20 @@ class Workspace(Store):
         conn = bind(connect(service, **credentials), self, SCREENS)
         self.connections[service] = conn
         return conn
+
+    def refresh(self, *services: str, max_age: float | timedelta | None = None, incremental: bool = True,
+                say: Any = None) -> pd.DataFrame:
+        """Pull again every resource this workspace holds (or those of the named services) through
+        the connections `connect` made, parents before children, services at once; incrementally
+        where the catalog says how. One line per resource; a DataFrame of what each did: kind (full,
+        incremental, cached, skipped, failed), rows added / changed / removed, requests, seconds, error.
+
+            ws.refresh()                    # everything held
+            ws.refresh("translation", max_age=3600)
+        """
+        self._check_open()
+        return refresh.refresh(self, self.connections, services, max_age=max_age, incremental=incremental,
+                               say=say)
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else ", ".join(self.connections) or "nothing connected"

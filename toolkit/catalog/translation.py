@@ -573,7 +573,8 @@ RESOURCES = (
         "phases", "translation", "translation.list_phases", key=("target_id",),
         doc="Current workflow phase, phase due date and transitions of each target.",
         fan_out="submission_id", parent="submissions", parent_key="submission_id",
-        incremental=Incremental("open_parents", parent="submissions", field="submission_id"),
+        # a target's phase shows in its row of targets: only submissions with a target changed
+        incremental=Incremental("open_parents", parent="targets", field="submission_id"),
         columns=(
             Column("target_id", "id"), Column("submission_id", "id"), Column("document_id", "id"),
             Column("current_phase"), Column("status", "category"), Column("phase_due_date", "timestamp"),

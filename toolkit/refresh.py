@@ -1,0 +1,119 @@
+"""One-call refresh: every resource a store holds pulled again through the connections it is handed.
+
+    ws.refresh()                          # toolkit.Workspace.refresh hands its connections and itself
+    ws.refresh("translation", max_age=3600, incremental=False)
+
+Each resource is pulled again with the filters its latest load recorded (`_loads.params`),
+incrementally where its catalog entry says how (toolkit.increments). Within a service, parents come
+before children (a fan-out's parent resource, an incremental strategy's parent), so children read
+fresh ids; services run at once, a thread each, every client keeping its own rate budget. One plain
+line per resource says what happened; the returned DataFrame says it again as a table.
+
+On the binding floor: given the connections (anything with a `client`) and the store, it imports
+neither the workspace nor the connection module.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from typing import Any
+
+import orjson
+import pandas as pd
+
+from toolkit import catalog, fetch
+
+COLUMNS = ["service", "resource", "kind", "added", "changed", "removed", "rows", "requests", "seconds", "error"]
+
+
+def held(store: Any, services: tuple[str, ...] = ()) -> list[tuple[str, str, dict]]:
+    """The resources the store holds (of the named services, or all), each with the filters of its
+    latest finished load, parents before children within a service."""
+    rows = store._fetch("SELECT service, resource, params FROM _loads WHERE status IN ('complete', 'stale') "
+                        "QUALIFY row_number() OVER (PARTITION BY service, resource ORDER BY seq DESC NULLS LAST, "
+                        "finished DESC) = 1 ORDER BY service, resource")
+    found = [(service, name, orjson.loads(params or "{}")) for service, name, params in rows
+             if (not services or service in services) and (service, name) in catalog.RESOURCES]
+    return sorted(found, key=lambda row: (row[0], depth(row[0], row[1])))
+
+
+def depth(service: str, name: str, seen: frozenset[str] = frozenset()) -> int:
+    """How many resources stand above this one: its fan-out parent's and its strategy's parent's chains."""
+    resource = catalog.RESOURCES[service, name]
+    parents = {resource.parent, resource.incremental.parent if resource.incremental else None}
+    above = [p for p in parents if p and (service, p) in catalog.RESOURCES and p not in seen and p != name]
+    return max((1 + depth(service, p, seen | {name}) for p in above), default=0)
+
+
+def refresh(store: Any, connections: Mapping[str, Any], services: tuple[str, ...] = (), *,
+            max_age: float | timedelta | None = None, incremental: bool = True,
+            say: Callable[[str], None] | None = None) -> pd.DataFrame:
+    """Pull again every resource the store holds (or those of `services`) through `connections`
+    (service → an object with a `client`); a load younger than `max_age` is kept ("cached"). A
+    service held but not connected is skipped with a reason; a failed resource keeps its previous
+    view, says its error, and the others go on. One line per resource goes to `say` (stdout by
+    default)."""
+    lock = threading.Lock()
+
+    def line(text: str) -> None:
+        with lock:
+            if say is None:
+                print(text, file=sys.stdout, flush=True)
+            else:
+                say(text)
+
+    by_service: dict[str, list[tuple[str, dict]]] = {}
+    for service, name, params in held(store, services):
+        by_service.setdefault(service, []).append((name, params))
+    rows: list[dict] = []
+
+    def one_service(service: str) -> list[dict]:
+        conn = connections.get(service)
+        done = []
+        for name, params in by_service[service]:
+            if conn is None:
+                row = _row(service, name, "skipped",
+                           error=f"{service} is not connected: ws.connect({service!r}, ...) first")
+            else:
+                row = _pull(conn.client, store, service, name, params, max_age, incremental)
+            line(_said(row))
+            done.append(row)
+        return done
+
+    if by_service:
+        with ThreadPoolExecutor(max_workers=len(by_service), thread_name_prefix="toolkit-refresh") as pool:
+            for done in pool.map(one_service, list(by_service)):
+                rows.extend(done)
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _pull(client: Any, store: Any, service: str, name: str, params: dict,
+          max_age: float | timedelta | None, incremental: bool) -> dict:
+    started, before = time.perf_counter(), client.requests_sent
+    try:
+        result = fetch.pull(client, store, name, refresh=max_age is None, max_age=max_age,
+                            incremental=incremental, progress=False, **params)
+    except Exception as error:  # one resource's failure is its row; the others go on
+        return _row(service, name, "failed", requests=client.requests_sent - before,
+                    seconds=time.perf_counter() - started, error=f"{type(error).__name__}: {error}")
+    counts = {} if result.cached else store.changes(service, name, result.load_id)
+    return _row(service, name, result.kind, rows=result.rows, requests=client.requests_sent - before,
+                seconds=time.perf_counter() - started, **counts)
+
+
+def _row(service: str, name: str, kind: str, *, added: int = 0, changed: int = 0, removed: int = 0,
+         rows: int = 0, requests: int = 0, seconds: float = 0.0, error: str | None = None) -> dict:
+    return {"service": service, "resource": f"{service}.{name}", "kind": kind, "added": added,
+            "changed": changed, "removed": removed, "rows": rows, "requests": requests,
+            "seconds": round(seconds, 3), "error": error}
+
+
+def _said(row: dict) -> str:
+    if row["error"]:
+        return f"{row['resource']}: {row['kind']}: {row['error']}"
+    return (f"{row['resource']}: {row['kind']}, +{row['added']} ~{row['changed']} -{row['removed']} rows, "
+            f"{row['requests']} requests, {row['seconds']:.1f} s")
