@@ -41,7 +41,8 @@ def lab(tmp_path):
     server = subprocess.Popen(
         [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ServerApp.ip=127.0.0.1",
          f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={tmp_path}",
-         "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+         "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+         *(["--allow-root"] if os.geteuid() == 0 else [])],      # CI and this machine run as root
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -49,7 +50,11 @@ def lab(tmp_path):
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
             break
         except OSError:
+            if server.poll() is not None:
+                pytest.fail(f"JupyterLab exited with {server.returncode} before it listened")
             time.sleep(0.5)
+    else:
+        pytest.fail("JupyterLab did not listen within 60 s")
     yield f"http://127.0.0.1:{port}/lab/tree/{BOOK.name}?token={token}"
     server.terminate()
     server.wait(timeout=30)
