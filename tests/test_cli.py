@@ -166,3 +166,25 @@ def test_migrate_brings_an_old_workspace_to_row_versions(tmp_path, capsys):
     assert main(["migrate", "--workspace", str(path)]) == 0
     assert "up to date" in capsys.readouterr().out
     assert main(["migrate", "--workspace", str(tmp_path / "none.duckdb")]) == 2
+
+
+def test_refresh_pulls_again_what_a_workspace_holds(env, tmp_path, capsys, monkeypatch):
+    workspace = str(tmp_path / "cron.duckdb")
+    assert main(["refresh", "--workspace", workspace]) == 2
+    assert "no workspace" in capsys.readouterr().err
+    assert main(["pull", "translation", "submissions", "projects", "--workspace", workspace]) == 0
+    assert main(["pull", "media_review", "--workspace", workspace]) == 0
+    capsys.readouterr()
+    env.advance(hours=1)
+    monkeypatch.delenv("TOOLKIT_MEDIA_REVIEW_BASE_URL")
+    assert main(["refresh", "--workspace", workspace]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"translation\.submissions: incremental, \+\d+ ~\d+ -\d+ rows, \d+ requests", out)
+    assert "translation.projects: full" in out
+    assert "skip media_review:" in out and "media_review.teams: skipped" in out
+    assert not [s for s in env.secrets() if len(s) >= 6 and s in out]
+    assert main(["refresh", "translation", "--full", "--workspace", workspace]) == 0
+    assert "2 full" in capsys.readouterr().out
+    assert main(["refresh", "nothing_here", "--workspace", workspace]) == 2
+    with tk.Workspace(workspace) as ws:
+        assert len(ws.history("translation.submissions")) == 3

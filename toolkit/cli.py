@@ -1,4 +1,4 @@
-"""The `toolkit` command: demo, sandbox, actions, resources, call, pull, export, cassettes."""
+"""The `toolkit` command: demo, sandbox, actions, resources, call, pull, refresh, export, migrate, cassettes."""
 from __future__ import annotations
 
 import argparse
@@ -91,6 +91,36 @@ def _pull(args: argparse.Namespace) -> int:
     return 1 if named_but_skipped or any(p.error for p in done) else 0
 
 
+def _refresh(args: argparse.Namespace) -> int:
+    from toolkit import catalog
+    from toolkit.errors import ToolkitError
+    from toolkit.workspace import Workspace
+    if not Path(args.workspace).exists():
+        print(f"toolkit refresh: no workspace at {args.workspace}", file=sys.stderr)
+        return 2
+    unknown = [s for s in args.services if s not in catalog.SERVICES]
+    if unknown:
+        print(f"toolkit refresh: no service {', '.join(unknown)}; there are {', '.join(catalog.SERVICES)}",
+              file=sys.stderr)
+        return 2
+    try:
+        with Workspace(args.workspace) as ws:
+            held = sorted(set(ws.loads()["service"])) if len(ws.loads()) else []
+            for service in args.services or held:
+                try:
+                    ws.connect(service)
+                except ToolkitError as error:  # its resources are then skipped, with this line to say why
+                    print(f"skip {service}: {type(error).__name__}: {error}", flush=True)
+            table = ws.refresh(*args.services, incremental=not args.full, say=lambda line: print(line, flush=True))
+    except ToolkitError as error:
+        print(f"toolkit refresh: {type(error).__name__}: {error}", file=sys.stderr)
+        return 2
+    counts = table["kind"].value_counts()
+    print(", ".join(f"{counts[k]} {k}" for k in counts.index) or "nothing held",
+          f"({int(table['requests'].sum()):,} requests)")
+    return 1 if (table["kind"] == "failed").any() else 0
+
+
 def _export(args: argparse.Namespace) -> int:
     from toolkit.errors import ToolkitError
     from toolkit.workspace import Workspace
@@ -173,6 +203,14 @@ def parser() -> argparse.ArgumentParser:
     pull.add_argument("resources", nargs="*", help="resources to pull (default: every one that needs no ids)")
     pull.add_argument("--workspace", required=True, help="the workspace's DuckDB file (created when missing)")
     pull.set_defaults(run=_pull)
+    again = sub.add_parser("refresh", help="pull again every resource a workspace holds (or those of the named "
+                                           "services), incrementally where the catalog says how; credentials "
+                                           "from TOOLKIT_<SERVICE>_<FIELD>; one line per resource (for cron)")
+    again.add_argument("services", nargs="*", metavar="SERVICE",
+                       help="services to refresh (default: every one the workspace holds)")
+    again.add_argument("--workspace", required=True, help="the workspace's DuckDB file")
+    again.add_argument("--full", action="store_true", help="pull everything, not only what may have changed")
+    again.set_defaults(run=_refresh)
     migrate = sub.add_parser("migrate", help="bring a workspace written by an older toolkit to the current "
                                              "layout (a read-write open does it too)")
     migrate.add_argument("--workspace", required=True, help="the workspace's DuckDB file")
