@@ -8,7 +8,7 @@ import pytest
 
 import toolkit
 from toolkit import catalog, rules
-from toolkit.client import RESERVED
+from toolkit.methods import RESERVED
 from toolkit.spec import CONTENT_TYPES, Action
 
 ACTIONS = list(catalog.ACTIONS.values())
