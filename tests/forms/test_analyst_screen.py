@@ -67,6 +67,26 @@ def test_a_double_click_on_send_sends_once_and_a_changed_field_sends_again(env):
     assert len(audit.audit(e.ws)) == audited + 2 and form.state == "sent"
 
 
+def test_choices_refreshed_by_a_write_do_not_turn_send_back_on(env, monkeypatch):
+    """The write refreshes the choices it changed; a field those refreshes change is not the user's
+    change, so the second click of a double-click, queued behind the send, still finds Send off."""
+    e = env("asset_library")
+    form = e.client.form("create_tag")
+    form.fields["name"].value = "refresh-race"
+    after_write = form._after_write
+
+    def refreshing() -> None:
+        after_write()
+        form.fields["name"].value = "changed by a refresh of choices"
+
+    monkeypatch.setattr(form, "_after_write", refreshing)
+    audited = len(audit.audit(e.ws))
+    form.button.click()
+    form.button.click()
+    assert len(audit.audit(e.ws)) == audited + 1
+    assert form.button.disabled and form.state == "sent"
+
+
 # 3 --------------------------------------------------------------------------------------------------
 
 def test_a_table_of_steps_is_shown_as_a_table():

@@ -16,6 +16,7 @@ changes, so a double-click (two clicks queued in the kernel before the first is 
 from __future__ import annotations
 
 import html
+import threading
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
@@ -86,6 +87,7 @@ class Form(W.VBox):
         self.result: Any = None
         self.error: BaseException | None = None
         self.state = "new"
+        self._clicked = threading.Lock()       # a click while one is being handled is dropped
         wanted = {p.name: lookup_for(entry, p.name) for p in entry.params if p.kind in LOOKUP_KINDS}
         wanted = {name: found for name, found in wanted.items() if found is not None}
         self._fields: dict[str, Field] = {p.name: build(p, p.name in wanted) for p in entry.params}
@@ -248,19 +250,25 @@ class Form(W.VBox):
             self.output.append_display_data(_html(error_html(failure)))
             self._busy(False)
             return None
-        self.state, self.result = "sent", result
+        self.result = result
         self._busy(False, sent=True)
         self.status.value = note(f"✓ sent {self.action.id}", "#2e7d32")
         show(self.output, result)          # conn.call has audited the write and marked its loads stale
+        # still "sending": the choices this write refreshes change fields, and those changes are not the
+        # user's, so they must not turn Send back on for a second click waiting in the queue
         self._after_write()
+        self.state = "sent"
         return result
 
     def _click(self) -> Any:
         # clicks queue in the kernel while a send runs: one arriving after it finished finds the button
         # still off (it stays off after a send until a field changes) and is dropped
-        if self.button.disabled:
+        if self.button.disabled or not self._clicked.acquire(blocking=False):
             return None
-        return self.submit()
+        try:
+            return self.submit()
+        finally:
+            self._clicked.release()
 
     def _busy(self, on: bool, sent: bool = False) -> None:
         self.button.description = "Sending…" if on else "Sent" if sent else "Send"
