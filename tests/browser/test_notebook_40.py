@@ -198,7 +198,9 @@ def test_two_forms_sent_from_the_page_agree_with_the_audit(lab, page, tmp_path):
     page.keyboard.insert_text('audit.audit(ws).to_json("audit.json", orient="records", date_format="iso")\n'
                               'print("audit written")')
     page.keyboard.press("Shift+Enter")
-    code_cell(page, 'to_json("audit.json"').get_by_text("audit written").wait_for(timeout=60_000)
+    # in the cell's output: its source says "audit written" too, and is on the screen first
+    code_cell(page, 'to_json("audit.json"').locator(".jp-OutputArea").get_by_text(
+        "audit written", exact=True).wait_for(timeout=60_000)
     shot(page, tmp_path, "5-audit")
     rows = json.loads((tmp_path / "audit.json").read_text())
 
