@@ -529,3 +529,9 @@ def test_duckdb_leaves_cores_to_the_walk_while_loads_are_open_and_gets_them_back
         with pytest.raises(RuntimeError), ws.load("asset_library", "http://x", "tags", {}, ("id",)):
             raise RuntimeError("a failed load gives them back too")
         assert threads() == 3
+
+
+def test_a_query_answers_fetchone_and_fetchall():
+    with Workspace() as ws:
+        query = ws.sql("select * from range(3) t(n) order by n")
+        assert query.fetchone() == (0,) and query.fetchall() == [(0,), (1,), (2,)]

@@ -71,9 +71,9 @@ _OPEN_LOCK = threading.Lock()
 
 
 class Query:
-    """A DuckDB relation (`.df()`, `.arrow()`, `.show()`, chaining) that also answers `fetchone()`
-    and `fetchall()`, which DuckDB 2.0 relations no longer have. Once its workspace is closed, it
-    says so (`WorkspaceError`)."""
+    """A DuckDB relation (`.df()`, `.arrow()`, `.show()`, `.fetchall()`, chaining) that also answers
+    `fetchone()`, which DuckDB 2.0 relations no longer have. Once its workspace is closed, it says so
+    (`WorkspaceError`)."""
 
     def __init__(self, relation: duckdb.DuckDBPyRelation, workspace: Store | None = None) -> None:
         self.relation, self._workspace = relation, workspace
