@@ -39,7 +39,7 @@ from toolkit.http import (
     request_id,
     retry_after,
 )
-from toolkit.methods import action_method
+from toolkit.methods import with_methods
 from toolkit.spec import CONTENT_TYPES, Action, Service
 from toolkit.wire import MASK, Prepared, file_part, opened_files, wire_value
 
@@ -385,16 +385,9 @@ def _loopback(host: str) -> bool:
         return host == "localhost"
 
 
-_CLASSES: dict[str, type[Client]] = {}
-
-
 def client_class(service: str) -> type[Client]:
     """The Client subclass of a service, with one method per action (built once)."""
-    if service not in _CLASSES:
-        methods = {a.name: action_method(a) for a in catalog.actions_of(service)}
-        name = "".join(part.title() for part in service.split("_")) + "Client"
-        _CLASSES[service] = type(name, (Client,), {"__doc__": catalog.SERVICES[service].doc, **methods})
-    return _CLASSES[service]
+    return with_methods(Client, service)
 
 
 def credentials_from_env(service: str, given: Mapping[str, Any]) -> dict[str, Any]:

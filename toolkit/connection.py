@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from toolkit import audit, catalog, fetch
+from toolkit import audit, fetch
 from toolkit.client import Client, Page
 from toolkit.errors import ToolkitError, WorkspaceError
-from toolkit.methods import action_method
+from toolkit.methods import with_methods
 from toolkit.spec import Action, Service
 
 
@@ -151,16 +151,9 @@ class Connection:
         return self.screens
 
 
-_CLASSES: dict[str, type[Connection]] = {}
-
-
 def connection_class(service: str) -> type[Connection]:
     """The Connection subclass of a service, with one method per action (built once)."""
-    if service not in _CLASSES:
-        methods = {a.name: action_method(a) for a in catalog.actions_of(service)}
-        name = "".join(part.title() for part in service.split("_")) + "Connection"
-        _CLASSES[service] = type(name, (Connection,), {"__doc__": catalog.SERVICES[service].doc, **methods})
-    return _CLASSES[service]
+    return with_methods(Connection, service)
 
 
 def bind(client: Client, workspace: Any, screens: Screens | None = None) -> Connection:

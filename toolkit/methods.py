@@ -1,5 +1,5 @@
 """The methods built from the catalog: one per action, with a real signature and docstring, so that
-Tab and `?` work in Jupyter. The client's and the connection's classes are both made of them.
+Tab and `?` work in Jupyter. The client's and the connection's classes are both made of them (`with_methods`).
 
     help(toolkit.client_class("translation").get_submission)
 """
@@ -10,6 +10,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from toolkit import catalog
 from toolkit.spec import Action, Param
 
 RESERVED = ("version", "headers", "content_type")     # keywords every method takes besides the params
@@ -59,3 +60,16 @@ def docstring(entry: Action) -> str:
     example = ", ".join(f"{k}={v!r}" for k, v in entry.example.items())
     lines += ["", f"Example: client.{entry.name}({example})"]
     return "\n".join(lines)
+
+
+_CLASSES: dict[tuple[type, str], type] = {}
+
+
+def with_methods(base: type, service: str) -> type:
+    """`base` subclassed for one service with one method per action, built once: `TranslationClient`,
+    `TranslationConnection`, ... (the class name is the service's title-cased key plus the base's)."""
+    if (base, service) not in _CLASSES:
+        methods = {a.name: action_method(a) for a in catalog.actions_of(service)}
+        name = "".join(part.title() for part in service.split("_")) + base.__name__
+        _CLASSES[base, service] = type(name, (base,), {"__doc__": catalog.SERVICES[service].doc, **methods})
+    return _CLASSES[base, service]
