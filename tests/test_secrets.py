@@ -198,3 +198,16 @@ def test_secret_params_can_be_given_as_secrets(stub, audience):
     stub.add(responses.PATCH, audience.base_url + "/api/v2/docgen/configuration", json={"enabled": True})
     audience.call("audience_platform.update_document_generation_configuration", client_secret=Secret("cs-99-real"))
     assert b'"clientSecret":"cs-99-real"' in stub.calls[0].request.body
+
+
+def test_a_token_asked_for_through_a_connection_is_never_shown(stub, make, token):
+    from toolkit.connection import bind
+    from toolkit.workspace import Workspace
+    token(access="asked-for-token-9c8d7e", refresh="asked-refresh-6f5e4d")
+    with Workspace() as ws:
+        conn = bind(make("translation"), ws)
+        answer = conn.call("translation.create_token", grant_type="password", username="pm.user",
+                           password="form-pass-1234")
+        assert answer["access_token"] == "asked-for-token-9c8d7e"
+        text = conn.redactor.scrub(f"echoed {answer['access_token']} and {answer['refresh_token']}")
+        assert "asked-for-token" not in text and "asked-refresh" not in text

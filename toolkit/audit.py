@@ -65,7 +65,7 @@ def sent(client: Client, workspace: Any, prepared: Prepared, params: Mapping[str
         _safely(workspace, client.redactor, entry, params, status=getattr(error, "status", None), ok=False,
                 request=getattr(error, "request_id", None), error=str(error))
         raise
-    result = client.parse(entry, response)
+    result = client.result_of(entry, response)
     _safely(workspace, client.redactor, entry, params, status=response.status_code, ok=True,
             response=response_id(result), request=request_id(response.headers))
     try:

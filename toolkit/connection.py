@@ -95,8 +95,7 @@ class Connection:
         prepared = self.client.prepare(action, version=version, headers=headers, content_type=content_type,
                                        **params)
         if not prepared.action.writes:
-            return self.client.call(prepared.action, version=version, headers=headers,
-                                    content_type=content_type, **params)
+            return self.client.result_of(prepared.action, self.client.send(prepared))
         self._writable(prepared.action)
         return audit.sent(self.client, self.workspace, prepared, params)
 
