@@ -141,10 +141,18 @@ def test_problems_lists_every_broken_rule_in_param_order():
     error = refused("audience_platform.list_audiences", offset=-3, size=0, sort="name:up", tags="vip,,x",
                     colour="red")
     found = [(p.param, p.value) for p in error.problems]
-    assert found == [("colour", "red"), ("offset", -3), ("size", 0), ("sort", "name:up"), ("tags", "vip,,x")]
+    assert found == [("colour", "***"), ("offset", -3), ("size", 0), ("sort", "name:up"), ("tags", "vip,,x")]
     assert error is error.problems[0]
     assert all(isinstance(p, ValidationError) for p in error.problems)
     assert "unknown param" in error.rule and "offset" in error.rule
+
+
+def test_an_unknown_params_value_is_never_shown():
+    """A misspelt secret (`pasword=`) is unknown to the action, so no param says it is secret."""
+    error = refused("audience_platform.create_user", username="ana", pasword="hunter2-very-secret")
+    unknown = next(p for p in error.problems if p.param == "pasword")
+    assert unknown.value == "***"
+    assert "hunter2" not in str(error) and "hunter2" not in repr(error.problems)
 
 
 def test_problems_is_empty_for_good_params():

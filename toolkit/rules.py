@@ -300,8 +300,9 @@ MASK = "***"    # what a secret param's value shows as, here as in toolkit.wire'
 
 def _error(param: Param | None, name: str, value: Any, rule: str, action: str) -> ValidationError:
     """The error naming param, value and rule; a secret param's value shows as ***, in the text and
-    in `.value`, since a notebook prints both."""
-    if param is not None and param.secret and value is not None:
+    in `.value`, since a notebook prints both. So does an unknown param's: it may be a secret under a
+    misspelt name (`pasword=`), and its value says nothing about what the action takes."""
+    if (param is None or param.secret) and value is not None:
         value = MASK
     try:
         return ValidationError(name, value, rule, action)
