@@ -15,6 +15,7 @@ import pyarrow as pa
 import pytest
 
 from toolkit import Workspace, open_snapshot, snapshots
+from toolkit.errors import WorkspaceError
 
 URL = "http://127.0.0.1:9/PD"
 
@@ -190,3 +191,17 @@ def test_leftovers_of_exports_before_the_lock_are_removed_only_once_old(tmp_path
     (tmp_path / "a.duckdb.tmp-0badc0de").write_text("not hidden: not an export's")
     assert sorted(p.name for p in snapshots.remove_leftovers(tmp_path)) == [old.name, f"{old.name}.wal"]
     assert hidden(tmp_path) == [".b.duckdb.tmp-5eedf00d", ".keep"]
+
+
+@pytest.mark.parametrize("format", ["duckdb", "parquet"])
+def test_a_closed_snapshot_says_so_from_every_method(filled, tmp_path, format):
+    snap = open_snapshot(filled.export(tmp_path / "snap", format=format, history=True))
+    snap.close()
+    snap.close()  # twice is fine
+    calls = {"sql": lambda: snap.sql("select 1"), "tables": snap.tables, "manifest": snap.manifest,
+             "loads": snap.loads, "read": lambda: snap.read("translation", "targets")}
+    for name, call in calls.items():
+        with pytest.raises(WorkspaceError, match="is closed; open it again"):
+            call()
+            pytest.fail(f"snap.{name}() on a closed snapshot")
+    assert snap.closed and "closed" in repr(snap)

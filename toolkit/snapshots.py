@@ -310,6 +310,18 @@ class Snapshot:
             self._views_over_parquet()
         else:
             self._con = open_duckdb(self.path, read_only=True)
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _open(self) -> duckdb.DuckDBPyConnection:
+        """The connection; a closed snapshot says so instead of failing somewhere in DuckDB."""
+        if self._closed:
+            raise WorkspaceError(f"snapshot {self.path} is closed; open it again with "
+                                 f"toolkit.open_snapshot({str(self.path)!r})")
+        return self._con
 
     def _views_over_parquet(self) -> None:
         document = orjson.loads((self.path / "manifest.json").read_bytes())
@@ -342,7 +354,7 @@ class Snapshot:
 
     def sql(self, query: str, params: Any = None) -> duckdb.DuckDBPyRelation | None:
         """A DuckDB relation over the snapshot (`.df()`, `.to_arrow_table()`, `.show()`)."""
-        return self._con.sql(query, params=params)
+        return self._open().sql(query, params=params)
 
     def tables(self) -> pd.DataFrame:
         """Every table and view: schema, name, kind."""
@@ -371,7 +383,7 @@ class Snapshot:
             query = f"SELECT * EXCLUDE (_load_id) FROM {old_table_of(service, resource)} WHERE _load_id = ?"
             args = [load_id]
         try:
-            table = self._con.sql(query, params=args).to_arrow_table()
+            table = self._open().sql(query, params=args).to_arrow_table()
         except duckdb.CatalogException:
             what = "with history=True" if load_id else "holding it"
             raise WorkspaceError(f"{self.path} has no {service}.{resource} (export it {what})") from None
@@ -379,7 +391,7 @@ class Snapshot:
 
     def _categories(self, service: str, resource: str) -> dict[str, list[str]]:
         try:
-            rows = self._con.execute("SELECT schema FROM _manifest WHERE service = ? AND resource = ?",
+            rows = self._open().execute("SELECT schema FROM _manifest WHERE service = ? AND resource = ?",
                                      [service, resource]).fetchall()
         except duckdb.CatalogException:
             return {}
@@ -387,10 +399,13 @@ class Snapshot:
         return {c["name"]: c["categories"] for c in schema if "categories" in c}
 
     def _frame(self, query: str) -> pd.DataFrame:
-        return to_frame(self._con.sql(query).to_arrow_table())
+        return to_frame(self._open().sql(query).to_arrow_table())
 
     def close(self) -> None:
-        self._con.close()
+        """Close the snapshot's connection; closing again is fine."""
+        if not self._closed:
+            self._closed = True
+            self._con.close()
 
     def __enter__(self) -> Snapshot:
         return self
@@ -400,7 +415,8 @@ class Snapshot:
 
     def __repr__(self) -> str:
         kind = "Parquet folder" if self.path.is_dir() else "DuckDB file"
-        return f"<toolkit.Snapshot {self.path} ({kind})>"
+        state = ", closed" if self._closed else ""
+        return f"<toolkit.Snapshot {self.path} ({kind}{state})>"
 
 
 def _version() -> str:
