@@ -2,10 +2,14 @@
 service not connected skipped with its reason, one line per resource and a table of what each did."""
 from __future__ import annotations
 
+import shutil
+
+import pandas as pd
 import pytest
 
 import toolkit
 from toolkit import refresh, sandbox
+from toolkit.errors import ValidationError
 
 
 @pytest.fixture
@@ -80,3 +84,78 @@ def test_the_table_counts_added_changed_and_removed_rows(box):
     assert row["kind"] == "full"
     assert (row["added"], row["changed"], row["removed"]) == (len(diff.added), len(diff.changed), len(diff.removed))
     assert row["changed"] > 0
+
+
+@pytest.fixture
+def held(box, tmp_path):
+    """A workspace file holding translation's submissions, targets, phases and projects, and the
+    audience platform's audiences; the sandbox clock two hours on since they were pulled."""
+    path = tmp_path / "held.duckdb"
+    with toolkit.Workspace(path) as ws:
+        tm = ws.connect("translation", **box.credentials("translation"))
+        for name in ("submissions", "targets", "phases", "projects"):
+            tm.pull(name, progress=False)
+        ws.connect("audience_platform", **box.credentials("audience_platform")).pull("audiences", progress=False)
+    box.advance(hours=2)
+    return path
+
+
+def connected(path, box, services=("translation", "audience_platform")):
+    ws = toolkit.Workspace(path)
+    for service in services:
+        ws.connect(service, **box.credentials(service))
+    return ws
+
+
+def test_resources_refreshes_only_the_chosen_ones_parents_first(box, held):
+    with connected(held, box) as ws:
+        before = ws.loads()
+        # named child first, both spellings
+        table = ws.refresh(resources=["translation.phases", ("translation", "submissions")], say=lambda line: None)
+        assert list(table["resource"]) == ["translation.submissions", "translation.phases"]
+        assert set(table["kind"]) <= {"full", "incremental"}
+        new = ws.loads().merge(before[["load_id"]], how="left", indicator=True).query("_merge == 'left_only'")
+        assert sorted(new["resource"]) == ["phases", "submissions"]       # nothing else was pulled
+        one = ws.refresh(resources="audience_platform.audiences", say=lambda line: None)
+        assert list(one["resource"]) == ["audience_platform.audiences"]
+        # a service named too narrows further; an empty choice pulls nothing
+        assert list(ws.refresh("translation", resources=["translation.projects"],
+                               say=lambda line: None)["resource"]) == ["translation.projects"]
+        assert ws.refresh(resources=[], say=lambda line: None).empty
+
+
+@pytest.mark.parametrize("names", [["translation.targets", "translation.documents"],   # in the catalog, not held
+                                   ["translation.no_such"], ["targets"], [("translation",)]])
+def test_a_resource_not_held_is_refused_and_nothing_is_pulled(box, held, names):
+    with connected(held, box) as ws:
+        loads, sent = len(ws.loads()), box.stats()["requests"]
+        with pytest.raises(ValidationError) as refused:
+            ws.refresh(resources=names, say=lambda line: None)
+        assert box.stats()["requests"] == sent and len(ws.loads()) == loads
+        message = str(refused.value)
+        assert "not held" in message and "translation.targets" not in message.split("it holds")[0]
+        listed = message.split("it holds ")[1].split(", ")                 # what is held, listed
+        assert sorted(listed) == sorted(f"{s}.{r}" for s, r in ws.loads()[["service", "resource"]].values)
+
+
+def test_a_resource_of_a_service_not_named_is_refused(box, held):
+    with connected(held, box) as ws, pytest.raises(ValidationError, match="audience_platform.audiences"):
+        ws.refresh("translation", resources=["audience_platform.audiences"], say=lambda line: None)
+
+
+def test_progress_on_or_off_gives_the_same_table_and_lines(box, held, tmp_path, capsys):
+    twin = tmp_path / "twin.duckdb"
+    shutil.copy(held, twin)
+    tables, said = [], []
+    for path, progress in ((held, True), (twin, False)):
+        lines: list[str] = []
+        with connected(path, box) as ws:
+            tables.append(ws.refresh(progress=progress, say=lines.append).drop(columns="seconds"))
+        said.append([line.rsplit(",", 1)[0] for line in lines])    # all but the seconds
+        shown = capsys.readouterr().err
+        if progress:
+            assert "refresh" in shown and f"/{len(tables[-1])}" in shown    # one bar over the resources
+        else:
+            assert shown == ""
+    pd.testing.assert_frame_equal(tables[0], tables[1])
+    assert said[0] == said[1] and len(said[0]) == len(tables[0])

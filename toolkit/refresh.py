@@ -2,12 +2,15 @@
 
     ws.refresh()                          # toolkit.Workspace.refresh hands its connections and itself
     ws.refresh("translation", max_age=3600, incremental=False)
+    ws.refresh(resources=["translation.targets", ("audience_platform", "audiences")])
 
 Each resource is pulled again with the filters its latest load recorded (`_loads.params`),
 incrementally where its catalog entry says how (toolkit.increments). Within a service, parents come
 before children (a fan-out's parent resource, an incremental strategy's parent), so children read
 fresh ids; services run at once, a thread each, every client keeping its own rate budget. One plain
-line per resource says what happened; the returned DataFrame says it again as a table.
+line per resource says what happened (a scheduled run's log), one progress display counts the
+resources done (toolkit.fetch.progress_bar: a line on a terminal, text updated in place in Jupyter,
+nothing in a log); the returned DataFrame says it again as a table.
 
 On the binding floor: given the connections (anything with a `client`) and the store, it imports
 neither the workspace nor the connection module.
@@ -17,7 +20,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
@@ -26,6 +29,7 @@ import orjson
 import pandas as pd
 
 from toolkit import catalog, fetch
+from toolkit.errors import ValidationError
 
 COLUMNS = ["service", "resource", "kind", "added", "changed", "removed", "rows", "requests", "seconds", "error"]
 
@@ -41,6 +45,30 @@ def held(store: Any, services: tuple[str, ...] = ()) -> list[tuple[str, str, dic
     return sorted(found, key=lambda row: (row[0], depth(row[0], row[1])))
 
 
+def chosen(found: list[tuple[str, str, dict]], resources: Iterable[str | tuple[str, str]] | None
+           ) -> list[tuple[str, str, dict]]:
+    """Of the held resources `found`, those named in `resources` ("translation.targets" or
+    ("translation", "targets")), in `found`'s order (parents first); all of them when None. A name
+    not held is refused before anything is sent, with what is held."""
+    if resources is None:
+        return found
+    names = [resources] if isinstance(resources, str) else list(resources)
+    wanted, unknown = set(), []
+    for name in names:
+        pair = tuple(name.split(".", 1)) if isinstance(name, str) else tuple(name)
+        if len(pair) != 2 or not all(isinstance(part, str) for part in pair):
+            unknown.append(name)
+        else:
+            wanted.add(pair)
+    holds = {(service, name) for service, name, _ in found}
+    unknown += [f"{service}.{name}" for service, name in sorted(wanted - holds)]
+    if unknown:
+        listed = ", ".join(f"{service}.{name}" for service, name, _ in found) or "nothing"
+        raise ValidationError("resources", unknown, f"not held by this workspace (as service.resource); "
+                                                    f"it holds {listed}")
+    return [row for row in found if row[:2] in wanted]
+
+
 def depth(service: str, name: str, seen: frozenset[str] = frozenset()) -> int:
     """How many resources stand above this one: its fan-out parent's and its strategy's parent's chains."""
     resource = catalog.RESOURCES[service, name]
@@ -50,26 +78,38 @@ def depth(service: str, name: str, seen: frozenset[str] = frozenset()) -> int:
 
 
 def refresh(store: Any, connections: Mapping[str, Any], services: tuple[str, ...] = (), *,
-            max_age: float | timedelta | None = None, incremental: bool = True,
-            say: Callable[[str], None] | None = None) -> pd.DataFrame:
-    """Pull again every resource the store holds (or those of `services`) through `connections`
-    (service → an object with a `client`); a load younger than `max_age` is kept ("cached"). A
-    service held but not connected is skipped with a reason; a failed resource keeps its previous
-    view, says its error, and the others go on. One line per resource goes to `say` (stdout by
-    default)."""
+            resources: Iterable[str | tuple[str, str]] | None = None, max_age: float | timedelta | None = None,
+            incremental: bool = True, say: Callable[[str], None] | None = None,
+            progress: bool | None = None) -> pd.DataFrame:
+    """Pull again every resource the store holds (or those of `services`, or only the held ones named
+    in `resources`) through `connections` (service → an object with a `client`); a load younger
+    than `max_age` is kept ("cached"). A service held but not connected is skipped with a reason; a
+    failed resource keeps its previous view, says its error, and the others go on. One line per
+    resource goes to `say` (stdout by default); `progress=False` turns the progress display off
+    (None: shown on a terminal or in Jupyter, not in a log).
+
+    Chosen resources still go parents first. A parent that is held but not chosen is not added: its
+    children read its latest load as it stands (a fan-out's ids, an incremental strategy's open or
+    changed parents), so choose the parent too when it may have moved.
+    """
     lock = threading.Lock()
-
-    def line(text: str) -> None:
-        with lock:
-            if say is None:
-                print(text, file=sys.stdout, flush=True)
-            else:
-                say(text)
-
+    todo = chosen(held(store, services), resources)
     by_service: dict[str, list[tuple[str, dict]]] = {}
-    for service, name, params in held(store, services):
+    for service, name, params in todo:
         by_service.setdefault(service, []).append((name, params))
     rows: list[dict] = []
+    bar = fetch.progress_bar(len(todo), "refresh", "resources", progress)
+
+    def line(text: str, resource: str) -> None:
+        with lock:
+            # the plain line first, with a bar on the terminal lifted out of its way, then the bar on
+            if bar.disable:
+                _say(text, say)
+            else:
+                with type(bar).external_write_mode():
+                    _say(text, say)
+            bar.set_postfix_str(resource, refresh=False)
+            bar.update(1)
 
     def one_service(service: str) -> list[dict]:
         conn = connections.get(service)
@@ -80,15 +120,23 @@ def refresh(store: Any, connections: Mapping[str, Any], services: tuple[str, ...
                            error=f"{service} is not connected: ws.connect({service!r}, ...) first")
             else:
                 row = _pull(conn.client, store, service, name, params, max_age, incremental)
-            line(_said(row))
+            line(_said(row), row["resource"])
             done.append(row)
         return done
 
-    if by_service:
-        with ThreadPoolExecutor(max_workers=len(by_service), thread_name_prefix="toolkit-refresh") as pool:
-            for done in pool.map(one_service, list(by_service)):
-                rows.extend(done)
+    with bar:
+        if by_service:
+            with ThreadPoolExecutor(max_workers=len(by_service), thread_name_prefix="toolkit-refresh") as pool:
+                for done in pool.map(one_service, list(by_service)):
+                    rows.extend(done)
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _say(text: str, say: Callable[[str], None] | None) -> None:
+    if say is None:
+        print(text, file=sys.stdout, flush=True)
+    else:
+        say(text)
 
 
 def _pull(client: Any, store: Any, service: str, name: str, params: dict,

@@ -11,6 +11,7 @@ it; what they need of it they are handed.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any
 
@@ -48,19 +49,26 @@ class Workspace(Store):
         self.connections[service] = conn
         return conn
 
-    def refresh(self, *services: str, max_age: float | timedelta | None = None, incremental: bool = True,
-                say: Any = None) -> pd.DataFrame:
-        """Pull again every resource this workspace holds (or those of the named services) through
-        the connections `connect` made, parents before children, services at once; incrementally
-        where the catalog says how. One line per resource; a DataFrame of what each did: kind (full,
-        incremental, cached, skipped, failed), rows added / changed / removed, requests, seconds, error.
+    def refresh(self, *services: str, resources: Iterable[str | tuple[str, str]] | None = None,
+                max_age: float | timedelta | None = None, incremental: bool = True,
+                say: Callable[[str], None] | None = None, progress: bool | None = None) -> pd.DataFrame:
+        """Pull again every resource this workspace holds (or those of the named services, or only
+        the held ones named in `resources`) through the connections `connect` made, parents before
+        children, services at once; incrementally where the catalog says how. One line per resource
+        to `say` (stdout by default) and one progress display (`progress=False`: none); a DataFrame
+        of what each did: kind (full, incremental, cached, skipped, failed), rows added / changed /
+        removed, requests, seconds, error.
+
+        A name not held raises ValidationError (listing what is held) before anything is sent. A
+        held parent left out of `resources` is not pulled: its children read its latest load.
 
             ws.refresh()                    # everything held
             ws.refresh("translation", max_age=3600)
+            ws.refresh(resources=["translation.submissions", "translation.targets"])
         """
         self._check_open()
-        return refresh.refresh(self, self.connections, services, max_age=max_age, incremental=incremental,
-                               say=say)
+        return refresh.refresh(self, self.connections, services, resources=resources, max_age=max_age,
+                               incremental=incremental, say=say, progress=progress)
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else ", ".join(self.connections) or "nothing connected"
