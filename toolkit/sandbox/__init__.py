@@ -2,6 +2,8 @@
 
     with toolkit.sandbox.start(seed=0) as box:
         creds = box.credentials("media_review")   # {"base_url": "http://127.0.0.1:PORT/media_review/v2", "token": ...}
+    with toolkit.sandbox.start(drift=True) as box:  # list answers that differ from the catalog
+        box.drift                                  # [Drift(service, resource, kind, field, detail), ...]
 
 One HTTP server on an ephemeral port serves every service under `/<service><base path>`; each
 service is an Emulator (toolkit/sandbox/emulator.py says how to write one) listed in REGISTRY.
@@ -22,11 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.sandbox.clock import Clock
+from toolkit.sandbox.drift import Drift, DriftPlan
 from toolkit.sandbox.emulator import Emulator
 from toolkit.sandbox.faults import Fault, FaultPlan
 from toolkit.sandbox.server import IDLE_TIMEOUT, MAX_BODY, READ_TIMEOUT, App, SandboxServer
 
-__all__ = ["REGISTRY", "EmulatorImportError", "Fault", "Sandbox", "available", "serve", "start"]
+__all__ = ["REGISTRY", "Drift", "EmulatorImportError", "Fault", "Sandbox", "available", "serve", "start"]
 
 # service key → module whose EMULATOR attribute is the service's Emulator subclass
 REGISTRY: dict[str, str] = {
@@ -103,8 +106,21 @@ class Sandbox:
         return held
 
     def stats(self) -> dict[str, Any]:
-        """requests, by_service, by_action, max_concurrent, max_per_second, faults, limited (429s of limits)."""
+        """What the sandbox has seen since it started, as plain dicts of counts:
+
+        `requests`; `by_service`, `by_action` (action id) and `by_method` (`{"GET": 40, "POST": 2}`, the
+        HTTP method as sent: what proves a read-only tool sent no write) count them; `max_concurrent`
+        and `max_per_second` per service; `faults` injected by kind; `limited` (429s of the services'
+        own limits). Every request that reaches a service's routing counts, refused ones too; one
+        whose framing is malformed is answered before it is counted.
+        """
         return self._app.traffic.snapshot()
+
+    @property
+    def drift(self) -> list[Drift]:
+        """What this sandbox's list answers send differently from the catalog (`start(drift=...)`):
+        one (service, resource, kind, field, detail) per drift, empty when nothing drifts."""
+        return list(self._app.drift.drifts) if self._app.drift is not None else []
 
     def advance(self, **delta: float) -> datetime:
         """Move the virtual clock (`advance(hours=2)`); imports and translation work catch up."""
@@ -136,7 +152,7 @@ def start(seed: int = 0, scale: float = 1, latency_ms: float = 0,
           system_version: str = "6.2", port: int = 0, enforce_limits: bool = True,
           emulators: Mapping[str, type[Emulator]] | None = None, cache_reads: bool = False,
           max_body: int = MAX_BODY, read_timeout: float = READ_TIMEOUT,
-          idle_timeout: float = IDLE_TIMEOUT) -> Sandbox:
+          idle_timeout: float = IDLE_TIMEOUT, drift: bool | str | Iterable[str] | None = None) -> Sandbox:
     """Serve the emulated services on 127.0.0.1 from a background thread.
 
     `scale` multiplies the seed data; `faults` as Fault records or `"429@0.05,500#3"`;
@@ -146,6 +162,10 @@ def start(seed: int = 0, scale: float = 1, latency_ms: float = 0,
     benchmarks measure the client rather than the emulator's record rendering. `max_body` is the
     largest request body taken (413 above it); `read_timeout` how long a read within a request waits
     (408 after it), `idle_timeout` how long a kept-alive connection waits for its next request.
+    `drift` makes the list answers behind the catalog's Resources differ from their declared shapes,
+    the same way for the same seed: True for every kind, or kinds by name (`"extra_field,envelope_key"`
+    or a list; toolkit/sandbox/drift.py lists them); `box.drift` says what drifts where. None or
+    False (the default) sends every answer exactly as without it.
     """
     if mode not in ("client", "hosted"):
         raise ValueError(f"mode must be 'client' or 'hosted', not {mode!r}")
@@ -153,7 +173,9 @@ def start(seed: int = 0, scale: float = 1, latency_ms: float = 0,
     options = {"mode": mode, "system_version": system_version}
     classes = available() if emulators is None else dict(emulators)
     built = {key: cls(seed, scale, clock, options) for key, cls in classes.items()}
-    app = App(built, FaultPlan(faults, seed), latency_ms, enforce_limits, cache_reads, max_body)
+    plan = DriftPlan(drift, seed, {key: [action.id for action in emulator.actions]
+                                   for key, emulator in built.items()})
+    app = App(built, FaultPlan(faults, seed), latency_ms, enforce_limits, cache_reads, max_body, plan)
     server = SandboxServer(app, port, read_timeout, idle_timeout)
     server.start()
     return Sandbox(server, app, clock)

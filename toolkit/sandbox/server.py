@@ -8,7 +8,9 @@ One request: the head read and checked (toolkit/sandbox/framing.py: malformed fr
 over `max_body` 413) → what a real server refuses before it reads a body (`App.screen`: a dot
 segment 400, missing credentials 401, a content type the action does not take 415) → body → service
 from the first segment → route from the catalog → by_action count → the service's own rate limit →
-injected fault → 404/405 → 401 → handler (under the emulator's lock) → latency → answer.
+injected fault → 404/405 → 401 → handler (under the emulator's lock) → drift (a list answer sent
+in another shape than the catalog declares, `start(drift=...)`, toolkit/sandbox/drift.py) → latency
+→ answer.
 A connection waits `idle_timeout` for a request and `read_timeout` for each read within one; a
 request that stops arriving is answered 408 and its connection closed.
 """
@@ -26,6 +28,7 @@ from socketserver import StreamRequestHandler
 from typing import Any
 from urllib.parse import parse_qs
 
+from toolkit.sandbox.drift import DriftPlan
 from toolkit.sandbox.emulator import Emulator
 from toolkit.sandbox.faults import FaultPlan
 from toolkit.sandbox.framing import PHRASES, Malformed, body_length, encode, read_body, read_head
@@ -58,11 +61,14 @@ DROP = object()   # the answer that is no answer: the connection closes
 
 
 class App:
-    """Routes requests to emulators and applies limits, faults and latency."""
+    """Routes requests to emulators and applies limits, faults, drift and latency."""
 
     def __init__(self, emulators: Mapping[str, Emulator], faults: FaultPlan, latency_ms: float = 0,
-                 enforce_limits: bool = True, cache_reads: bool = False, max_body: int = MAX_BODY) -> None:
+                 enforce_limits: bool = True, cache_reads: bool = False, max_body: int = MAX_BODY,
+                 drift: DriftPlan | None = None) -> None:
         self.emulators = dict(emulators)
+        # None unless something drifts: an answer is then encoded exactly as the handler gave it
+        self.drift = drift or None
         self.max_body = max_body
         # Benchmarks measure the client, not the emulator: with cache_reads, a GET answered once is
         # answered again from its bytes until a write to that service or a clock move.
@@ -83,7 +89,7 @@ class App:
         refusal = self._bad_path(emulator, path)
         if emulator is None or refusal is not None:
             counted = key if emulator else "-"
-            self.traffic.arrive(counted)
+            self.traffic.arrive(counted, method)
             try:
                 if refusal is not None:
                     return refusal
@@ -91,7 +97,7 @@ class App:
                 return Response(404, {"message": f"no service at {path!r}; served: {known}"})
             finally:
                 self.traffic.leave(counted)
-        self.traffic.arrive(key)
+        self.traffic.arrive(key, method)
         try:
             return self._serve(emulator, method, slash + tail, query, headers, body, host)
         finally:
@@ -133,7 +139,7 @@ class App:
             if answer is not None:
                 self.traffic.routed(route.name)
         if answer is not None:
-            self.traffic.arrive(key if emulator else "-")
+            self.traffic.arrive(key if emulator else "-", method)
             self.traffic.leave(key if emulator else "-")
         return answer
 
@@ -217,6 +223,8 @@ class App:
                 if not isinstance(result, Response):
                     status = route.action.status if route.action else 200
                     result = Response(status, None if status == 204 else result)
+                if self.drift is not None:
+                    result = self.drift.apply(route.action.id if route.action else None, result)
                 # serialised under the lock: another request may be changing these records
                 return encode(result)
             except Reject as reject:

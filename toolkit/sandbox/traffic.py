@@ -6,6 +6,7 @@ sliding window of one second. Wall time is right here (unlike in answers): limit
 pacing, and nothing of it goes out on the wire.
 
     traffic.snapshot()["max_per_second"]["asset_library"]
+    traffic.snapshot()["by_method"]       # {"GET": 12, "POST": 1}: what a read-only tool may not send
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ class Traffic:
         self.requests = 0
         self.by_service: Counter[str] = Counter()
         self.by_action: Counter[str] = Counter()
+        self.by_method: Counter[str] = Counter()
         self.faults: Counter[str] = Counter()
         self.limited: Counter[str] = Counter()
         self.in_flight: Counter[str] = Counter()
@@ -37,11 +39,14 @@ class Traffic:
         self._arrivals: dict[str, deque[float]] = {}
         self._accepted: dict[str, deque[float]] = {}
 
-    def arrive(self, service: str) -> None:
+    def arrive(self, service: str, method: str = "") -> None:
+        """A request has arrived; `method` is counted as its request line spells it."""
         now = time.monotonic()
         with self._lock:
             self.requests += 1
             self.by_service[service] += 1
+            if method:
+                self.by_method[method] += 1
             self.in_flight[service] += 1
             if self.in_flight[service] > self.max_concurrent[service]:
                 self.max_concurrent[service] = self.in_flight[service]
@@ -83,6 +88,7 @@ class Traffic:
                 "requests": self.requests,
                 "by_service": dict(self.by_service),
                 "by_action": dict(self.by_action),
+                "by_method": dict(self.by_method),
                 "max_concurrent": dict(self.max_concurrent),
                 "max_per_second": dict(self.max_per_second),
                 "faults": dict(self.faults),
