@@ -1,5 +1,6 @@
 """The asset library's public API v1: assets, boards, custom fields, imports, roles, tags and uploads
-(seed 000, part B; wire facts from services.md)."""
+(seed 000, part B; wire facts from services.md, and the public types compared field by field in
+docs/public-specs.md: a version's uploadedAt and summary, tags sent as {id}, an optional recordedAt)."""
 from toolkit.spec import Action, Column, Cursor, Param, Resource, Service, Unpaged
 
 SERVICE = Service(
@@ -77,7 +78,9 @@ UPLOAD_TARGET = (
     Param("asset_id", "body", "id", doc="parent asset to create a new version under (instead of a new asset)"),
     Param("custom_fields", "body", "object", doc="custom fields and values to assign to the asset",
           example=[{"id": CUSTOM_FIELD, "value": "Spring launch"}]),
-    Param("tags", "body", "list", doc="tags to assign to the asset version", example=["hero", "q2"]),
+    # the vendor SDK sends tags as [{id}] (docs/public-specs.md); the sandbox also takes names
+    Param("tags", "body", "object", doc='tags to assign to the asset version as a list of {id}, e.g. '
+          '[{"id": "<tag id>"}]', example=[{"id": TAG}]),
 )
 
 ACTIONS = (
@@ -118,7 +121,7 @@ ACTIONS = (
            "Every version of an asset.",
            params=(ASSET_ID,), response="list", paging=Unpaged(items="data")),
     Action("asset_library.get_asset_version", "Assets", "GET", "/assets/{asset_id}/versions/{version_id}",
-           "One version of an asset: file, size, dimensions, tags.",
+           "One version of an asset: file, size, dimensions, tags and its file metadata (IPTC, EXIF).",
            params=(ASSET_ID, VERSION_ID)),
     Action("asset_library.update_asset_version", "Assets", "PATCH", "/assets/{asset_id}/versions/{version_id}",
            "Change the title or description of an asset version.",
@@ -129,7 +132,7 @@ ACTIONS = (
            body="json", response="none", status=204),
     Action("asset_library.download_asset_version", "Assets", "GET",
            "/assets/{asset_id}/versions/{version_id}/download",
-           "A download URL for the file of an asset version.",
+           "A download URL for the file of an asset version and when it expires (expiresAt).",
            params=(ASSET_ID, VERSION_ID)),
     Action("asset_library.add_asset_version_tag", "Assets", "POST", "/assets/{asset_id}/versions/{version_id}/tags",
            "Tag an asset version with an existing tag.",
@@ -267,6 +270,10 @@ ACTIONS = (
                Param("ext", "body", doc="file extension; taken from the URL when omitted", example="jpg"),
                Param("recorded_at", "body", "datetime", doc="when the file was created; now when omitted",
                      example="2024-05-14T09:30:00.000Z"),
+               Param("title", "body", doc="title of the new version; the file name when omitted",
+                     example="Beach golden hour"),
+               Param("description", "body", "text", doc="description of the new version",
+                     example="Golden hour on the north beach, spring shoot"),
            ) + UPLOAD_TARGET,
            body="json", status=201),
     Action("asset_library.get_import_status", "Imports", "GET", "/imports/{import_id}/status",
@@ -308,7 +315,7 @@ ACTIONS = (
                      rules=("positive",)),
                Param("mime", "body", required=True, doc="MIME type of the file", example="image/jpeg",
                      rules=("not_blank",)),
-               Param("recorded_at", "body", "datetime", required=True, doc="when the file was created",
+               Param("recorded_at", "body", "datetime", doc="when the file was created; now when omitted",
                      example="2024-05-14T09:30:00.000Z"),
            ) + UPLOAD_TARGET,
            body="json", status=201),
@@ -345,9 +352,11 @@ COVER_COLUMNS = (
     Column("cover_version_ext", source="coverVersion.ext"),
     Column("cover_version_title", source="coverVersion.title"),
     Column("cover_version_description", source="coverVersion.description"),
+    Column("cover_version_summary", source="coverVersion.summary"),
     Column("cover_version_type", "category", source="coverVersion.type"),
     Column("cover_version_size", "integer", source="coverVersion.size"),
     Column("cover_version_created_at", "timestamp", source="coverVersion.createdAt"),
+    Column("cover_version_uploaded_at", "timestamp", source="coverVersion.uploadedAt"),
     Column("cover_version_updated_at", "timestamp", source="coverVersion.updatedAt"),
     Column("cover_version_file_created_at", "timestamp", source="coverVersion.fileCreatedAt"),
     Column("cover_version_width", "integer", source="coverVersion.width"),
@@ -378,8 +387,8 @@ RESOURCES = (
         columns=(
             Column("asset_id", "id", doc="id of the asset (added by the fetcher)"),
             Column("id", "id"), Column("file_name"), Column("ext"), Column("title"), Column("description"),
-            Column("type", "category"), Column("size", "integer"),
-            Column("created_at", "timestamp"), Column("updated_at", "timestamp"),
+            Column("summary"), Column("type", "category"), Column("size", "integer"),
+            Column("created_at", "timestamp"), Column("uploaded_at", "timestamp"), Column("updated_at", "timestamp"),
             Column("file_created_at", "timestamp"),
             Column("width", "integer"), Column("height", "integer"), Column("duration", "number"),
             Column("tags", "list"), Column("smart_tags", "list"),

@@ -187,7 +187,7 @@ class AssetLibrary(Emulator):
 
     def get_version(self, request: Request) -> dict[str, Any]:
         i = self.space.require(request.params["asset_id"])
-        return self.space.render_version(self.space.version(i, request.params["version_id"]))
+        return self.space.render_version(self.space.version(i, request.params["version_id"]), metadata=True)
 
     def update_version(self, request: Request) -> Response:
         i = self.space.require(request.params["asset_id"])
@@ -203,7 +203,7 @@ class AssetLibrary(Emulator):
 
     def download(self, request: Request) -> dict[str, Any]:
         i = self.space.require(request.params["asset_id"])
-        return {"url": self.transfers.download_url(request, self.space.version(i, request.params["version_id"]))}
+        return self.transfers.download(request, self.space.version(i, request.params["version_id"]))
 
     def add_version_tag(self, request: Request) -> Response:
         i = self.space.require(request.params["asset_id"])
@@ -277,6 +277,7 @@ class AssetLibrary(Emulator):
         return {
             "asset_id": state["id"], "asset_ids": [state["id"]], "version_id": cover["id"],
             "board_id": board["id"], "parent_board_id": parent, "tag_id": hero["id"], "tag": [hero["name"]],
+            "tags": [{"id": hero["id"]}],
             "custom_field_id": campaign["id"], "value_id": campaign["values"][0]["id"],
             "guest_id": guest["id"], "role_id": roles[1]["id"], "role_type": "guest",
             "import_id": imports["pending"], "import_ids": list(imports.values()),

@@ -311,6 +311,9 @@ class BaseAssets:
         if (h >> 40) % 10 >= (5 if name == "nonMedia" else 2):
             recorded = created - ((h >> 44) % 400) * HOUR * 3
         updated = created if (g >> 8) % 2 else min(created + (g % 10) * DAY // 3, NOW - 60_000)
+        # the file's bytes arrive after the version is made (the public types' uploadedAt), never after
+        # its last change: a version never edited was uploaded when it was made
+        uploaded = created + min(((g >> 44) % 900 + 2) * 1000, updated - created)
         smart: list[str] = []
         if name in ("photo", "video", "animated"):
             smart = list(dict.fromkeys(SMART_TAGS[(g >> s) % 15] for s in (16, 20, 24, 28, 32)[: 2 + (g >> 36) % 4]))
@@ -318,7 +321,8 @@ class BaseAssets:
         return {
             "id": self.version_id(i, k), "fileName": self.file_name(i, k, stem),
             "ext": exts[(self.h(i, 3) >> 8) % len(exts)], "title": title, "description": description,
-            "type": name, "size": size, "createdAt": created, "updatedAt": updated, "fileCreatedAt": recorded,
+            "type": name, "size": size, "createdAt": created, "uploadedAt": uploaded, "updatedAt": updated,
+            "fileCreatedAt": recorded,
             "width": width, "height": height, "duration": duration, "tags": self.version_tags(i, k),
             "smartTags": smart,
         }

@@ -93,6 +93,25 @@ def render_fields(store: Store, fields: dict[str, dict[str, Any]]) -> list[dict[
     return out
 
 
+def entry(category: str, field: str, label: str, kind: str, data: str | list[str]) -> dict[str, Any]:
+    return {"category": category, "fieldName": field, "label": label, "type": kind, "data": data}
+
+
+def file_metadata(v: dict[str, Any], tag_names: list[str]) -> list[dict[str, Any]]:
+    """What a version's file says of itself (IPTC/EXIF), from what the sandbox knows of the file; `data`
+    is a string, or a list of strings for a list field such as Keywords (as the public types allow)."""
+    found = [entry("File", "FileType", "File Type", "string", v["ext"].upper())]
+    if v["width"] and v["height"]:
+        found.append(entry("File", "ImageSize", "Image Size", "string", f"{v['width']}x{v['height']}"))
+    if v["duration"]:
+        found.append(entry("Composite", "Duration", "Duration", "string", f"{v['duration']:.2f} s"))
+    if v["fileCreatedAt"] is not None:
+        found.append(entry("Camera", "DateTimeOriginal", "Date/Time Original", "date", iso_ms(v["fileCreatedAt"])))
+    if tag_names:
+        found.append(entry("Descriptive", "Keywords", "Keywords", "list", tag_names))
+    return found
+
+
 class Rows(Sequence):
     """Rendered assets of a list of indexes, built only for the slice a page asks for."""
 
@@ -297,19 +316,28 @@ class AssetSpace:
 
     # --- rendering ----------------------------------------------------------------------------
 
-    def render_version(self, v: dict[str, Any]) -> dict[str, Any]:
+    def render_version(self, v: dict[str, Any], metadata: bool = False) -> dict[str, Any]:
+        """A version as the public types show it (docs/public-specs.md): `uploadedAt` (required in the
+        OpenAPI types; a version made through the API was uploaded when it was made), `summary` (the
+        vendor SDK's, null until the service writes one) and, with `metadata` (one version's GET only),
+        the embedded file metadata as `{category, fieldName, label, type, data}` entries."""
         tags = self.store["tags"].records
         vid = v["id"]
-        return {
+        names = [tags[t]["name"] for t in v["tags"] if t in tags]
+        answer = {
             "id": vid, "fileName": v["fileName"], "ext": v["ext"], "title": v["title"],
-            "description": v["description"], "type": v["type"], "size": v["size"],
-            "createdAt": iso_ms(v["createdAt"]), "updatedAt": iso_ms(v["updatedAt"]),
+            "description": v["description"], "summary": v.get("summary"), "type": v["type"], "size": v["size"],
+            "createdAt": iso_ms(v["createdAt"]), "uploadedAt": iso_ms(v.get("uploadedAt", v["createdAt"])),
+            "updatedAt": iso_ms(v["updatedAt"]),
             "fileCreatedAt": iso_ms(v["fileCreatedAt"]), "width": v["width"], "height": v["height"],
             "duration": v["duration"],
             "tags": [{"id": t, "name": tags[t]["name"]} for t in v["tags"] if t in tags],
             "smartTags": [{"name": n} for n in v["smartTags"]],
             "urls": {"thumbnail": f"{CDN}/{vid}/thumbnail.jpg", "preview": f"{CDN}/{vid}/preview.jpg"},
         }
+        if metadata:
+            answer["metadata"] = file_metadata(v, names)
+        return answer
 
     def render_index(self, i: int) -> dict[str, Any]:
         found = self.changed.get(i)

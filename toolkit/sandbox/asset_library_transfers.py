@@ -15,9 +15,14 @@ Uploads: `POST /uploads` with `size` ≤ 5 MiB answers an `uploadUrl` (PUT the b
 part; each PUT there answers `ETag: "<md5 of the bytes>"`. `completeMultipart` checks every listed
 part (uploaded, same ETag, ascending partNumber, all but the last ≥ 5 MiB, sizes adding up to the
 declared size) and creates the asset or version. The storage URLs stand for pre-signed S3 URLs:
-public, outside `/v1`, errors in S3's XML. Download URLs are signed and serve the uploaded bytes, or
-for seeded and imported files deterministic bytes of the file's size cut at 1 MiB (header
+public, outside `/v1`, errors in S3's XML. Download answers `{url, expiresAt}` (the public OpenAPI
+types' shape): the URL is signed together with its expiry, an hour of the virtual clock after it was
+asked for, and refused after it (403, as S3 refuses an expired pre-signed URL). It serves the uploaded
+bytes, or for seeded and imported files deterministic bytes of the file's size cut at 1 MiB (header
 `x-sandbox-truncated: true` then).
+
+`recordedAt` of an upload is optional (the vendor SDK's type), now when omitted; an import may set the
+new version's `title` and `description` (the vendor SDK's create params).
 """
 from __future__ import annotations
 
@@ -31,7 +36,7 @@ from urllib.parse import quote, urlsplit
 from toolkit.sandbox.asset_library_boards import Boards
 from toolkit.sandbox.asset_library_checks import instant, object_body, text
 from toolkit.sandbox.asset_library_fields import Fields
-from toolkit.sandbox.asset_library_seed import HOUR, TYPES, mix, type_of_ext
+from toolkit.sandbox.asset_library_seed import HOUR, TYPES, iso_ms, mix, type_of_ext
 from toolkit.sandbox.asset_library_space import AssetSpace
 from toolkit.sandbox.emulator import Extra
 from toolkit.sandbox.seeds import Seeds
@@ -43,11 +48,13 @@ MIN_PART = 5 * MIB                    # every part but the last, as S3 requires
 MAX_PART_NUMBER = 10_000
 SYNTHETIC_CAP = MIB
 PENDING_MS, RUN_MS, TIMEOUT_MS = 5_000, 30_000, 600_000
+DOWNLOAD_TTL_MS = 3_600_000          # how long a download URL stays valid (a decision: none is documented)
 
 MIME = {"jpg": "image/jpeg", "jpeg": "image/jpeg", "png": "image/png", "heic": "image/heic",
         "tif": "image/tiff", "gif": "image/gif", "mp4": "video/mp4", "mov": "video/quicktime",
         "mp3": "audio/mpeg", "wav": "audio/wav", "pdf": "application/pdf", "zip": "application/zip"}
-IMPORT_FIELDS = {"sourceUrl", "fileName", "ext", "recordedAt", "assetId", "parentBoardId", "customFields", "tags"}
+IMPORT_FIELDS = {"sourceUrl", "fileName", "ext", "recordedAt", "assetId", "parentBoardId", "customFields", "tags",
+                 "title", "description"}
 UPLOAD_FIELDS = {"fileName", "ext", "size", "mime", "recordedAt", "parentBoardId", "assetId", "customFields",
                  "tags"}
 
@@ -158,7 +165,8 @@ class Transfers:
             width, height = spec[4][seed % len(spec[4])]
         duration = float(seed % 300 + 5) if spec[5] else 0.0
         return {"id": version_id, "fileName": file_name, "ext": ext, "title": file_name, "description": None,
-                "type": kind, "size": size, "createdAt": at, "updatedAt": at, "fileCreatedAt": recorded,
+                "type": kind, "size": size, "createdAt": at, "uploadedAt": at, "updatedAt": at,
+                "fileCreatedAt": recorded,
                 "width": width, "height": height, "duration": duration, "tags": [], "smartTags": []}
 
     # --- imports -------------------------------------------------------------------------------
@@ -174,9 +182,10 @@ class Transfers:
         stem, dot, url_ext = name.rpartition(".")
         file_name = text(body, "fileName") or (stem if dot else name) or "file"
         ext = (text(body, "ext") or (url_ext if dot else "") or "file").lstrip(".")
+        title, description = text(body, "title"), text(body, "description")
         now = self.now_ms()
         recorded = instant(body.get("recordedAt"), "recordedAt") if body.get("recordedAt") else now
-        record = {"id": self.new_id("imports"), "assetId": target["assetId"] or self.new_id("assets"),
+        record = {"title": title, "description": description, "id": self.new_id("imports"), "assetId": target["assetId"] or self.new_id("assets"),
                   "versionId": self.new_id("versions"), "status": "pending", "error": None, "sourceUrl": url,
                   "fileName": file_name, "ext": ext, "recordedAt": recorded, "created": now,
                   "outcome": outcome(url), "target": {**target, "existing": target["assetId"] is not None}}
@@ -212,8 +221,13 @@ class Transfers:
                 done = record["created"] + PENDING_MS + RUN_MS
                 seed = mix(int(hashlib.md5(record["sourceUrl"].encode()).hexdigest()[:15], 16))
                 size = 100_000 + seed % 20_000_000
-                self.place(record["target"], self.version(record["versionId"], record["fileName"], record["ext"],
-                                                          size, done, record["recordedAt"], seed))
+                version = self.version(record["versionId"], record["fileName"], record["ext"], size, done,
+                                       record["recordedAt"], seed)
+                if record.get("title"):
+                    version["title"] = record["title"]
+                if record.get("description") is not None:
+                    version["description"] = record["description"]
+                self.place(record["target"], version)
 
     # --- uploads -------------------------------------------------------------------------------
 
@@ -225,9 +239,7 @@ class Transfers:
         size = body.get("size")
         if not isinstance(size, int) or isinstance(size, bool) or size < 1:
             raise Reject(400, "size is required: the file size in bytes, a positive integer")
-        if body.get("recordedAt") is None:
-            raise Reject(400, "recordedAt is required")
-        recorded = instant(body["recordedAt"], "recordedAt")
+        recorded = instant(body["recordedAt"], "recordedAt") if body.get("recordedAt") is not None else self.now_ms()
         target = self.target(body)
         asset_id, version_id = target["assetId"] or self.new_id("assets"), self.new_id("versions")
         upload = {"assetId": asset_id, "versionId": version_id, "fileName": text(body, "fileName"),
@@ -337,17 +349,24 @@ class Transfers:
         upload["parts"][number] = {"etag": tag, "data": request.body}
         return Response(200, None, {"ETag": tag})
 
-    def download_url(self, request: Request, version: dict[str, Any]) -> str:
+    def download(self, request: Request, version: dict[str, Any]) -> dict[str, Any]:
+        """`{url, expiresAt}`: a URL signed with its expiry, valid for DOWNLOAD_TTL_MS of the clock."""
+        expires = self.now_ms() + DOWNLOAD_TTL_MS
         name = quote(f"{version['fileName']}.{version['ext']}")
-        return f"{request.root}/storage/files/{version['id']}/{name}?signature={self.signature(version['id'])}"
+        url = (f"{request.root}/storage/files/{version['id']}/{name}"
+               f"?expires={expires // 1000}&signature={self.signature(version['id'], expires // 1000)}")
+        return {"url": url, "expiresAt": iso_ms(expires // 1000 * 1000)}
 
-    def signature(self, version_id: str) -> str:
-        return hashlib.sha256(f"{self.signing_key}:{version_id}".encode()).hexdigest()[:40]
+    def signature(self, version_id: str, expires: int) -> str:
+        return hashlib.sha256(f"{self.signing_key}:{version_id}:{expires}".encode()).hexdigest()[:40]
 
     def get_file(self, request: Request) -> Response:
         version_id = request.params["version_id"]
-        if request.arg("signature") != self.signature(version_id):
+        expires = request.arg("expires") or ""
+        if not expires.isdigit() or request.arg("signature") != self.signature(version_id, int(expires)):
             return s3_error(403, "AccessDenied", "the download URL's signature does not match")
+        if self.now_ms() > int(expires) * 1000:
+            return s3_error(403, "AccessDenied", "Request has expired")
         i = self.space.version_asset(version_id)
         if i is None:
             return s3_error(404, "NoSuchKey", "the file no longer exists")
