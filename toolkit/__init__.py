@@ -14,7 +14,7 @@ from typing import Any as _Any
 _ERRORS = ("ApiError", "AuthError", "ModeError", "NotFoundError", "PagingError", "RateLimitError", "ServerError",
            "ToolkitError", "TransportError", "ValidationError", "VersionError", "WorkspaceError",
            "WorkspaceInUseError", "WorkspaceOpenHereError")
-_WHERE = {"Client": "toolkit.client", "connect": "toolkit.client", "Connection": "toolkit.connection", "F": "toolkit.filters", "Secret": "toolkit.http",
+_WHERE = {"Client": "toolkit.client", "connect": "toolkit.client", "Connection": "toolkit.connection", "doctor": "toolkit.doctor", "F": "toolkit.filters", "Secret": "toolkit.http",
           "Snapshot": "toolkit.snapshots", "open_snapshot": "toolkit.snapshots", "actions": "toolkit.tables",
           "resources": "toolkit.tables", "Workspace": "toolkit.workspace", **dict.fromkeys(_ERRORS, "toolkit.errors")}
 
@@ -22,6 +22,7 @@ if _TYPE_CHECKING:
     from toolkit import sandbox
     from toolkit.client import Client, connect
     from toolkit.connection import Connection
+    from toolkit.doctor import doctor
     from toolkit.errors import (
         ApiError,
         AuthError,
@@ -85,6 +86,7 @@ __all__ = [
     "WorkspaceOpenHereError",
     "actions",
     "connect",
+    "doctor",
     "open_snapshot",
     "resources",
     "sandbox",
