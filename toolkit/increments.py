@@ -47,9 +47,10 @@ def plan(client: Client, store: Any, resource: Resource, filters: dict, previous
     return strategy(client, store, resource, how, filters, previous)
 
 
-def _text(name: str) -> str:
-    """A column as text: keys and statuses compared with the values the filters send."""
-    return f"CAST({quote(name)} AS VARCHAR)"
+def _text(name: str, table: str = "") -> str:
+    """A column (of the `table` alias) as text: keys and statuses compared with the values the filters
+    send, and values of two resources compared whatever type each table gave them."""
+    return f"CAST({table + '.' if table else ''}{quote(name)} AS VARCHAR)"
 
 
 def _held(resource: Resource) -> str:
@@ -148,8 +149,68 @@ def _created_after(client: Client, store: Any, resource: Resource, how: Incremen
     return Step(tables, (older, [newest]))
 
 
+def _changed_parents(client: Client, store: Any, resource: Resource, how: Incremental, filters: dict,
+                     previous: str) -> Step | None:
+    """The fan-out again over the ids whose parent row is new or changed since the previous load, that
+    hold a row naming a `copies` row new, changed or gone since, or that failed in the previous load;
+    the other ids' rows stay, and the rows of ids no longer fanned over go."""
+    if not resource.fan_out:
+        return None
+    plural = f"{resource.fan_out}s"
+    given = filters.get(resource.parent) if resource.parent in filters else filters.get(plural)
+    rest = {k: v for k, v in filters.items() if k not in (resource.parent, plural)}
+    if given is not None:
+        asked = [str(i) for i in (given.tolist() if hasattr(given, "tolist") else given)]
+    elif (resource.service, resource.parent) in catalog.RESOURCES:   # the ids a full pull reads
+        source = catalog.resource(resource.service, resource.parent)
+        column = resource.parent_key or source.key[0]
+        asked = [row[0] for row in store._fetch(
+            f"SELECT DISTINCT {_text(column)} FROM {_held(source)} WHERE {quote(column)} IS NOT NULL")]
+    else:
+        return None
+    parent = catalog.resource(resource.service, how.parent)
+    unchanged = _unchanged(store, parent, how.parent_field or how.field, previous)
+    if unchanged is None:
+        return None
+    again = {str(i) for i in store._fetch("SELECT failed_ids FROM _loads WHERE load_id = ?",
+                                          [previous])[0][0] or ()}
+    if how.copies:
+        source = catalog.resource(resource.service, how.copies)
+        same = _unchanged(store, source, source.key[0], previous)
+        if same is None:
+            return None
+        again |= {row[0] for row in store._fetch(
+            f"SELECT DISTINCT {_text(how.field)} FROM {_held(resource)} "
+            f"WHERE {quote(how.via)} IS NULL OR NOT list_contains(?, {_text(how.via)})", [sorted(same)])}
+    keep = [i for i in asked if i in unchanged and i not in again]
+    kept = set(keep)
+    ids = [i for i in asked if i not in kept]
+
+    def tables(run: Callable[[dict], Tables]) -> Tables:
+        return run({**rest, plural: ids})
+
+    return Step(tables, (f"list_contains(?, {_text(how.field)})", [keep]))
+
+
+def _unchanged(store: Any, resource: Resource, column: str, previous: str) -> set[str] | None:
+    """The values of `column` whose rows of `resource` are the same in its last load before the
+    `previous` load started and in its latest, which began after that load finished: one version
+    valid throughout. None when it has no load on either side (nothing to compare)."""
+    since, newer = store._fetch(
+        "SELECT max(p.seq) FILTER (WHERE p.finished <= c.started), "
+        "max(p.seq) FILTER (WHERE p.started >= c.finished) FROM _loads p, _loads c WHERE c.load_id = ? "
+        "AND p.service = ? AND p.resource = ? AND p.status IN ('complete', 'stale') AND p.seq IS NOT NULL",
+        [previous, resource.service, resource.name])[0]
+    if since is None or newer is None:
+        return None
+    return {row[0] for row in store._fetch(
+        f"SELECT {_text(column)} FROM {_held(resource)} WHERE {quote(column)} IS NOT NULL "
+        f"GROUP BY ALL HAVING max(_valid_from) <= ?", [since])}
+
+
 STRATEGIES: dict[str, Callable[..., Step | None]] = {
     "open_statuses": _open_statuses,
     "open_parents": _open_parents,
     "created_after": _created_after,
+    "changed_parents": _changed_parents,
 }

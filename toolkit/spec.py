@@ -192,6 +192,14 @@ class Incremental:
     - "created_after": ask with the list action's filter language for rows whose `field` is at or
       after the newest held (`filter` is the param); held rows stay, unless the envelope's `total`
       of every row disagrees with what is held (something was deleted): then a full pull.
+    - "changed_parents" (a fan-out): fan out again only over the ids whose `parent` row is new or
+      changed since the previous load (`field` is the fan-out's column naming it, `parent_field` the
+      parent's, when its name differs); the other ids' rows stay, those of ids no longer fanned over
+      go. Sound only where a child row cannot change without its parent row changing, or where
+      what else changes it is declared: the rows copy fields of the `copies` resource's row that
+      their `via` column names, and an id with a held row naming a row of it that is new, changed
+      or gone since is fanned over again too. Both resources must have been loaded before and since
+      the previous load (refresh orders them first), else a full pull.
     """
     strategy: str
     field: str = ""
@@ -200,6 +208,9 @@ class Incremental:
     ids: str = ""
     parent: str = ""
     total: str = ""
+    parent_field: str = ""
+    copies: str = ""
+    via: str = ""
 
 
 @dataclass(frozen=True)

@@ -472,6 +472,13 @@ RESOURCES = (
         key=("profile_id", "audience_id"),
         doc="Audience memberships of the given profiles: one row per profile and audience.",
         fan_out="profile_id", parent="profile_ids",
+        # which audiences a profile is in is its `segments` (the platform keeps memberships on the
+        # profile, as Unomi does): an import, a sync or a profile write changes that profile's row;
+        # the rest of a row is its audience's metadata, which a retag changes for every member
+        # without touching a profile: the members of an audience whose metadata changed too (not
+        # `audiences`, whose profile_count moves with every member gained or lost)
+        incremental=Incremental("changed_parents", parent="profiles", field="profile_id",
+                                copies="audience_metadata", via="audience_id"),
         columns=(Column("profile_id", "id", doc="the profile asked for (added by the fetcher)"),
                  Column("audience_id", "id", source="id"), Column("name"),
                  Column("tags", "list"), Column("system_tags", "list"), Column("provider", "category")),
