@@ -215,13 +215,36 @@ def test_audience_tag_patches(api):
     assert api.ok("PATCH", path, headers={"Content-Type": "application/json-patch+json"},
                   json=[{"op": "replace", "path": "/tags", "value": ["x"]}])["tags"] == ["x"]
     error_of(api("PATCH", path, headers=MERGE, json={"name": "renamed"}), 400)
+    api.ok("PATCH", path, headers=MERGE, json={"tags": ["x", "y"]})
+    moved = api.ok("PATCH", path, headers={"Content-Type": "application/json-patch+json"},
+                   json=[{"op": "move", "path": "/tags/0", "from": "/tags/1"},
+                         {"op": "copy", "from": "/name", "path": "/tags/-"},
+                         {"op": "remove", "path": "/tags/1"}, {"op": "remove", "path": "/tags/1"}])
+    assert moved["tags"] == ["y"]                 # RFC 6902's move and copy, refused before
     error_of(api("PATCH", path, headers={"Content-Type": "application/json-patch+json"},
-                 json=[{"op": "move", "path": "/tags/0", "from": "/tags/1"}]), 400)
+                 json=[{"op": "move", "path": "/tags/0", "from": "/name"}]), 400)   # a move removes its from
+    api.ok("PATCH", path, headers=MERGE, json={"tags": ["x"]})
     error_of(api("PATCH", path, headers={"Content-Type": "application/json-patch+json"},
                  json=[{"op": "add", "path": "/name", "value": "x"}]), 400)
     error_of(api("PATCH", path, headers={"Content-Type": "application/json-patch+json"}, json={"tags": []}), 400)
     assert api.ok("GET", path)["tags"] == ["x"]
     error_of(api("PATCH", "/audiences/nope", headers=MERGE, json={"tags": []}), 404)
+
+
+def test_a_read_only_audience_refuses_a_patch(api):
+    # Unomi's readOnly: "can be accessed but not modified"; an integration manages these audiences
+    managed = [a for a in api.ok("GET", "/audiences/metadata?size=-1")["list"] if a["readOnly"]]
+    assert managed and {a["provider"] for a in managed} == {"analytics", "warehouse"}
+    for audience in (managed[0], managed[-1]):
+        path = f"/audiences/{audience['id']}"
+        before = api.ok("GET", path)
+        error_of(api("PATCH", path, headers=MERGE, json={"tags": ["mine"]}), 409)
+        error_of(api("PATCH", path, headers={"Content-Type": "application/json-patch+json"},
+                     json=[{"op": "add", "path": "/tags/-", "value": "mine"}]), 409)
+        error_of(api("PATCH", path, version="v1", headers=MERGE, json={}), 409)
+        assert api.ok("GET", path) == before
+    error_of(api("PATCH", f"/audiences/{managed[0]['id']}", headers={"Content-Type": "text/plain"},
+                 data="x"), 415)
 
 
 def test_memberships_agree_with_counts(api, box):
@@ -563,11 +586,12 @@ def _call(api: Api, ex: dict, action, version: str) -> requests.Response:
     """The action's example call: catalog example params, path ids from examples()."""
     path = action.path_for(version)
     query, body, raw = {}, {}, None
+    overrides = ex.get("overrides", {}).get(action.id, {})
     for param in action.params:
         value = param.example
         if param.where == "path":
             key = "schema_property_id" if param.name == "property_id" and action.group == "Schemas" else param.name
-            value = ex.get(key, value)
+            value = overrides.get(param.name, ex.get(key, value))
             path = path.replace("{" + param.name + "}", str(value))
         elif value is None:
             continue

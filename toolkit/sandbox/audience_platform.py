@@ -325,6 +325,8 @@ class AudiencePlatform(Emulator):
             "notification_id": first_notice[0]["id"] if first_notice else None,
             "username": "a.dubois", "metric_id": "profiles.created", "metric_ids": [m[0] for m in METRICS],
             "scope": "web", "communication_id": "welcome",
+            # the tracked analytics audience above is readOnly: a tag patch goes to a manual one
+            "overrides": {"audience_platform.update_audience": {"audience_id": "newsletter-subscribers"}},
         }
 
     def on_advance(self, now: datetime) -> None:

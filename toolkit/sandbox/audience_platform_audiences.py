@@ -9,11 +9,19 @@ The import validates its package in the request (400 with the problems on a bad 
 under `/files/audiences/` or a known example URL), answers 202, and applies the import on the next
 advance of the virtual clock, when a notification reports it. An import replaces the audience's
 members; unknown profile ids are skipped and counted in the notification.
+
+A PATCH changes an audience's tags only: a JSON Merge Patch (RFC 7396, applied by `json-merge-patch`)
+or a JSON Patch (RFC 6902, applied by `jsonpatch`: add, remove, replace, move, copy and test). An
+audience marked `readOnly` (one its analytics or warehouse integration manages) answers 409.
 """
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+import json_merge_patch
+import jsonpatch
+import jsonpointer
 import orjson
 
 from toolkit.sandbox.audience_platform_filter import list_filter, sort_records
@@ -26,12 +34,19 @@ METADATA = ("id", "name", "description", "scope", "tags", "systemTags", "provide
             "readOnly")
 FILES_PATH = "/files/audiences/"
 MANAGED = ("analytics", "warehouse")       # providers whose audiences an import cannot replace
+JSON_PATCH, MERGE_PATCH = "application/json-patch+json", "application/merge-patch+json"
+WRITES = ("add", "remove", "replace", "move", "copy")     # the RFC 6902 operations that change `path`
 
 
 def _strings(value: Any, name: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
         raise Reject(400, f"{name} must be a list of non-blank strings")
     return list(dict.fromkeys(value))
+
+
+def _under_tags(pointer: Any) -> bool:
+    """Whether an RFC 6901 pointer names the tags or something inside them (`/tags~1x` is another member)."""
+    return isinstance(pointer, str) and (pointer == "/tags" or pointer.startswith("/tags/"))
 
 
 class Audiences:
@@ -95,72 +110,60 @@ class Audiences:
     def update_audience(self, request: Request) -> dict[str, Any]:
         audience = self.require_audience(request.params["audience_id"])
         kind = request.headers.get("content-type", "application/json").split(";")[0].strip().lower()
+        if kind not in (JSON_PATCH, MERGE_PATCH, "application/json"):
+            raise Reject(415, f"unsupported content type {kind}; use {MERGE_PATCH} or {JSON_PATCH}")
+        if audience.get("readOnly"):
+            # Unomi's metadata: readOnly means "can be accessed but not modified"; the documents name
+            # no status, so the one an import of a managed audience gets: the audience's state forbids it
+            raise Reject(409, f"audience {audience['id']} is read-only (managed by its "
+                              f"{audience.get('provider')} integration) and cannot be patched")
         body = request.json()
-        if kind == "application/json-patch+json":
-            if not isinstance(body, list):
-                raise Reject(400, "a JSON Patch is an array of operations")
-            tags = self._json_patch(list(audience.get("tags") or []), body)
-        elif kind in ("application/merge-patch+json", "application/json"):
+        if kind == JSON_PATCH:
+            tags = self._json_patch(audience, body)
+        else:
             if not isinstance(body, dict):
                 raise Reject(400, "a JSON Merge Patch is an object (send a JSON Patch array as "
-                                  "application/json-patch+json)")
+                                  f"{JSON_PATCH})")
             unknown = sorted(set(body) - {"tags"})
             if unknown:
                 raise Reject(400, f"only tags can be patched, not {', '.join(unknown)}")
-            tags = [] if body.get("tags") is None else body["tags"]
-        else:
-            raise Reject(415, f"unsupported content type {kind}; use application/merge-patch+json or "
-                              "application/json-patch+json")
+            # RFC 7396: a member left out stays as it is, null removes it (no tags)
+            merged = json_merge_patch.merge({"tags": copy.deepcopy(audience.get("tags") or [])}, body)
+            tags = merged.get("tags", [])
         audience["tags"] = _strings(tags, "tags")
         audience["lastUpdated"] = iso(self.state.clock.now())
         return self.audience_wire(audience)
 
-    @staticmethod
-    def _json_patch(tags: list[Any], operations: list[Any]) -> list[Any]:
-        """RFC 6902 add, remove, replace and test on /tags, /tags/N and /tags/-."""
+    def _json_patch(self, audience: dict[str, Any], operations: Any) -> list[Any]:
+        """RFC 6902 applied by `jsonpatch` to the audience as it is read; only /tags may change.
+
+        A `test` may read any member and a `copy` may take its value from one (neither changes it);
+        a `move` removes its `from`, so both of its pointers must be under /tags. The status codes
+        are RFC 5789's: a malformed patch or a member that may not be patched is a 400; a failed
+        `test` or a pointer the audience lacks (remove /tags/9 of two tags) is a 409 conflict.
+        """
+        if not isinstance(operations, list):
+            raise Reject(400, "a JSON Patch is an array of operations")
         for number, operation in enumerate(operations):
-            if not isinstance(operation, dict) or "op" not in operation or "path" not in operation:
+            if not isinstance(operation, dict) or not isinstance(operation.get("op"), str) \
+                    or not isinstance(operation.get("path"), str):
                 raise Reject(400, f"operation {number} needs op and path")
-            op, path = operation["op"], operation["path"]
-            if op in ("add", "replace", "test") and "value" not in operation:
-                raise Reject(400, f"operation {number} ({op}) needs a value")
-            value = operation.get("value")
-            if path == "/tags":
-                if op == "remove":
-                    tags = []
-                elif op in ("add", "replace"):
-                    tags = list(value) if isinstance(value, list) else _strings(value, "tags")
-                elif op == "test":
-                    if tags != value:
-                        raise Reject(409, f"test failed: tags are {tags}")
-                else:
-                    raise Reject(400, f"unsupported operation {op!r}; use add, remove, replace or test")
-                continue
-            head, _, index_text = path.rpartition("/")
-            if head != "/tags" or not (index_text == "-" or index_text.isdigit()):
-                raise Reject(400, f"only /tags can be patched, not {path}")
-            if index_text == "-":
-                if op != "add":
-                    raise Reject(400, f"{path} only takes add")
-                tags.append(value)
-                continue
-            index = int(index_text)
-            if op == "add":
-                if index > len(tags):
-                    raise Reject(400, f"{path} is beyond the end of tags")
-                tags.insert(index, value)
-            elif index >= len(tags):
-                raise Reject(400, f"{path} does not exist")
-            elif op == "remove":
-                del tags[index]
-            elif op == "replace":
-                tags[index] = value
-            elif op == "test":
-                if tags[index] != value:
-                    raise Reject(409, f"test failed: {path} is {tags[index]!r}")
-            else:
-                raise Reject(400, f"unsupported operation {op!r}; use add, remove, replace or test")
-        return tags
+            writes = [operation["path"]] if operation["op"] in WRITES else []
+            if operation["op"] == "move":
+                writes.append(operation.get("from"))
+            for pointer in writes:
+                if not _under_tags(pointer):
+                    raise Reject(400, f"only /tags can be patched, not {pointer}")
+        document = self.audience_wire(audience)
+        try:
+            patched = jsonpatch.apply_patch(document, operations)      # on a copy: all or nothing
+        except jsonpatch.JsonPatchTestFailed as error:
+            raise Reject(409, f"test failed: {error}") from None
+        except jsonpatch.JsonPatchConflict as error:
+            raise Reject(409, f"the patch does not apply: {error}") from None
+        except (jsonpatch.InvalidJsonPatch, jsonpointer.JsonPointerException) as error:
+            raise Reject(400, f"invalid JSON Patch: {error}") from None
+        return patched.get("tags", [])      # `remove /tags` leaves the audience without tags
 
     # --- import -----------------------------------------------------------------------------
 

@@ -10,11 +10,13 @@ of provider `analytics` (same id); `refreshDefinition` and `refreshMemberships` 
 """
 from __future__ import annotations
 
+import copy
 import re
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
+import json_merge_patch
 import orjson
 
 from toolkit.sandbox.audience_platform_profiles import FORMATS
@@ -22,7 +24,6 @@ from toolkit.sandbox.audience_platform_seed import Population, key64, mix64
 from toolkit.sandbox.audience_platform_state import State
 from toolkit.sandbox.clock import iso
 from toolkit.sandbox.pages import answer_list
-from toolkit.sandbox.store import merge_patch
 from toolkit.sandbox.wire import Reject, Request, Response
 
 MASK = "***"
@@ -180,7 +181,8 @@ class Integrations:
             fields = CONFIG_FIELDS[name]
             patch = checked(request.json(), fields)
             patch = {k: v for k, v in patch.items() if not (fields[k].startswith("secret") and v == MASK)}
-            merged = merge_patch(self.state.configs[name], patch)
+            # merged into a copy (the library works in place): a refused patch changes nothing
+            merged = json_merge_patch.merge(copy.deepcopy(self.state.configs[name]), patch)
             if name == "docgen" and merged.get("grantType") == "password" and not merged.get("username"):
                 raise Reject(400, "the password grant needs a username", errors=["username: required"])
             self.state.configs[name] = merged

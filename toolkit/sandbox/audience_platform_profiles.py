@@ -15,13 +15,13 @@ import re
 from datetime import datetime
 from typing import Any
 
+import json_merge_patch
 from jsonschema import Draft201909Validator, FormatChecker
 from jsonschema.exceptions import SchemaError
 
 from toolkit.sandbox.audience_platform_seed import GENERATED, PII
 from toolkit.sandbox.audience_platform_state import State
 from toolkit.sandbox.clock import iso
-from toolkit.sandbox.store import merge_patch
 from toolkit.sandbox.wire import Reject, Request, Response
 
 FORMATS: FormatChecker = copy.deepcopy(Draft201909Validator.FORMAT_CHECKER)
@@ -182,7 +182,8 @@ class Profiles:
         if "itemId" in patch and patch["itemId"] != record["itemId"]:
             raise Reject(400, "itemId cannot be changed")
         current = self.profile_wire(record)
-        merged = merge_patch(current, patch)
+        # json_merge_patch merges into its target in place: a copy, so a refused patch changes nothing
+        merged = json_merge_patch.merge(copy.deepcopy(current), patch)
         for field in ("properties", "systemProperties", "scores", "consents"):
             if not isinstance(merged.setdefault(field, {}), dict):
                 raise Reject(400, f"{field} must be an object")
@@ -301,7 +302,7 @@ class Profiles:
         patch = request.json()
         if not isinstance(patch, dict):
             raise Reject(400, "the body must be a JSON Merge Patch object")
-        entry = self._entry(merge_patch(current, patch), current["id"])
+        entry = self._entry(json_merge_patch.merge(copy.deepcopy(current), patch), current["id"])
         self._policy(request, current["id"], "change")
         current.clear()
         current.update(entry)
