@@ -107,6 +107,17 @@ def test_uploaded_at_lands_in_a_timestamp_column_and_not_in_extra(box, ex):
         assert not any("uploadedAt" in e or "uploadedAt" in e.get("coverVersion", {}) for e in extras)
 
 
+def test_tagging_a_version_answers_the_version(air, ex, box):
+    """The vendor SDK's addVersionTag returns the AssetVersion (its own test says so); the OpenAPI types'
+    204 loses to it."""
+    path = f"/assets/{ex['asset_id']}/versions/{ex['version_id']}/tags"
+    tag = air.ok("POST", "/tags", json={"name": "sdk-shape"})
+    answer = air.session.post(air.base + path, json={"id": tag["id"]}, timeout=10)
+    assert answer.status_code == 200 and tag in answer.json()["tags"] and answer.json()["id"] == ex["version_id"]
+    action = catalog.ACTIONS["asset_library.add_asset_version_tag"]
+    assert action.response != "none" and action.status == 200
+
+
 # --- the download URL: expiresAt (the OpenAPI types), and the URL does expire ----------------------
 
 def test_a_download_url_says_when_it_expires_and_is_refused_after(box, air, ex):
