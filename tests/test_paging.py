@@ -118,6 +118,17 @@ class TestPageNumber:
                                                                                                  "page_size": 2}
         assert style.next({"page": 2, "page_size": 2}, full, {"total-pages": "2"}, full, 4) is None
 
+    def test_a_page_cut_below_the_size_asked_is_not_the_last_while_the_headers_say_more(self):
+        # a service whose own maximum is below the size asked (the vendor's clients trust per-page)
+        style = PageNumber(page="page", size="page_size", first=1, max_size=100, total_header="total",
+                           pages_header="total-pages")
+        cut = rows(100)
+        more = {"total": "250", "total-pages": "3", "per-page": "100"}
+        assert style.next({"page": 1, "page_size": 500}, cut, more, cut, 100) == {"page": 2, "page_size": 500}
+        assert style.next({"page": 3, "page_size": 500}, rows(50), more, rows(50), 250) is None
+        # a count of rows alone does not: a short page ends the walk (the data may have moved)
+        assert self.next(0, 200, 100, 100, {"total-size": "150"}) is None
+
 
 class TestOffset:
     style = Offset()

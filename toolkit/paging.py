@@ -76,14 +76,17 @@ class PageNumber:
         return _rows(body, "")
 
     def next(self, params: dict, body: Any, headers: Mapping, rows: list, seen: int) -> dict | None:
+        # A count of pages is counted in the service's own page size, so it decides where it comes: a
+        # service that cuts pages below the size asked for (its maximum) sends short pages that are
+        # not the last. A count of rows does not: the data may have moved, and a short page ends.
         page, size = int(params[self.page]), int(params[self.size])
         total = _header_int(headers, self.total_header)
         pages = _header_int(headers, self.pages_header)
-        if not rows or len(rows) < size:
+        if not rows:
             return None
-        if total is not None and seen >= total:
-            return None
-        if pages is not None and page - self.first + 1 >= pages:
+        if pages is not None:
+            return {**params, self.page: page + 1} if page - self.first + 1 < pages else None
+        if len(rows) < size or (total is not None and seen >= total):
             return None
         return {**params, self.page: page + 1}
 
