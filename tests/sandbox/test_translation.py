@@ -356,6 +356,37 @@ def test_claim_and_unclaim(fresh: TM) -> None:
     tm.refused(400, "POST", "/submissions/claim", json={**body, "phaseName": "Translation"})
 
 
+def test_claims_as_the_public_integration_sends_them(fresh: TM) -> None:
+    # bb-io/GlobalLink posts an array of {submissionId, phaseName, languages} and reads the claimable
+    # rows' submissionName, languages[].phaseName and claimLevel
+    tm, ex = fresh, fresh.ex
+    rows = tm.ok("GET", "/submissions/claimable", params={"phaseName": "TRANSLATION", "pageSize": 200})
+    row = next(r for r in rows if r["submissionId"] == ex["submission_id"])
+    assert row["submissionName"] and row["claimLevel"] == "LANGUAGE"
+    assert {"phaseName": "TRANSLATION", "sourceLanguageCode": row["sourceLanguage"],
+            "targetLanguageCode": "fr-FR"} in row["languages"]
+    claims = [{"submissionId": ex["submission_id"], "phaseName": "TRANSLATION", "languages": ["fr-FR", "de-DE"]}]
+    answers = tm.ok("POST", "/submissions/claim", json=claims)
+    assert isinstance(answers, list) and len(answers) == 1 and answers[0]["claimedTargetIds"]
+    released = tm.ok("POST", "/submissions/unclaim", json=claims)[0]["unclaimedTargetIds"]
+    assert set(answers[0]["claimedTargetIds"]) <= set(released)      # with any claimed before
+    tm.refused(400, "POST", "/submissions/claim", json=[])
+    tm.refused(400, "POST", "/submissions/claim", json=[claims[0], "x"])
+    # one bad claim refuses the array before any target moves
+    open_targets = f"/submissions/claimable/{ex['submission_id']}/targets"
+    before = tm.ok("GET", open_targets, params={"phaseName": "TRANSLATION"})
+    tm.refused(400, "POST", "/submissions/claim", json=[claims[0], {**claims[0], "phaseName": "Translation"}])
+    assert tm.ok("GET", open_targets, params={"phaseName": "TRANSLATION"}) == before
+
+
+def test_owners_are_user_objects(tm: TM) -> None:
+    # bb-io/GlobalLink's SubmissionResponse.Owners is a list of {userId, userName, firstName, ...}
+    sub = tm.ok("GET", f"/submissions/{tm.ex['submission_id']}")
+    assert sub["owners"] and all(isinstance(o, dict) for o in sub["owners"])
+    assert {"userId", "userName", "firstName", "lastName", "email", "enabled"} <= set(sub["owners"][0])
+    assert tm.ok("GET", f"/submissions/{tm.ex['submission_id']}/owners") == sub["owners"]
+
+
 # --- targets, word count, quotes, metadata, webhooks ----------------------------------------------
 
 def test_target_filters(tm: TM) -> None:

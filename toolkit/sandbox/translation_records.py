@@ -106,7 +106,7 @@ class Records:
             "paClientId": s.pa_client_id, "name": s.name, "status": s.status, "sourceLanguage": s.source,
             "targetLanguages": s.languages(), "dueDate": s.due, "dateCreated": s.created,
             "dateStarted": s.started, "dateCompleted": s.completed, "dateCanceled": s.canceled,
-            "claimScope": s.claim_scope, "owners": list(s.owners),
+            "claimScope": s.claim_scope, "owners": self.owners_wire(s),
             "batchInfos": [{"batchId": b.id, "name": b.name, "wordCount": words[n], "targetFormat": b.target_format,
                             "workflowId": b.workflow_id, "workflowName": self.state.workflows[b.workflow_id].name,
                             "targetLanguageInfos": [{"targetLanguage": lang} for lang in b.languages]}
@@ -180,10 +180,14 @@ class Records:
     def do_get_submission(self, request: Request) -> Any:
         return self.sub_wire(self.state.sub(request.params["submission_id"]))
 
-    def do_list_submission_owners(self, request: Request) -> Any:
-        s = self.state.sub(request.params["submission_id"])
+    def owners_wire(self, s: Submission) -> list[dict[str, Any]]:
+        """The owners as user objects: bb-io/GlobalLink reads a submission's `owners` as a list of
+        {userId, userName, firstName, lastName, email, enabled, ...}, not of names."""
         users = {u["userName"]: u for u in self.state.users[self.state.projects[s.project_id]["organizationId"]]}
-        return [users.get(name, {"userName": name}) for name in s.owners]
+        return [{**users[name], "enabled": True} if name in users else {"userName": name} for name in s.owners]
+
+    def do_list_submission_owners(self, request: Request) -> Any:
+        return self.owners_wire(self.state.sub(request.params["submission_id"]))
 
     def do_list_backgrounds(self, request: Request) -> Any:
         return [{"submissionId": s.id, "background": s.background} for s in self.state.subs.values()]

@@ -212,8 +212,17 @@ class Work:
 
     # --- claims ----------------------------------------------------------------------------------
 
-    def _claim_body(self, request: Request) -> tuple[Submission, str, list[str]]:
-        body = body_object(request)
+    def _claims(self, request: Request) -> list[dict[str, Any]]:
+        """The claims of a body: bb-io/GlobalLink sends an array of {submissionId, phaseName,
+        languages}; a single object (the seed's table lists the three fields) is one claim."""
+        body = request.json()
+        if isinstance(body, dict):
+            return [body]
+        if not isinstance(body, list) or not body or not all(isinstance(c, dict) for c in body):
+            raise Reject(400, "the body must be a claim object or a non-empty array of them")
+        return body
+
+    def _claim_body(self, body: dict[str, Any]) -> tuple[Submission, str, list[str]]:
         s = self.state.sub(body.get("submissionId"))
         name = check_phase_name(body.get("phaseName"))
         self.known_phase(s, name)
@@ -230,16 +239,21 @@ class Work:
         return s, name, languages
 
     def _move(self, request: Request, before: int, after: int, key: str) -> Any:
-        s, name, languages = self._claim_body(request)
-        codes = {LANG_INDEX[lang] for lang in languages}
-        moved = []
-        for n in s.targets:
-            if self.state.targets.status[n] == before and self.state.targets.lang[n] in codes and self.phase_name(n) == name:
-                self.state.targets.set(n, after)
-                moved.append(self.state.targets.BASE + n)
-        verb = "claimed" if after == IN_PROCESS else "released"
-        return {"submissionId": s.id, "phaseName": name, "languages": languages, key: moved,
-                "messages": [f"{len(moved)} targets {verb}" if moved else f"nothing to be {verb} in {name}"]}
+        body = request.json()
+        claims = [self._claim_body(c) for c in self._claims(request)]      # all checked before any moves
+        answers = []
+        for s, name, languages in claims:
+            codes = {LANG_INDEX[lang] for lang in languages}
+            moved = []
+            for n in s.targets:
+                if self.state.targets.status[n] == before and self.state.targets.lang[n] in codes \
+                        and self.phase_name(n) == name:
+                    self.state.targets.set(n, after)
+                    moved.append(self.state.targets.BASE + n)
+            verb = "claimed" if after == IN_PROCESS else "released"
+            answers.append({"submissionId": s.id, "phaseName": name, "languages": languages, key: moved,
+                            "messages": [f"{len(moved)} targets {verb}" if moved else f"nothing to be {verb} in {name}"]})
+        return answers if isinstance(body, list) else answers[0]
 
     def do_claim_submission(self, request: Request) -> Any:
         return self._move(request, READY, IN_PROCESS, "claimedTargetIds")
@@ -264,7 +278,12 @@ class Work:
                 continue
             phases = list(dict.fromkeys(p for p, _ in found))
             langs = list(dict.fromkeys(LANGUAGES[self.state.targets.lang[n]] for _, n in found))
-            rows.append({"submissionId": s.id, "projectId": s.project_id, "name": s.name,
+            # submissionName, languages and claimLevel: what bb-io/GlobalLink reads of a claimable row
+            pairs = list(dict.fromkeys((p, LANGUAGES[self.state.targets.lang[n]]) for p, n in found))
+            rows.append({"submissionId": s.id, "submissionName": s.name, "claimLevel": s.claim_scope,
+                         "languages": [{"phaseName": p, "sourceLanguageCode": s.source, "targetLanguageCode": lang}
+                                       for p, lang in pairs],
+                         "projectId": s.project_id, "name": s.name,
                          "sourceLanguage": s.source, "targetLanguages": langs, "dueDate": s.due,
                          "claimScope": s.claim_scope, "phaseName": wanted or phases[0], "phaseNames": phases,
                          "batchNames": list(dict.fromkeys(s.batches[self.state.docs.batch[self.state.targets.doc[n]]].name
