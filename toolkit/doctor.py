@@ -35,7 +35,7 @@ import requests
 from toolkit import catalog
 from toolkit.client import Client, connect, credentials_from_env
 from toolkit.decoding import ID_KINDS, WIRE_KINDS, rows_of
-from toolkit.errors import ApiError, ModeError, ToolkitError, ValidationError, VersionError
+from toolkit.errors import ApiError, ModeError, ToolkitError, TransportError, ValidationError, VersionError
 from toolkit.http import RetryPolicy
 from toolkit.paging import Cursor, Offset, PageNumber, Unpaged, dig
 from toolkit.spec import Action, Column, Resource
@@ -109,6 +109,7 @@ class ResourceCheck:
     paging_declared: str = ""
     paging_seen: str = ""
     paging_differs: list[str] = field(default_factory=list)
+    envelope: list[str] = field(default_factory=list)       # the top keys of an answer that is an object
     declared: list[str] = field(default_factory=list)
     seen: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
@@ -291,7 +292,7 @@ class _Recorder:
             started = time.perf_counter()
             try:
                 response = send(method, url, **kwargs)
-            except ToolkitError as error:
+            except TransportError as error:      # no answer; a login refused was noted as its POST
                 self.seen.append((method, self.path if url != login else "/oauth/token", type(error).__name__,
                                   (time.perf_counter() - started) * 1000, None, time.time()))
                 raise
@@ -317,11 +318,11 @@ def _check_service(client: Client, page_size: int, say: Callable[[str], None] | 
         check.resources.append(result)
         if say:
             say(result.line())
-        if result.status in (401, 403) or result.error == "TransportError":
+        if _stops(result):
             break                   # the rest would fail alike: the report says why once
     answered = [r for r in check.resources if r.status is not None and r.status < 400]
     login = [c for c in recorder.seen if c[1] == "/oauth/token"]
-    refused = next((r for r in check.resources if r.status in (401, 403) or r.error == "TransportError"), None)
+    refused = next((r for r in check.resources if _stops(r)), None)
     if login and login[-1][2] != 200:
         check.auth = f"the OAuth login answered {login[-1][2]}"
     elif refused is not None:
@@ -403,6 +404,8 @@ def _check_resource(client: Client, recorder: _Recorder, resource: Resource, fir
     result.status = response.status_code
     body = client.parse(action, response)
     result.paging_seen, result.paging_differs = _paging(style, action, resource, body, response.headers)
+    if isinstance(body, dict) and action.response != "record":
+        result.envelope = sorted(_name(k) for k in body)
     try:
         rows = [row for row in rows_of(resource, action, body) if isinstance(row, dict)]
     except ToolkitError:
@@ -525,6 +528,11 @@ def _version(client: Client, recorder: _Recorder, checked: list[ResourceCheck]) 
 
 
 # --- small pieces -------------------------------------------------------------------------------------
+
+def _stops(result: ResourceCheck) -> bool:
+    """Auth refused or the service unreachable: every other request would end the same."""
+    return (result.error or "").split(" ")[0] in ("AuthError", "TransportError")
+
 
 def _parents_first(service: str) -> list[Resource]:
     resources = [r for (s, _), r in catalog.RESOURCES.items() if s == service]
