@@ -5,7 +5,7 @@ catalog's Resources, what the toolkit must survive and report rather than trust:
 declare, a declared one renamed or missing, a number as a string, a null where a list was, a status
 never seen, an envelope key renamed. Writes, errors and single-record answers go out as they are.
 
-    plan = DriftPlan("extra_field,number_as_string", seed=0, actions={"translation": {...}})
+    plan = DriftPlan("extra_field,number_as_string", 0, {"translation": ["translation.list_targets"]})
     plan.drifts        # [Drift("translation", "targets", "number_as_string", "word_count", ...), ...]
     response = plan.apply("translation.list_targets", response)
 
