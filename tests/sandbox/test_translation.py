@@ -287,7 +287,7 @@ def test_checking_translatable_uploads(tm: TM) -> None:
     good = tm.ok("POST", path, files={"file": ("strings-fr.xlf", b"<xliff version='1.2'/>")})
     assert tm.ok("GET", f"{path}/{good['processId']}") == {
         "processId": good["processId"], "submissionId": sid, "fileName": "strings-fr.xlf", "status": "PROCESSED",
-        "messages": []}
+        "processingFinished": True, "messages": ["Upload successfully!"]}      # what bb-io/GlobalLink reads
     archive = io.BytesIO()
     with zipfile.ZipFile(archive, "w") as z:
         z.writestr("notes.docx", "not XLIFF")
@@ -297,7 +297,7 @@ def test_checking_translatable_uploads(tm: TM) -> None:
     assert answer.status_code == 400, answer.text
     assert answer.json() == {
         "messages": ["notes.docx: not a translatable file (XLIFF, TXLF or TXML expected)", "empty.xlf: the file is empty"],
-        "processId": bad["processId"], "status": "FAILED"}
+        "processId": bad["processId"], "status": "FAILED", "processingFinished": True}
     tm.refused(404, "GET", f"{path}/{bad['processId'] + 1000}")
     # an error answer may carry a field named like the answer's own status
     assert tm.emulator.error(400, "failed", status="FAILED").body == {"messages": ["failed"], "status": "FAILED"}

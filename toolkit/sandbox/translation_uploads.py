@@ -159,6 +159,9 @@ class Uploads:
         if upload["status"] == "FAILED":
             # the service's error body with the process and its status: built here because a Reject
             # cannot carry a field named `status`, the name of its own first parameter
-            return Response(400, {"messages": list(upload["messages"]), "processId": pid, "status": "FAILED"})
+            return Response(400, {"messages": list(upload["messages"]), "processId": pid, "status": "FAILED",
+                                  "processingFinished": True})
+        # bb-io/GlobalLink reads `processingFinished` and takes a first message holding "Upload
+        # successfully!" for success
         return {"processId": pid, "submissionId": s.id, "fileName": upload["name"], "status": "PROCESSED",
-                "messages": []}
+                "processingFinished": True, "messages": ["Upload successfully!"]}
