@@ -188,3 +188,68 @@ def test_refresh_pulls_again_what_a_workspace_holds(env, tmp_path, capsys, monke
     assert main(["refresh", "nothing_here", "--workspace", workspace]) == 2
     with tk.Workspace(workspace) as ws:
         assert len(ws.history("translation.submissions")) == 3
+
+
+# --- toolkit doctor ----------------------------------------------------------------------------------
+
+def test_doctor_exits_0_when_everything_answered_as_declared(env, tmp_path, capsys):
+    before = dict(env.stats()["by_method"])
+    report = tmp_path / "doctor.json"
+    assert main(["doctor", "asset_library", "translation", "--json", str(report)]) == 0
+    out = capsys.readouterr().out
+    assert "everything answered as declared" in out and "ok   assets" in out and "ok   targets" in out
+    assert f"report written to {report}" in out
+    data = json.loads(report.read_text())
+    assert data["ok"] is True and [s["service"] for s in data["services"]] == ["asset_library", "translation"]
+    sent = {m: n - before.get(m, 0) for m, n in env.stats()["by_method"].items()}
+    assert sent.get("POST", 0) == 1 and set(m for m, n in sent.items() if n) <= {"GET", "POST"}   # the login
+    for secret in env.secrets():
+        assert secret not in out and secret not in report.read_text()
+
+
+def test_doctor_exits_1_when_a_service_drifts(monkeypatch, capsys):
+    with tk.sandbox.start(seed=5, drift="missing_field") as drifting:
+        for field, value in drifting.credentials("media_review").items():
+            monkeypatch.setenv(f"TOOLKIT_MEDIA_REVIEW_{field.upper()}", str(value))
+        assert main(["doctor", "media_review"]) == 1
+        assert drifting.stats()["by_method"] == {"GET": 1}
+        missing = next(d.field for d in drifting.drift if d.service == "media_review")
+    out = capsys.readouterr().out
+    assert "differs or failed: media_review" in out and f"missing: {missing}\n" in out
+
+
+def test_doctor_exits_1_on_wrong_credentials_and_prints_no_secret(env, capsys, monkeypatch):
+    monkeypatch.setenv("TOOLKIT_MEDIA_REVIEW_TOKEN", "sbx_wrong-token-77")
+    assert main(["doctor", "media_review"]) == 1
+    captured = capsys.readouterr()
+    assert "auth: AuthError 401" in captured.out
+    assert "sbx_wrong-token-77" not in captured.out + captured.err
+
+
+def test_doctor_takes_a_base_url(env, capsys, monkeypatch):
+    url = env.url("media_review")
+    monkeypatch.delenv("TOOLKIT_MEDIA_REVIEW_BASE_URL")
+    assert main(["doctor", "media_review", "--base-url", url]) == 0
+    assert main(["doctor", "media_review", "--base-url", f"media_review={url}"]) == 0
+    assert capsys.readouterr().out.count("everything answered as declared") == 2
+
+
+@pytest.mark.parametrize(("argv", "words"), [
+    (["doctor", "no_such_service"], "no service no_such_service"),
+    (["doctor", "media_review", "translation", "--base-url", "http://127.0.0.1:9/v2"], "--base-url takes"),
+    (["doctor", "asset_library", "--base-url", "nope=http://127.0.0.1:9/v1"], "--base-url takes"),
+])
+def test_doctor_refuses_bad_usage_with_exit_2(env, capsys, argv, words):
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and words in captured.err
+
+
+def test_doctor_without_credentials_exits_2_and_names_what_is_missing(env, capsys, monkeypatch):
+    for name in [n for n in os.environ if n.startswith("TOOLKIT_") and n.endswith(("_BASE_URL", "_API_KEY"))]:
+        monkeypatch.delenv(name)
+    assert main(["doctor"]) == 2
+    assert "none named and none configured" in capsys.readouterr().err
+    monkeypatch.setenv("TOOLKIT_ASSET_LIBRARY_BASE_URL", env.url("asset_library"))
+    assert main(["doctor", "asset_library"]) == 2
+    assert "TOOLKIT_ASSET_LIBRARY_API_KEY" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""The `toolkit` command: demo, sandbox, actions, resources, call, pull, refresh, export, migrate, cassettes."""
+"""The `toolkit` command: demo, sandbox, actions, resources, call, pull, refresh, doctor, export, migrate, cassettes."""
 from __future__ import annotations
 
 import argparse
@@ -121,6 +121,42 @@ def _refresh(args: argparse.Namespace) -> int:
     return 1 if (table["kind"] == "failed").any() else 0
 
 
+def _doctor(args: argparse.Namespace) -> int:
+    from toolkit import catalog
+    from toolkit.doctor import doctor
+    from toolkit.errors import ToolkitError
+    unknown = [s for s in args.services if s not in catalog.SERVICES]
+    if unknown:
+        print(f"toolkit doctor: no service {', '.join(unknown)}; there are {', '.join(catalog.SERVICES)}",
+              file=sys.stderr)
+        return 2
+    base_urls = {}
+    for given in args.base_url:
+        service, _, url = given.partition("=") if "=" in given.split("://", 1)[0] else ("", "", given)
+        if not service and len(args.services) == 1:
+            service = args.services[0]
+        if service not in catalog.SERVICES or not url:
+            print(f"toolkit doctor: --base-url takes SERVICE=URL, or a URL when one service is named; got {given!r}",
+                  file=sys.stderr)
+            return 2
+        base_urls[service] = url
+    # progress on stderr as each resource is checked (a real service may be slow); the report on stdout
+    say = (lambda line: print(line, file=sys.stderr, flush=True)) if sys.stderr.isatty() else None
+    try:
+        report = doctor(*args.services, base_urls=base_urls, page_size=args.page_size, say=say)
+    except ToolkitError as error:        # a service unknown, unconfigured or lacking a credential: nothing was sent
+        print(f"toolkit doctor: {type(error).__name__}: {error}", file=sys.stderr)
+        return 2
+    print(report.text())
+    if args.json:
+        try:
+            print(f"report written to {report.to_json(args.json)} (names and types only: no value, no secret)")
+        except OSError as error:
+            print(f"toolkit doctor: cannot write {args.json}: {error.strerror}", file=sys.stderr)
+            return 2
+    return 0 if report.ok else 1
+
+
 def _export(args: argparse.Namespace) -> int:
     from toolkit.errors import ToolkitError
     from toolkit.workspace import Workspace
@@ -215,6 +251,17 @@ def parser() -> argparse.ArgumentParser:
                                              "layout (a read-write open does it too)")
     migrate.add_argument("--workspace", required=True, help="the workspace's DuckDB file")
     migrate.set_defaults(run=_migrate)
+    check = sub.add_parser("doctor", help="read-only calls to services with credentials from TOOLKIT_<SERVICE>_<FIELD>: "
+                                          "auth, each resource's first page against the catalog, limits, clock, "
+                                          "versions; exit 0 when all answered as declared, 1 when not")
+    check.add_argument("services", nargs="*", metavar="SERVICE",
+                       help="services to check (default: every one with a base URL in the environment)")
+    check.add_argument("--json", metavar="FILE", help="also write the report as JSON (no value, no secret), "
+                                                      "to attach to a bug report")
+    check.add_argument("--base-url", action="append", default=[], metavar="[SERVICE=]URL",
+                       help="a service's base URL, instead of TOOLKIT_<SERVICE>_BASE_URL (repeatable)")
+    check.add_argument("--page-size", type=int, default=1, help="rows asked for on each first page (default 1)")
+    check.set_defaults(run=_doctor)
     export = sub.add_parser("export", help="export a workspace's latest loads as a snapshot file or Parquet folder")
     export.add_argument("--workspace", required=True, help="the workspace's DuckDB file")
     export.add_argument("--out", required=True, help="the snapshot file (duckdb) or folder (parquet)")
