@@ -42,6 +42,15 @@ def test_merge_patch_is_rfc_7386():
     assert merge_patch({"a": "b", "c": {"d": "e", "f": "g"}}, {"a": "z", "c": {"f": None}}) == {"a": "z", "c": {"d": "e"}}
     assert merge_patch({"a": [1, 2]}, {"a": [3]}) == {"a": [3]}
     assert merge_patch({"a": 1}, {"b": {"c": None}}) == {"a": 1, "b": {}}
+    assert merge_patch(["a"], {"a": "b", "c": None}) == {"a": "b"}     # RFC 7396 appendix A's last cases
+    assert merge_patch({"a": "foo"}, None) is None
+
+
+def test_merge_patch_leaves_the_record_as_it_was():
+    """A patch refused after merging (a read-only field, a bad value) must not have changed the record."""
+    record = {"a": {"b": 1}, "c": [1]}
+    merge_patch(record, {"a": {"b": 2, "x": None}, "c": None})
+    assert record == {"a": {"b": 1}, "c": [1]}
 
 
 def test_multipart_parts_keep_bytes_and_filenames(toy):

@@ -14,10 +14,13 @@ store knows nothing of the emulator that holds it.
 """
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import json_merge_patch
 
 from toolkit.sandbox.pages import answer_list
 from toolkit.sandbox.wire import Reject, Request, Response
@@ -121,16 +124,10 @@ class Bind:
 
 
 def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386 JSON Merge Patch: objects merge recursively, null deletes, anything else replaces."""
-    if not isinstance(patch, dict):
-        return patch
-    result = dict(target) if isinstance(target, dict) else {}
-    for key, value in patch.items():
-        if value is None:
-            result.pop(key, None)
-        else:
-            result[key] = merge_patch(result.get(key), value)
-    return result
+    """RFC 7396 JSON Merge Patch (json-merge-patch), on a copy: the library merges in place, and a
+    record must stay as it was when a patch is refused after merging."""
+    return json_merge_patch.merge(copy.deepcopy(target), patch) if isinstance(target, dict) else \
+        json_merge_patch.merge({}, patch) if isinstance(patch, dict) else patch
 
 
 _PLACEHOLDER = re.compile(r"{(\w+)}")
