@@ -2,20 +2,55 @@
 pull into a fresh workspace, step after step of the clock; a failed one leaves the view as it was."""
 from __future__ import annotations
 
+import dataclasses
+from types import MappingProxyType
+
 import pandas as pd
 import pytest
 
 import toolkit
-from toolkit import catalog, fetch, sandbox
+from toolkit import catalog, fetch, refresh, sandbox
 from toolkit.errors import TransportError
+from toolkit.spec import Incremental
 
-WITH_STRATEGY = [(s, n) for (s, n), r in catalog.RESOURCES.items() if r.incremental is not None]
+# parents first, as a refresh pulls them: a fan-out's strategy reads its parent's latest load
+WITH_STRATEGY = sorted(((s, n) for (s, n), r in catalog.RESOURCES.items() if r.incremental is not None),
+                       key=lambda found: refresh.depth(*found))
 
 
 def view(ws: toolkit.Workspace, service: str, name: str) -> pd.DataFrame:
     frame = ws.sql(f"select * from {service}.{name}").df()
     key = list(catalog.RESOURCES[service, name].key)
     return frame.astype("string").fillna("<NA>").sort_values(key).reset_index(drop=True)
+
+
+def given(box, service: str, name: str) -> dict:
+    """The ids a fan-out over ids the analyst holds is pulled with (the sandbox's examples)."""
+    resource = catalog.RESOURCES[service, name]
+    if resource.fan_out and (service, resource.parent) not in catalog.RESOURCES:
+        return {resource.parent: box.examples(service)[resource.parent]}
+    return {}
+
+
+def signals(service: str, name: str) -> list[str]:
+    """What a strategy reads besides the held rows and that has no strategy of its own: pulled in full
+    before the resource each step, as a refresh would (parents first)."""
+    how = catalog.RESOURCES[service, name].incremental
+    return [n for n in (how.parent, how.copies) if n and catalog.RESOURCES[service, n].incremental is None]
+
+
+def pull_with_signals(conn, box, name: str, **options) -> fetch.LoadResult:
+    service = conn.client.service.key
+    for signal in signals(service, name):
+        conn.pull(signal, progress=False, **given(box, service, signal))
+    return conn.pull(name, progress=False, **given(box, service, name), **options)
+
+
+def patched(monkeypatch, service: str, name: str, incremental: Incremental) -> None:
+    """The catalog with `incremental` declared on one resource (an entry another file holds)."""
+    found = dict(catalog.RESOURCES)
+    found[service, name] = dataclasses.replace(found[service, name], incremental=incremental)
+    monkeypatch.setattr(catalog, "RESOURCES", MappingProxyType(found))
 
 
 @pytest.fixture
@@ -26,34 +61,133 @@ def box():
 
 def test_the_strategies_cover_what_the_issue_names():
     assert set(WITH_STRATEGY) >= {("translation", "submissions"), ("translation", "targets"),
-                                  ("translation", "phases"), ("audience_platform", "notifications")}
+                                  ("translation", "phases"), ("audience_platform", "notifications"),
+                                  ("audience_platform", "memberships")}
 
 
 def test_incremental_equals_a_full_pull_over_several_clock_steps(box):
     ws = toolkit.Workspace()
     conns = {s: ws.connect(s, **box.credentials(s)) for s in {s for s, _ in WITH_STRATEGY}}
     for service, name in WITH_STRATEGY:
-        conns[service].pull(name, progress=False)
+        pull_with_signals(conns[service], box, name)
+    audiences = conns["audience_platform"]
     kinds, cheaper = set(), 0
     for step in range(3):
         box.advance(hours=3)
+        if step == 0:   # a retag changes every member's membership row and no profile's row
+            held = ws.sql("select audience_id, count(*) from audience_platform.memberships m join "
+                          "audience_platform.audience_metadata a on a.id = m.audience_id where not a.read_only "
+                          "group by all order by 2 desc limit 1").fetchone()[0]
+            audiences.call("audience_platform.update_audience", audience_id=held, patch={"tags": ["retagged"]})
         if step == 1:   # an old notification deleted: no filtered answer shows it, the total does
             oldest = ws.sql("select id from audience_platform.notifications order by created limit 1").fetchone()[0]
-            conns["audience_platform"].call("audience_platform.delete_notification", notification_id=str(oldest))
+            audiences.call("audience_platform.delete_notification", notification_id=str(oldest))
+        if step == 2:   # a profile leaves its audiences for one other: its row's segments change
+            profile = box.examples("audience_platform")["profile_ids"][0]
+            other = ws.sql("select id from audience_platform.audience_metadata where len(system_tags) > 0 and id "
+                           "not in (select audience_id from audience_platform.memberships where profile_id = ?) "
+                           "order by id limit 1", [profile]).fetchone()[0]
+            audiences.call("audience_platform.update_profile", profile_id=profile, patch={"segments": [other]})
         fresh = toolkit.Workspace()
         fresh_conns = {s: fresh.connect(s, **box.credentials(s)) for s in conns}
         for service, name in WITH_STRATEGY:
-            mine = conns[service].pull(name, incremental=True, progress=False)
-            theirs = fresh_conns[service].pull(name, progress=False)
+            mine = pull_with_signals(conns[service], box, name, incremental=True)
+            theirs = fresh_conns[service].pull(name, progress=False, **given(box, service, name))
             kinds.add((name, mine.kind))
             if step == 1 and name == "notifications":
                 assert mine.kind == "full", "a deletion among old notifications needs a full pull"
             cheaper += mine.requests < theirs.requests
+            if name in ("phases", "memberships"):   # fan-outs: one request per parent in a full pull
+                assert mine.requests < theirs.requests / 2, (step, name, mine.requests, theirs.requests)
             assert view(ws, service, name).equals(view(fresh, service, name)), (step, name, mine.kind)
         fresh.close()
     assert {("submissions", "incremental"), ("targets", "incremental"), ("phases", "incremental"),
-            ("notifications", "incremental")} <= kinds
+            ("notifications", "incremental"), ("memberships", "incremental")} <= kinds
     assert cheaper >= 6
+
+
+def test_memberships_ask_again_only_for_the_profiles_a_change_reached(box):
+    ws = toolkit.Workspace()
+    ap = ws.connect("audience_platform", **box.credentials("audience_platform"))
+    ids = box.examples("audience_platform")["profile_ids"]
+    first = pull_with_signals(ap, box, "memberships")
+    box.advance(hours=1)
+    quiet = pull_with_signals(ap, box, "memberships", incremental=True)
+    assert first.requests >= len(ids) and (quiet.kind, quiet.requests) == ("incremental", 0)
+
+    audience, members = ws.sql("select audience_id, count(*) from audience_platform.memberships m join "
+                               "audience_platform.audience_metadata a on a.id = m.audience_id "
+                               "where not a.read_only group by all order by 2 desc limit 1").fetchone()
+    ap.call("audience_platform.update_audience", audience_id=audience, patch={"tags": ["retagged"]})
+    retagged = pull_with_signals(ap, box, "memberships", incremental=True)
+    assert members <= retagged.requests < members + 10   # 429s retried count too
+    assert set(ws.sql("select distinct tags from audience_platform.memberships where audience_id = ?",
+                      [audience]).df()["tags"].map(tuple)) == {("retagged",)}
+
+    # one with system tags: a batch whose lists are all empty meets the defect the xfail below shows
+    other = ws.sql("select id from audience_platform.audience_metadata where len(system_tags) > 0 and id not in "
+                   "(select audience_id from audience_platform.memberships where profile_id = ?) order by id limit 1",
+                   [ids[1]]).fetchone()[0]
+    ap.call("audience_platform.update_profile", profile_id=ids[1], patch={"segments": [other]})
+    moved = pull_with_signals(ap, box, "memberships", incremental=True)
+    assert moved.requests < 5
+    fresh = toolkit.Workspace()
+    fresh.connect("audience_platform", **box.credentials("audience_platform")).pull(
+        "memberships", progress=False, profile_ids=ids)
+    assert view(ws, "audience_platform", "memberships").equals(view(fresh, "audience_platform", "memberships"))
+
+
+def test_memberships_are_pulled_in_full_when_a_signal_was_not_pulled_since(box):
+    ws = toolkit.Workspace()
+    ap = ws.connect("audience_platform", **box.credentials("audience_platform"))
+    ids = box.examples("audience_platform")["profile_ids"]
+    pull_with_signals(ap, box, "memberships")
+    box.advance(hours=1)
+    ap.pull("profiles", progress=False, profile_ids=ids)        # the audiences' metadata not again
+    assert ap.pull("memberships", progress=False, profile_ids=ids, incremental=True).kind == "full"
+    assert pull_with_signals(ap, box, "memberships", incremental=True).kind == "incremental"
+    # other ids than the previous load's: nothing to build on
+    assert ap.pull("memberships", progress=False, profile_ids=ids[:5], incremental=True).kind == "full"
+
+
+@pytest.mark.xfail(strict=True, reason="frames._column types a 'list' column whose values are all [] as "
+                   "list<null>, and the load widens the held VARCHAR[] column to VARCHAR")
+def test_a_small_incremental_load_keeps_list_columns_lists(box):
+    ws = toolkit.Workspace()
+    ap = ws.connect("audience_platform", **box.credentials("audience_platform"))
+    ids = box.examples("audience_platform")["profile_ids"]
+    pull_with_signals(ap, box, "memberships")
+    untagged = ws.sql("select id from audience_platform.audience_metadata where len(system_tags) = 0 "
+                      "order by id limit 1").fetchone()[0]
+    ap.call("audience_platform.update_profile", profile_id=ids[0], patch={"segments": [untagged]})
+    assert pull_with_signals(ap, box, "memberships", incremental=True).requests < 5
+    kinds = dict(ws.sql("select column_name, data_type from duckdb_columns() where schema_name = "
+                        "'audience_platform' and table_name = 'memberships__versions'").fetchall())
+    assert kinds["system_tags"] == "VARCHAR[]"
+
+
+def test_custom_field_values_follow_their_field(box, monkeypatch):
+    # the values are the field's own `values`: a field's row changes with any of them (for the
+    # asset library's catalog entry, which this patches until it declares the same)
+    patched(monkeypatch, "asset_library", "custom_field_values",
+            Incremental("changed_parents", parent="custom_fields", field="custom_field_id", parent_field="id"))
+    ws = toolkit.Workspace()
+    al = ws.connect("asset_library", **box.credentials("asset_library"))
+    al.pull("custom_fields", progress=False)
+    first = al.pull("custom_field_values", progress=False)
+    box.advance(hours=1)
+    al.pull("custom_fields", progress=False)
+    quiet = al.pull("custom_field_values", progress=False, incremental=True)
+    assert (quiet.kind, quiet.requests) == ("incremental", 0)
+    field, value = ws.sql("select custom_field_id, id from asset_library.custom_field_values "
+                          "order by all limit 1").fetchone()
+    al.call("asset_library.update_custom_field_value", custom_field_id=field, value_id=value, name="Renamed")
+    al.pull("custom_fields", progress=False)
+    renamed = al.pull("custom_field_values", progress=False, incremental=True)
+    assert renamed.kind == "incremental" and renamed.requests < 5 < first.requests
+    fresh = toolkit.Workspace()
+    fresh.connect("asset_library", **box.credentials("asset_library")).pull("custom_field_values", progress=False)
+    assert view(ws, "asset_library", "custom_field_values").equals(view(fresh, "asset_library", "custom_field_values"))
 
 
 def test_loads_say_their_kind_and_what_they_build_on(box):
