@@ -113,7 +113,7 @@ class Connection:
     # --- datasets ------------------------------------------------------------------------------------
 
     def fetch(self, resource: str, *, max_age: float | timedelta | None = None, refresh: bool = False,
-              **filters: Any) -> Any:
+              contract: str = "evolve", **filters: Any) -> Any:
         """A resource as a typed DataFrame, cached in the workspace; reused when younger than max_age seconds.
 
             tm.fetch("targets", status=["IN_PROCESS", "READY"], max_age=3600)
@@ -122,13 +122,17 @@ class Connection:
         `workers=N` bounds the requests in flight (a fan-out's members, or the pages a page-number or
         offset walk asks for ahead; the service's own limit by default, 1 for one at a time);
         `on_error="skip"` completes a fan-out without the members that keep failing, and records them;
-        `progress=False` hides the progress bar.
+        `progress=False` hides the progress bar. Answers that differ from the declared shapes are kept
+        and reported (`ws.drift()`, a `DriftWarning`); `contract="freeze"` refuses them instead
+        (`ContractError`, nothing written).
         """
-        return fetch.fetch(self.client, self.workspace, resource, max_age=max_age, refresh=refresh, **filters)
+        return fetch.fetch(self.client, self.workspace, resource, max_age=max_age, refresh=refresh,
+                           contract=contract, **filters)
 
-    def pull(self, resource: str, **options: Any) -> fetch.LoadResult:
-        """Load a resource into the workspace without building a DataFrame; returns the LoadResult."""
-        return fetch.pull(self.client, self.workspace, resource, **options)
+    def pull(self, resource: str, *, contract: str = "evolve", **options: Any) -> fetch.LoadResult:
+        """Load a resource into the workspace without building a DataFrame; returns the LoadResult.
+        `contract` as for `fetch`."""
+        return fetch.pull(self.client, self.workspace, resource, contract=contract, **options)
 
     # --- the screen, built by what was given ---------------------------------------------------------
 

@@ -11,12 +11,18 @@ only the fields the columns read. Anything else (an undeclared field for `extra`
 text is declared) makes `decode` return None, and the page is parsed the general way
 (`frames.to_arrow` over dicts), which types it the same. The tables are equal either way
 (tests/test_fetch.py checks every paged resource of the sandbox).
+
+So an answer that drifts from the declared shapes costs the general parse, never a failure, and a
+page that fits costs nothing more for drift: `frames` looks for what it can still hold (a list
+column's value, a declared field absent from every record: a `Rows` keeps the answers' bytes to
+look for the field's name in) and `toolkit.drift` for the rest. An envelope without the declared
+rows key is parsed the general way too, and `mend` finds its rows under the one key that holds a list.
 """
 from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
@@ -34,11 +40,12 @@ FAILURES_BEFORE_GIVING_UP = 3          # pages of a walk that did not fit: the r
 
 class Rows(list):
     """A page's records as Structs of `record_type(resource)`, for `frames.to_arrow`; `values` reads
-    them column by column (once)."""
+    them column by column (once). `contents` are the answers they were decoded from: a Struct holds
+    an absent field as None, so whether a field was sent at all is read there (`frames`)."""
 
-    def __init__(self, records: list, resource: Resource) -> None:
+    def __init__(self, records: Iterable, resource: Resource, contents: tuple[bytes, ...] = ()) -> None:
         super().__init__(records)
-        self.resource = resource
+        self.resource, self.contents = resource, contents
 
     @functools.cached_property
     def values(self) -> dict[str, list]:
@@ -141,7 +148,7 @@ def values_by_column(rows: Rows) -> dict[str, list]:
     return out
 
 
-def _items_key(style: Paging | None) -> str | None:
+def items_key(style: Paging | None) -> str | None:
     """The envelope key a style's rows are under; '' for a bare array; None when not known simply."""
     if isinstance(style, PageNumber):
         return ""
@@ -173,8 +180,10 @@ def _decoder(resource: Resource, style: Paging, items: str, raw: bool) -> msgspe
     if not items:
         return msgspec.json.Decoder(list[record])
     others = _envelope_keys(style)
+    # UNSET where a key is absent, so that an envelope without its rows key is told from an empty page
     envelope = msgspec.defstruct(
-        "Envelope", [("rows", list[record] | None, None), *((f"k{i}", Any, None) for i in range(len(others)))],
+        "Envelope", [("rows", list[record] | None | msgspec.UnsetType, msgspec.UNSET),
+                     *((f"k{i}", Any, msgspec.UNSET) for i in range(len(others)))],
         rename={"rows": items, **{f"k{i}": key for i, key in enumerate(others)}})
     return msgspec.json.Decoder(list[record] | envelope)
 
@@ -189,8 +198,8 @@ class PageDecoder:
         self.resource, self.items, self.decoder, self.failures, self.raw = resource, items, decoder, 0, raw
         self.others = _envelope_keys(style) if items else ()
 
-    def _rows(self, records: list) -> list:
-        return RawRows(records) if self.raw else Rows(records, self.resource)
+    def _rows(self, records: list, content: bytes) -> list:
+        return RawRows(records) if self.raw else Rows(records, self.resource, (content,))
 
     def decode(self, content: bytes) -> Any | None:
         if self.failures >= FAILURES_BEFORE_GIVING_UP:
@@ -201,12 +210,15 @@ class PageDecoder:
             self.failures += 1
             return None
         if isinstance(body, list):
-            return self._rows(body)
-        # the envelope as the paging style reads it: the rows and the keys it needs, nothing else
-        out: dict[str, Any] = {self.items: self._rows(body.rows or [])}
+            return self._rows(body, content)
+        if body.rows is msgspec.UNSET:     # no rows key: the general parse, which `mend` looks into
+            self.failures += 1
+            return None
+        # the envelope as the paging style reads it: the rows and the keys it needs (those sent), nothing else
+        out: dict[str, Any] = {self.items: self._rows(body.rows or [], content)}
         for i, key in enumerate(self.others):
             value = getattr(body, f"k{i}")
-            if value is not None:
+            if value is not msgspec.UNSET:
                 out[key] = value
         return out
 
@@ -216,7 +228,7 @@ def page_decoder(resource: Resource, style: Paging | None, *, raw: bool = False
     """A decoder for a walk of `resource` with `style`, or None when its answers need the general
     parse (rows inside a record answer, a dotted items path, columns no Struct can hold).
     With `raw`, the rows are left as JSON text: only their number and the paging keys are read."""
-    items = _items_key(style)
+    items = items_key(style)
     if style is None or items is None or resource.items is not None:
         return None
     decoder = _decoder(resource, style, items, raw)
@@ -240,6 +252,20 @@ def joined(pages: list[list], resource: Resource) -> list:
     decoded, else dicts (a decoded page's Structs turned back into what the wire sent, as far as the
     columns read it)."""
     if all(isinstance(page, Rows) for page in pages):
-        return Rows(itertools.chain.from_iterable(pages), resource)
+        return Rows(itertools.chain.from_iterable(pages), resource,
+                    tuple(itertools.chain.from_iterable(page.contents for page in pages)))
     return [msgspec.json.decode(msgspec.json.encode(row)) if isinstance(page, Rows) else row
             for page in pages for row in page]
+
+
+def mend(resource: Resource, style: Paging | None, body: Any) -> tuple[Any, str | None]:
+    """An envelope without the rows key its paging style declares, with its rows put there when one
+    other key holds a list (a renamed key: the rows are kept), and what was found, for the drift
+    report; the body as it is and None when its rows key is there, or it is no envelope."""
+    items = items_key(style)
+    if not items or resource.items is not None or not isinstance(body, dict) or items in body:
+        return body, None
+    lists = [key for key, value in body.items() if isinstance(value, list)]
+    if len(lists) == 1:
+        return {**body, items: body[lists[0]]}, f"no {items!r} key: the rows were under {lists[0]!r}"
+    return body, f"no {items!r} key (keys: {', '.join(map(repr, body))})"

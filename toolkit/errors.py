@@ -6,6 +6,7 @@
     ├── VersionError           the action needs a newer system version; nothing was sent
     ├── TransportError         the service could not be reached (connection, timeout)
     ├── PagingError            a cursor or page that does not advance
+    ├── ContractError          contract="freeze": an answer differs from the declared shapes; nothing written
     ├── WorkspaceError         no such load or resource in the workspace; a load written wrongly
     │   └── WorkspaceInUseError  the DuckDB file is open for writing in another process
     │       └── WorkspaceOpenHereError  ... or open in this process the other way (read-only, read-write)
@@ -17,6 +18,9 @@
 
 `ApiError` carries the service, the action, the status, the service's own message and the request id.
 No error message ever holds a secret: `toolkit.http` scrubs them before an error is built.
+
+    UserWarning
+    └── DriftWarning           a load kept answers that differ from the declared shapes (`ws.drift()`)
 """
 from __future__ import annotations
 
@@ -56,6 +60,23 @@ class TransportError(ToolkitError):
 
 class PagingError(ToolkitError):
     """The service gave the same cursor or page twice; walking on would loop forever."""
+
+
+class ContractError(ToolkitError):
+    """`contract="freeze"`: an answer differs from the Resource's declared shapes, so the load was
+    refused and nothing written. Names the resource, the field, the kind of drift and the first
+    offending record (secrets masked)."""
+
+    def __init__(self, resource: str, field: str, kind: str, record: str, detail: str = "") -> None:
+        self.resource, self.field, self.kind, self.record = resource, field, kind, record
+        about = f" ({detail})" if detail else ""
+        super().__init__(f"{resource}: {field}: {kind}{about}; the first offending record: {record}. "
+                         f"contract='freeze' refused the load and nothing was written; "
+                         f"contract='evolve' keeps such answers and reports them (ws.drift())")
+
+
+class DriftWarning(UserWarning):
+    """A load kept answers that differ from the Resource's declared shapes: `ws.drift()` lists how."""
 
 
 class WorkspaceError(ToolkitError):

@@ -14,12 +14,16 @@ while the next fills (DuckDB releases the GIL). With page numbers or offsets, `w
 pages are asked for ahead (Client.pages), so a walk over a slow link does not wait for one answer at a
 time; a cursor walk cannot. Python's garbage collector is paused while pages are parsed: with
 millions of fresh objects alive it would otherwise spend most of the pull scanning them.
+
+Answers that differ from the declared shapes are kept and the load records how (`toolkit.drift`,
+`ws.drift()`, a `DriftWarning`), or with `contract="freeze"` the first difference refuses the load.
 """
 from __future__ import annotations
 
 import gc
 import os
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
@@ -27,10 +31,11 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+import orjson
 import pyarrow as pa
 
-from toolkit import catalog, decoding, frames, increments
-from toolkit.errors import ApiError, ToolkitError, TransportError, ValidationError
+from toolkit import catalog, decoding, drift, frames, increments
+from toolkit.errors import ApiError, DriftWarning, ToolkitError, TransportError, ValidationError
 from toolkit.rules import version_tuple
 from toolkit.spec import Action, Resource
 from toolkit.typist import Typist
@@ -53,7 +58,8 @@ SECRET_ENDINGS = ("secret", "password", "credentialsjson", "apikey", "token")   
 
 @dataclass
 class LoadResult:
-    """What one pull did: its load id, rows, requests, the ids that failed, whether it came from cache."""
+    """What one pull did: its load id, rows, requests, the ids that failed, whether it came from cache,
+    and how its answers differed from the declared shapes (`ws.drift()` has the same)."""
     load_id: str
     resource: str
     rows: int = 0
@@ -61,6 +67,7 @@ class LoadResult:
     failed_ids: list = field(default_factory=list)
     cached: bool = False
     kind: str = "full"  # or "incremental" (toolkit.increments), or "cached"
+    drift: list = field(default_factory=list)
 
 
 def progress_bar(total: int | None, description: str, unit: str, show: bool | None = None):
@@ -147,7 +154,7 @@ class _Batcher:
 
     def flush(self, *, wait: bool = False) -> None:
         if self.tables:
-            batch = pa.concat_tables(self.tables, promote_options="permissive")
+            batch = _joined(self.tables)
             self.tables, self.pending, self.bytes = [], 0, 0
             self._wait()
             self._writing = self._writer.submit(self.load.write, batch)
@@ -158,6 +165,34 @@ class _Batcher:
         writing, self._writing = self._writing, None
         if writing is not None:
             writing.result()
+
+
+def _joined(tables: list[pa.Table]) -> pa.Table:
+    """Typed pages as one batch. A column Arrow cannot unify (one page's ids text, the others'
+    integers: toolkit.frames) is text in each, as the workspace widens the stored column."""
+    try:
+        return pa.concat_tables(tables, promote_options="permissive")
+    except (pa.ArrowTypeError, pa.ArrowInvalid):
+        pass
+    kinds: dict[str, set] = {}
+    for table in tables:
+        for item in table.schema:
+            kinds.setdefault(item.name, set()).add(item.type)
+    clashing = {name for name, types in kinds.items() if len(types - {pa.null()}) > 1}
+    return pa.concat_tables([_as_text(table, clashing) for table in tables],
+                            promote_options="permissive")
+
+
+def _as_text(table: pa.Table, names: set[str]) -> pa.Table:
+    for name in names & set(table.column_names):
+        column = table.column(name)
+        try:
+            text = column.cast(pa.string())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            text = pa.array([None if v is None else orjson.dumps(v, default=str).decode()
+                             for v in column.to_pylist()], pa.string())
+        table = table.set_column(table.column_names.index(name), name, text)
+    return table
 
 
 def _split_filters(client: Client, resource: Resource, action: Action, filters: dict) -> tuple[list | None, dict]:
@@ -197,23 +232,26 @@ def _parent_ids(client: Client, store: Any, service: str, parent_name: str, colu
 
 def pull(client: Client, store: Any, name: str, /, *, refresh: bool = False, max_age: float | timedelta | None = None,
          on_error: str = "raise", workers: int | None = None, progress: bool | None = None,
-         incremental: bool = False, **filters: Any) -> LoadResult:
+         incremental: bool = False, contract: str = "evolve", **filters: Any) -> LoadResult:
     """Pull one resource with the client into the store; the load is reused when younger than max_age.
     With `incremental=True` only what may have changed since the resource's previous complete load
     with the same filters is asked for, as its catalog entry declares (toolkit.increments); without
-    such a load or a declaration, a full pull."""
+    such a load or a declaration, a full pull. Answers that differ from the declared shapes are kept
+    and reported (`contract="evolve"`), or refused with nothing written (`contract="freeze"`:
+    `ContractError` at the first difference)."""
     return _pull(client, store, name, False, refresh=refresh, max_age=max_age, on_error=on_error, workers=workers,
-                 progress=progress, incremental=incremental, **filters)[0]
+                 progress=progress, incremental=incremental, contract=contract, **filters)[0]
 
 
 def _pull(client: Client, store: Any, name: str, keep: bool, /, *, refresh: bool = False,
           max_age: float | timedelta | None = None, on_error: str = "raise", workers: int | None = None,
-          progress: bool | None = None, incremental: bool = False,
+          progress: bool | None = None, incremental: bool = False, contract: str = "evolve",
           **filters: Any) -> tuple[LoadResult, list[pa.Table] | None]:
     """The pull; with `keep`, also the batches it wrote (None when the load was reused or builds on
     another, whose batches are not the whole view)."""
     if on_error not in ("raise", "skip"):
         raise ValidationError("on_error", on_error, "must be raise or skip")
+    contract = drift.contract_of(contract)
     resource = catalog.resource(client.service.key, name)
     ws = store
     key = _params_key(filters)
@@ -246,19 +284,25 @@ def _pull(client: Client, store: Any, name: str, keep: bool, /, *, refresh: bool
     categoricals = [column.name for column in resource.columns if column.dtype == "category"]
     with ws.load(resource.service, client.base_url, name, key, resource.key, keep, categoricals,
                  builds_on=builds_on, carry=carry) as load, _gc_paused(), _Batcher(load) as batcher:
+        tally = drift.Tally(resource, contract, client.redactor, load)
         try:
             with progress_bar(plan.total, f"{resource.service}.{name}", plan.unit, progress) as bar:
                 for table, step in plan.tables():
-                    batcher.add(table)
+                    batcher.add(tally.take(table))
                     bar.update(step)
                     bar.set_postfix(rows=batcher.rows, requests=client.requests_sent - before, refresh=False)
             batcher.flush(wait=True)
             if batcher.rows == 0:
                 load.write(frames.empty(resource))
+            tally.finish()
         finally:  # a failed load records the requests it made too: they are what the failure cost
             load.requests = client.requests_sent - before
             load.failed_ids.extend(plan.failed)
-        result = LoadResult(load.load_id, name, batcher.rows, load.requests, list(plan.failed), kind=load.kind)
+            load.drift = tally.found()  # and its drift (contract="freeze": what refused it)
+        result = LoadResult(load.load_id, name, batcher.rows, load.requests, list(plan.failed), kind=load.kind,
+                            drift=load.drift)
+    if load.drift:
+        warnings.warn(drift.warning(resource, load.load_id, load.drift), DriftWarning, stacklevel=3)
     return result, load.kept
 
 
@@ -319,9 +363,11 @@ def _plan(client: Client, store: Any, resource: Resource, filters: dict, workers
 
 def _walk(client: Client, resource: Resource, action: Action, params: dict,
           parent: dict | None = None, ahead: int = 0) -> Iterator[tuple[pa.Table, int]]:
-    typist = Typist(resource, action)
+    style = action.paging or client.service.paging
+    typist = Typist(resource, action, style)
     try:
         for page in client.pages(action, ahead=ahead, decode=typist.decode, **params):
+            typist.note(drift.envelope(style, page.body, page.response.headers))
             typist.put(decoding.rows_of(resource, action, page.body), page.response.content, parent=parent)
             yield from typist.typed()
         yield from typist.typed(everything=True)
@@ -350,8 +396,11 @@ class _Pages(list):
 def _paged_rows(client: Client, resource: Resource, action: Action, call: dict, typist: Typist) -> list | _Pages:
     """Every row of a walk, decoded into the Resource's Structs where the pages fit them; the pages
     themselves when some are for the typing helper."""
-    pages = [(decoding.rows_of(resource, action, page.body), page.response.content)
-             for page in client.pages(action, decode=typist.decode, **call)]
+    style = action.paging or client.service.paging
+    pages = []
+    for page in client.pages(action, decode=typist.decode, **call):
+        typist.note(drift.envelope(style, page.body, page.response.headers))
+        pages.append((decoding.rows_of(resource, action, page.body), page.response.content))
     if any(isinstance(rows, decoding.RawRows) for rows, _ in pages):
         return _Pages(pages)
     return decoding.joined([rows for rows, _ in pages], resource)
@@ -365,7 +414,7 @@ def _fan_out(client: Client, resource: Resource, action: Action, ids: Sequence, 
     column = resource.fan_out if tag_rows else None
 
     def tables() -> Iterator[tuple[pa.Table, int]]:
-        typist = Typist(resource, action)
+        typist = Typist(resource, action, action.paging or client.service.paging)
         # a bounded window of futures: memory stays flat however many ids there are
         with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="toolkit-fetch") as pool:
             queue = iter(ids)

@@ -4,6 +4,20 @@ Columns are snake_case; timestamps tz-aware UTC whether the wire sent ISO string
 keep their wire type; statuses are categoricals; lists stay lists; a field the Resource does not
 declare is kept in the `extra` JSON column, so nothing is dropped. An empty result keeps the declared
 columns and dtypes. Tables are built column by column from the parsed pages, never row by row.
+
+A value of another type than its column declares (`"42"` for an integer, an object where a list is,
+text that is no moment) is kept too, as its wire value in `extra` under the field's wire name (a
+flattened field under its object's key), and the column holds null there. Not a text column of its
+own beside each column: the column keeps its declared type whatever the service sends, so a later
+load never conflicts with an earlier one and SQL over it keeps working, and `extra` is already where
+an analyst looks for what the columns do not hold (`json_extract(extra, '$.count')`). Text columns
+are the exception, since text holds any value: a number where text is declared is kept there as its
+JSON text, and so is every id of a page where one id is not an integer (an id is a row's key: it
+stays in its column, which is then text, and the workspace widens the stored column to text).
+
+What a page held beyond the declared shapes (an undeclared field, a mistyped value, a declared field
+no record sent) is counted and put in the table's schema metadata under `DRIFT`, so that it travels
+with the table from the typing helper (Arrow IPC keeps it); `toolkit.drift` reads it per load.
 """
 from __future__ import annotations
 
@@ -12,6 +26,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -58,13 +73,32 @@ def _pick(rows: Sequence[dict], path: tuple[str, ...]) -> list:
     return out
 
 
-def _timestamps(values: list) -> pa.Array:
-    sample = next((v for v in values if v is not None), None)
-    if sample is None:
-        return pa.nulls(len(values), TIMESTAMP)
-    if isinstance(sample, int | float):
-        return pa.array([None if v is None else int(v) for v in values], pa.int64()).cast(TIMESTAMP)
-    return _timestamps_of_text(pa.array([None if v is None else str(v) for v in values], pa.string()))
+def _timestamps(values: list) -> tuple[pa.Array, list[int]]:
+    """Moments from epoch milliseconds or ISO text (both may come in one page), and the rows whose
+    value is neither, or text no parser reads."""
+    kinds = {v.__class__ for v in values} - {type(None)}
+    if not kinds:
+        return pa.nulls(len(values), TIMESTAMP), []
+    numbers = [v if v.__class__ in (int, float) and _in_int64(v) else None for v in values]
+    texts = pa.array([v if v.__class__ is str else None for v in values], pa.string())
+    epochs = pa.array([None if v is None else int(v) for v in numbers], pa.int64()).cast(TIMESTAMP)
+    moments = None if kinds <= {int, float} else _timestamps_of_text(texts)
+    parsed = epochs if moments is None else moments if kinds == {str} else pc.coalesce(epochs, moments)
+    bad = [i for i, v in enumerate(values) if v is not None and v.__class__ is not str and numbers[i] is None]
+    return parsed, sorted(bad + (_unparsed(texts, moments) if moments is not None else []))
+
+
+def _in_int64(value: int | float) -> bool:
+    return -2**63 <= value < 2**63
+
+
+def _unparsed(wire: pa.Array, parsed: pa.Array) -> list[int]:
+    """The rows whose wire text no parser read as a moment (the parsers give null for them)."""
+    if not (pa.types.is_string(wire.type) or pa.types.is_large_string(wire.type)) \
+            or parsed.null_count <= wire.null_count:
+        return []
+    lost = pc.and_(pc.is_valid(wire), pc.is_null(parsed))
+    return pc.indices_nonzero(lost).to_pylist()
 
 
 def _timestamps_of_wire(wire: pa.Array) -> pa.Array:
@@ -122,33 +156,67 @@ def _pandas_type(arrow_type: pa.DataType) -> Any:
     return _pandas_types().get(arrow_type)
 
 
-def _column(column: Column, values: list, service: str) -> pa.Array:
+def _fits(value: Any, dtype: str, service: str) -> bool:
+    """Whether a wire value is of the type a non-text column declares (booleans are not numbers)."""
+    kind = value.__class__
+    if dtype in ("integer", "id"):
+        return kind is int and _in_int64(value)
+    if dtype == "number":
+        return kind is float or (kind is int and _in_int64(value))
+    if dtype == "boolean":
+        return kind is bool
+    return True
+
+
+def _text(value: Any) -> str:
+    return value if value.__class__ is str else orjson.dumps(value).decode()
+
+
+def _typed(column: Column, values: list, service: str) -> tuple[pa.Array, list[int]]:
+    """A column's array from its wire values, and the rows whose value is not of the declared type:
+    a text column holds their JSON text, any other null (the caller keeps their values in `extra`)."""
     dtype = column.dtype
-    if dtype == "id":
-        wanted = ID_TYPES.get(service, pa.string())
-        try:
-            return pa.array(values, wanted)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            return pa.array([None if v is None else str(v) for v in values], pa.string())
+    if dtype == "id" and service not in ID_TYPES:
+        dtype = "string"
     if dtype == "timestamp":
         return _timestamps(values)
     if dtype == "json":
-        return _json_text(values)
+        return _json_text(values), []
     if dtype == "list":
-        if not values:  # no element type to infer: strings, the commonest lists, rather than a null column
-            return pa.array([], pa.list_(pa.string()))
-        try:
-            return pa.array(values)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            return _json_text(values)
+        return _lists(values)
     if dtype in ("string", "category"):
-        return pa.array([v if v is None or isinstance(v, str) else
-                         orjson.dumps(v).decode() if isinstance(v, dict | list) else str(v) for v in values],
-                        pa.string())
+        bad = [i for i, v in enumerate(values) if v is not None and v.__class__ is not str]
+        return pa.array([v if v is None else _text(v) for v in values] if bad else values, pa.string()), bad
+    bad = [i for i, v in enumerate(values) if v is not None and not _fits(v, dtype, service)]
+    if dtype == "id":      # the row's key stays in its column: every id of the page as text
+        return (pa.array([v if v is None else _text(v) for v in values], pa.string()) if bad
+                else pa.array(values, ID_TYPES[service])), bad
+    if bad:
+        values = list(values)
+        for i in bad:
+            values[i] = None
+    return pa.array(values, ARROW_TYPES[dtype]), bad
+
+
+def _lists(values: list) -> tuple[pa.Array, list[int]]:
+    if not values:  # no element type to infer: strings, the commonest lists, rather than a null column
+        return pa.array([], pa.list_(pa.string())), []
     try:
-        return pa.array(values, ARROW_TYPES[dtype])
+        array = pa.array(values)
+        if pa.types.is_list(array.type) or pa.types.is_null(array.type):
+            return array, []
     except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return pa.array(values).cast(ARROW_TYPES[dtype], safe=False)
+        pass
+    bad = [i for i, v in enumerate(values) if v is not None and v.__class__ is not list]
+    if bad:
+        values = list(values)
+        for i in bad:
+            values[i] = None
+    try:
+        array = pa.array(values)
+        return (array if not pa.types.is_null(array.type) else pa.nulls(len(values), pa.list_(pa.string()))), bad
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return _json_text(values), bad   # lists of mixed elements: their JSON text
 
 
 @functools.cache
@@ -180,13 +248,15 @@ def _unread(row: dict, known: frozenset[str], nested: tuple[tuple[str, frozenset
     return out
 
 
-def _extra(rows: Sequence[dict], resource: Resource) -> pa.Array:
+def _extra(rows: Sequence[dict], resource: Resource, page: _Page | None = None) -> pa.Array:
     """The `extra` column: JSON text of what no column reads, None where a record has nothing more.
-    Most records of a well-declared Resource have nothing more: a set comparison tells, per record."""
+    Most records of a well-declared Resource have nothing more: a set comparison tells, per record.
+    With a `page`, its undeclared fields are counted and its mistyped values join theirs."""
     known, nested = declared_keys(resource), _read_in_part(resource)
     texts: list | None = None
+    moved = page.moved if page is not None else {}
     for i, row in enumerate(rows):
-        if known.issuperset(row):
+        if known.issuperset(row) and i not in moved:
             for key, fields in nested:
                 value = row.get(key)
                 if value.__class__ is dict and not fields.issuperset(value):
@@ -194,11 +264,110 @@ def _extra(rows: Sequence[dict], resource: Resource) -> pa.Array:
             else:
                 continue
         rest = _unread(row, known, nested)
+        if page is not None:
+            for key, value in rest.items():
+                if key in page.nested and value.__class__ is dict and (row.get(key).__class__ is dict):
+                    for inner, held in value.items():
+                        page.add(f"{key}.{inner}", "undeclared", held, row)
+                else:
+                    page.add(key, "undeclared", value, row)
+            _merge(rest, moved.get(i, ()))
         if rest:
             if texts is None:
                 texts = [None] * len(rows)
             texts[i] = orjson.dumps(rest).decode()
     return pa.nulls(len(rows), pa.string()) if texts is None else pa.array(texts, pa.string())
+
+
+def _merge(rest: dict, moved: Sequence[tuple[tuple[str, ...], Any]]) -> None:
+    """Mistyped values into a record's `extra`, each at its wire path (`coverVersion.fileName` under
+    `coverVersion`, beside that object's unread fields)."""
+    for path, value in moved:
+        node = rest
+        for part in path[:-1]:
+            inner = node.get(part)
+            node = node.setdefault(part, {}) if inner is None or inner.__class__ is dict else {}
+        node[path[-1]] = value
+
+
+# a page table's schema metadata key for what its records held beyond the declared shapes (JSON, as
+# `_Page.attach` writes it); no such key when they held nothing more
+DRIFT = b"toolkit.drift"
+
+
+class _Page:
+    """What one page's records hold beyond the declared shapes, found while typing them: per (field,
+    kind) a count and the first value, the first record that differed, the declared fields no record
+    sent, and the mistyped values by row for `extra`."""
+
+    def __init__(self, rows: Sequence, resource: Resource) -> None:
+        self.rows, self.resource = rows, resource
+        self.entries: dict[tuple[str, str], list] = {}
+        self.record: Any = None
+        self.absent: list[str] = []
+        self.moved: dict[int, list[tuple[tuple[str, ...], Any]]] = {}
+        self.nested = frozenset(key for key, _ in _read_in_part(resource))
+
+    def add(self, field: str, kind: str, example: Any, record: Any, count: int = 1) -> None:
+        entry = self.entries.get((field, kind))
+        if entry is None:
+            self.entries[field, kind] = [count, example]
+            if self.record is None:
+                self.record = _as_wire(record)
+        else:
+            entry[0] += count
+
+    def mistyped(self, column: Column, rows: list[int], values: Sequence, keep: bool) -> None:
+        """Rows whose value of `column` is not of its type; unless the column keeps them as text
+        (`keep`), their values go to `extra`."""
+        path = source_of(column)
+        for i in rows:
+            value = values[i]
+            self.add(".".join(path), "type", value, self.rows[i])
+            if not keep:
+                self.moved.setdefault(i, []).append((path, value))
+
+    def attach(self, table: pa.Table) -> pa.Table:
+        if not (self.entries or self.absent):
+            return table
+        found = {"rows": table.num_rows, "record": self.record, "absent": self.absent,
+                 "fields": [[field, kind, count, example] for (field, kind), (count, example) in self.entries.items()]}
+        return table.replace_schema_metadata({DRIFT: orjson.dumps(found, default=str)})
+
+
+def noted(table: pa.Table, fields: list[list]) -> pa.Table:
+    """A table with more drift entries ([field, kind, count, example]) under `DRIFT`: what the walk
+    saw of the answers' envelopes, which travels with the rows typed after it."""
+    metadata = table.schema.metadata or {}
+    found = orjson.loads(metadata[DRIFT]) if DRIFT in metadata else \
+        {"rows": table.num_rows, "record": None, "absent": [], "fields": []}
+    found["fields"] = [*fields, *found["fields"]]
+    return table.replace_schema_metadata({**metadata, DRIFT: orjson.dumps(found, default=str)})
+
+
+def _as_wire(record: Any) -> Any:
+    """A record as the wire sent it, as far as a decoded Struct holds it."""
+    if record is None or record.__class__ is dict:
+        return record
+    return msgspec.json.decode(msgspec.json.encode(record))
+
+
+def _sent(rows: Sequence, column: Column) -> bool:
+    """Whether any record sent the column's field (as null or not): looked up in the records, or, for
+    records decoded into Structs (which hold an absent field as None), in the answers' text."""
+    path = source_of(column)
+    if isinstance(rows, Rows):
+        if not rows.contents:
+            return True       # nothing to look in: not said to be missing
+        name = orjson.dumps(path[-1])
+        return any(name in content for content in rows.contents)
+    for row in rows:
+        value = row
+        for part in path[:-1]:
+            value = value.get(part) if value.__class__ is dict else None
+        if value.__class__ is dict and path[-1] in value:
+            return True
+    return False
 
 
 # the wire type a declared scalar column is read as by Arrow's own converter (timestamps by sample)
@@ -277,7 +446,16 @@ def _scalars(rows: Sequence[dict], resource: Resource, parent: dict) -> dict[str
                 parent_array = levels[path[:depth - 1]][path[depth - 1]]
                 levels[prefix] = _fields(parent_array)
         wire = levels[path[:-1]][path[-1]]
-        out[column.name] = _timestamps_of_wire(wire) if column.dtype == "timestamp" else wire
+        typed = _timestamps_of_wire(wire) if column.dtype == "timestamp" else wire
+        # what Arrow's converter takes without a word: a float for an integer (truncated), a boolean
+        # for a number, text that is no moment (null); such a column goes value by value (`_typed`)
+        if column.dtype == "timestamp" and _unparsed(wire, typed):
+            continue
+        if pa.types.is_integer(wire.type) or pa.types.is_floating(wire.type) and column.dtype != "timestamp":
+            odd = float if pa.types.is_integer(wire.type) else bool
+            if any(v.__class__ is odd for v in _pick(rows, path)):
+                continue
+        out[column.name] = typed
     return out
 
 
@@ -334,7 +512,10 @@ def _decoded(rows: Rows, resource: Resource, parent: dict) -> dict[str, pa.Array
             elif column.dtype == "json":
                 out[column.name] = json_of_raw(values)
             elif column.dtype == "timestamp":
-                out[column.name] = _timestamps_of_wire(pa.array(values))
+                wire = pa.array(values)
+                typed = _timestamps_of_wire(wire)
+                if not _unparsed(wire, typed):    # else value by value, to keep the text no parser reads
+                    out[column.name] = typed
         except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
             pass  # an integer beyond int64, text and epochs mixed: column by column, as from dicts
     return out
@@ -344,25 +525,53 @@ def to_arrow(rows: Sequence[dict] | Rows, resource: Resource, *, parent: dict[st
     """One page (or batch) of records as a typed Arrow table with the Resource's columns and `extra`.
 
     `rows` are dicts as parsed, or the Structs of `toolkit.decoding` (which hold no undeclared field).
-    `parent` adds constant columns, such as the profile id a fan-out request was made for.
+    `parent` adds constant columns, such as the profile id a fan-out request was made for. What the
+    records held beyond the declared shapes is in the schema metadata under `DRIFT` (module docstring).
     """
     parent = parent or {}
     decoded = isinstance(rows, Rows)
+    page = _Page(rows, resource)
+    if not decoded:
+        _odd_objects(rows, resource, page)
     fast = _decoded(rows, resource, parent) if decoded else _scalars(rows, resource, parent)
     arrays, names = [], []
     # a declared parent column keeps its declared place; an undeclared one goes after the declared ones
     declared = [c.name for c in resource.columns]
     for column in (*resource.columns, *(Column(n, "id") for n in parent if n not in declared)):
         if column.name in fast:
-            arrays.append(fast[column.name])
+            array = fast[column.name]
+        elif column.name in parent:
+            array = _typed(column, [parent[column.name]] * len(rows), resource.service)[0]
         else:
-            values = [parent[column.name]] * len(rows) if column.name in parent \
-                else rows.values[column.name] if decoded else _pick(rows, source_of(column))
-            arrays.append(_column(column, values, resource.service))
+            values = rows.values[column.name] if decoded else _pick(rows, source_of(column))
+            array, bad = _typed(column, values, resource.service)
+            if bad:
+                keep = pa.types.is_string(array.type) and column.dtype in ("string", "category", "id")
+                page.mistyped(column, bad, values, keep)
+        if rows and column.name not in parent and array.null_count == len(rows) \
+                and not _sent(rows, column):
+            page.absent.append(".".join(source_of(column)))
+        arrays.append(array)
         names.append(column.name)
-    arrays.append(pa.nulls(len(rows), pa.string()) if decoded else _extra(rows, resource))
+    if decoded and not page.moved:
+        arrays.append(pa.nulls(len(rows), pa.string()))
+    else:
+        # decoded records hold no undeclared field: only those with a mistyped value are looked at
+        records = [_as_wire(row) if i in page.moved else {} for i, row in enumerate(rows)] if decoded else rows
+        arrays.append(_extra(records, resource, page))
     names.append("extra")
-    return pa.Table.from_arrays(arrays, names=names)
+    return page.attach(pa.Table.from_arrays(arrays, names=names))
+
+
+def _odd_objects(rows: Sequence[dict], resource: Resource, page: _Page) -> None:
+    """A flattened object (`coverVersion`) sent as something else (text, a list): its fields cannot be
+    read, so its whole value goes to `extra` under its key."""
+    for key in page.nested:
+        for i, row in enumerate(rows):
+            value = row.get(key)
+            if value is not None and value.__class__ is not dict:
+                page.add(key, "type", value, row)
+                page.moved.setdefault(i, []).append(((key,), value))
 
 
 def empty(resource: Resource) -> pa.Table:

@@ -117,7 +117,8 @@ def _now() -> datetime:
 class Load:
     """One pull being written: batches go into a transaction that commits when the `with` block ends.
 
-    `requests` and `failed_ids` are counters the fetcher updates; they are saved with the load.
+    `requests` and `failed_ids` are counters the fetcher updates; they are saved with the load, and so
+    is `drift`, what the answers held beyond the declared shapes (toolkit.drift; None: not looked at).
     With `keep=True` the batches written stay in `kept`, so that the caller can make its DataFrame
     from them (`Store.frame_of`) instead of reading the load back; the `categoricals` among their
     columns are kept dictionary-encoded.
@@ -136,6 +137,7 @@ class Load:
         self.load_id: str | None = None
         self.status, self.rows, self.requests, self.batches = "new", 0, 0, 0
         self.failed_ids: list = []
+        self.drift: list[dict] | None = None
         self._versions = versions_of(service, resource)
         self._stage: str | None = None  # the temporary table of this load's rows, when they are merged
         self._targets: list[str] = []   # the tables a batch's columns are added to: the stage and the versions
@@ -190,6 +192,17 @@ class Load:
             self._sharing = False
         self.workspace._load_owners.pop((self.service, self.resource), None)
         self._held.release()
+
+    def held_values(self, columns: Sequence[str]) -> dict[str, set]:
+        """The values each of these columns holds in any version of the table so far (none yet: {});
+        what a categorical value is compared with to tell whether the table ever saw it."""
+        if self.status != "running":
+            raise WorkspaceError(f"load {self.load_id} is {self.status}: ask inside its `with` block")
+        with self._write_lock:
+            held = [name for name in columns if self._columns and name in self._columns]
+            return {name: {value for (value,) in self._cursor.execute(
+                f"SELECT DISTINCT {quote(name)} FROM {self._versions} WHERE _valid_from < ? "
+                f"AND {quote(name)} IS NOT NULL", [self.seq]).fetchall()} for name in held}
 
     def write(self, batch: pa.Table | pa.RecordBatch | pd.DataFrame) -> None:
         """Append a batch: new columns are added to the table, missing ones are NULL."""
@@ -331,9 +344,9 @@ class Load:
             cursor.execute(view_sql(self.service, self.resource))
             cursor.execute(loads_view_sql(self.service, self.resource))
         cursor.execute("UPDATE _loads SET status = 'complete', finished = ?, \"rows\" = ?, requests = ?, "
-                       "failed_ids = ?, seq = ? WHERE load_id = ?",
+                       "failed_ids = ?, seq = ?, drift = ? WHERE load_id = ?",
                        [_now(), self.rows, self.requests, [str(i) for i in self.failed_ids], self.seq,
-                        self.load_id])
+                        self._drift_json(), self.load_id])
         cursor.execute("COMMIT")
         self.status = "complete"
 
@@ -390,9 +403,13 @@ class Load:
         ws = self.workspace
         with ws._lock:
             ws._con.execute("UPDATE _loads SET status = 'failed', finished = ?, \"rows\" = 0, requests = ?, "
-                            "error = ?, failed_ids = ? WHERE load_id = ?",
-                            [_now(), self.requests, text, [str(i) for i in self.failed_ids], self.load_id])
+                            "error = ?, failed_ids = ?, drift = ? WHERE load_id = ?",
+                            [_now(), self.requests, text, [str(i) for i in self.failed_ids], self._drift_json(),
+                             self.load_id])
         self.status, self.rows = "failed", 0
+
+    def _drift_json(self) -> str | None:
+        return None if self.drift is None else orjson.dumps(self.drift, default=str).decode()
 
     def __repr__(self) -> str:
         return (f"<toolkit.Load {self.load_id} {self.service}.{self.resource}: {self.status}, "

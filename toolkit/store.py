@@ -4,7 +4,8 @@ It knows no HTTP: `toolkit.Workspace` is a Store that connects clients to it (to
 Inside the file (`toolkit.loads` writes it, `toolkit.duckfile` names it):
 
     _loads                          one row per load: service, base URL, resource, params, times, status,
-                                    and `seq`, its number among the resource's finished loads
+                                    `seq`, its number among the resource's finished loads, and `drift`
+                                    (JSON), how its answers differed from the declared shapes
     _categories                     the categories of categorical columns, per resource
     <service>.<resource>__versions  the resource's row versions, valid from one load's `seq` to another's
     <service>.<resource>            a view of the latest complete load ("stale" still counts: it is data)
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import orjson
 import pandas as pd
 import pyarrow as pa
 
@@ -60,7 +62,8 @@ CREATE TABLE IF NOT EXISTS _categories (
     service VARCHAR, resource VARCHAR, column_name VARCHAR, categories VARCHAR[]);
 ALTER TABLE _loads ADD COLUMN IF NOT EXISTS seq BIGINT;
 ALTER TABLE _loads ADD COLUMN IF NOT EXISTS kind VARCHAR;
-ALTER TABLE _loads ADD COLUMN IF NOT EXISTS builds_on VARCHAR"""
+ALTER TABLE _loads ADD COLUMN IF NOT EXISTS builds_on VARCHAR;
+ALTER TABLE _loads ADD COLUMN IF NOT EXISTS drift JSON"""
 INTERRUPTED = "interrupted: the process ended during the load"
 # `_loads` as a read-only workspace shows it: a running load there has no writer left (module docstring)
 _LOADS_READ = ("(SELECT * REPLACE (CASE WHEN status = 'running' THEN 'failed' ELSE status END AS status, "
@@ -382,6 +385,33 @@ class Store:
         return self._frame("SELECT load_id, started, finished, status, \"rows\", requests, params, error, "
                            f"failed_ids FROM {self._loads_table()} WHERE service = ? AND resource = ? "
                            "ORDER BY started", [service, name])
+
+    def drift(self, resource: str | None = None, load_id: str | None = None) -> pd.DataFrame:
+        """How loads' answers differed from their resources' declared shapes (toolkit.drift): a row per
+        load, field and kind (undeclared, missing, type, category, envelope), with how many records
+        (or pages) and one example, secrets masked. Every load by default; one resource's, or one load's.
+
+            ws.drift("translation.targets")
+        """
+        query, args = f"SELECT load_id, service, resource, drift FROM {self._loads_table()} WHERE drift IS NOT NULL", []
+        if resource is not None:
+            query += " AND service = ? AND resource = ?"
+            args += list(self.resolve(resource))
+        if load_id is not None:
+            query += " AND load_id = ?"
+            args.append(load_id)
+        rows = self._fetch(query + " ORDER BY started", args) if self._has_drift() else []
+        found = [(load, service, name, entry["field"], entry["kind"], entry["count"], entry["example"])
+                 for load, service, name, text in rows for entry in orjson.loads(text)]
+        columns = ["load_id", "service", "resource", "field", "kind", "count", "example"]
+        table = pa.table({name: pa.array([row[i] for row in found], pa.int64() if name == "count" else pa.string())
+                          for i, name in enumerate(columns)})
+        return to_frame(table)
+
+    def _has_drift(self) -> bool:
+        """Whether `_loads` has its `drift` column: a file written before it, opened read-only, has not."""
+        return bool(self._fetch("SELECT 1 FROM duckdb_columns() WHERE database_name = current_database() "
+                                "AND schema_name = 'main' AND table_name = '_loads' AND column_name = 'drift'"))
 
     def _loads_table(self) -> str:
         """`_loads`, or as a read-only workspace shows it: with the loads of dead processes interrupted."""

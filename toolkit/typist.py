@@ -36,6 +36,7 @@ import orjson
 import pyarrow as pa
 
 from toolkit import catalog, decoding, frames
+from toolkit.paging import Paging
 from toolkit.spec import Action, Resource
 
 START_AFTER_PAGES = 2         # a walk this long is likely long: start the helper (once per session)
@@ -246,8 +247,9 @@ class Typist:
         yield from typist.typed(everything=True)
     """
 
-    def __init__(self, resource: Resource, action: Action) -> None:
+    def __init__(self, resource: Resource, action: Action, style: Paging | None = None) -> None:
         self.resource, self.action = resource, action
+        self.style = style or action.paging
         record = action.response == "record"      # rows inside one record: parsed whole, typed here
         self.here = None if record else decoding.page_decoder(resource, action.paging)
         self.counted = None if record else decoding.page_decoder(resource, action.paging, raw=True)
@@ -255,18 +257,34 @@ class Typist:
         self.large = 0               # pages large enough to be worth sending
         # in page order: [table or Future, the pages (rows, answer bytes), parent columns, progress step]
         self.waiting: deque[list] = deque()
+        # drift entries the walk saw (envelopes), put on the next table typed (toolkit.drift reads them)
+        self.notes: deque[list] = deque()
 
     def decode(self, content: bytes) -> Any | None:
         """For Client.pages: the answer with its rows Structs to type here, or JSON text to send.
-        Once the helper is up every page goes to it, so that a fan-out member's pages go together."""
-        if self.on:
-            if _up() is not None:
-                return self.counted(content)
-            if len(content) >= SMALLEST_PAGE:
-                self.large += 1
-                if self.large == START_AFTER_PAGES:
-                    _start()
-        return self.here(content) if self.here is not None else None
+        Once the helper is up every page goes to it, so that a fan-out member's pages go together.
+        An answer that does not fit is parsed here, and an envelope whose rows are not under the
+        declared key has them put there (`decoding.mend`), so that the walk goes on with them."""
+        up = self.on and _up() is not None
+        if self.on and not up and len(content) >= SMALLEST_PAGE:
+            self.large += 1
+            if self.large == START_AFTER_PAGES:
+                _start()
+        decode = self.counted if up else self.here
+        body = decode(content) if decode is not None else None
+        if body is not None or self.action.response == "record":
+            return body
+        try:
+            body = orjson.loads(content)
+        except orjson.JSONDecodeError:    # not JSON: Client.parse says what it is
+            return None
+        body, found = decoding.mend(self.resource, self.style, body)
+        if found:
+            self.note([[decoding.items_key(self.style), "envelope", 1, found]])
+        return body
+
+    def note(self, entries: list[list]) -> None:
+        self.notes.extend(entries)
 
     def put(self, rows: list, content: bytes | None, *, parent: dict | None = None, step: int = 1) -> None:
         """A page's rows (from `decode` or parsed); `content` is the answer they came from."""
@@ -308,6 +326,11 @@ class Typist:
             else:
                 table = typed
             self.waiting.popleft()
+            if self.notes:
+                notes = []
+                while self.notes:       # fan-out threads may note meanwhile: taken one by one
+                    notes.append(self.notes.popleft())
+                table = frames.noted(table, notes)
             yield table, entry[3]
 
     def close(self) -> None:

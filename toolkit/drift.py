@@ -1,0 +1,185 @@
+"""Drift: how one load's answers differed from its Resource's declared shapes, counted per load.
+
+    undeclared  a field no column reads (its values are in `extra`)
+    missing     a declared field no record of the load sent
+    type        a value of another type than its column declares (kept: see toolkit.frames)
+    category    a categorical column's value that no earlier load of the table held
+    envelope    the rows key, a paging key or a paging header of the declared paging style absent
+
+Pages are looked at where they are typed (`toolkit.frames`, in the typing helper too: what it finds
+travels back in the table's schema metadata) and where they are walked (the envelope); a `Tally`
+gathers one load's, compares its categorical values with those the table holds, and then either
+reports (contract="evolve": `_loads.drift`, read by `ws.drift()`, and one `DriftWarning` per load) or
+refuses at the first drift (contract="freeze": `ContractError`, and the load rolls back).
+
+Examples and records are masked the way requests and params are: a field that the service's catalog
+marks secret as a param (toolkit.wire) or that is named like a secret (toolkit.loads), as ***, and
+then every secret the client knows (its `Redactor`, toolkit.http).
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from toolkit import catalog
+from toolkit.errors import ContractError, ValidationError
+from toolkit.frames import DRIFT
+from toolkit.loads import SECRET_NAME
+from toolkit.paging import Cursor, Offset, PageNumber, Paging
+from toolkit.rules import MASK
+from toolkit.spec import Resource
+
+CONTRACTS = ("evolve", "freeze")
+EXAMPLE_CHARS = 200          # an example is a hint, not a copy of the record
+RECORD_CHARS = 1000
+
+
+def contract_of(value: Any) -> str:
+    """The contract asked for, or the ValidationError naming the ones there are."""
+    if value not in CONTRACTS:
+        raise ValidationError("contract", value, "must be evolve (keep and report drift) or freeze (refuse it)")
+    return value
+
+
+@functools.cache
+def _secret_wires(service: str) -> frozenset[str]:
+    """The wire names the service's catalog marks secret in any action's params: a record's field of
+    the same name holds the same secret."""
+    return frozenset(p.wire for action in catalog.actions_of(service) for p in action.params if p.secret)
+
+
+def masked(value: Any, service: str, field: str = "") -> Any:
+    """A value with every secret field's value as ***: named like a secret, or a secret param's wire name."""
+    wires = _secret_wires(service)
+
+    def secret(name: str) -> bool:
+        return name in wires or bool(SECRET_NAME.search(name))
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, Mapping):
+            return {str(k): MASK if secret(str(k)) and v is not None else walk(v) for k, v in item.items()}
+        if isinstance(item, list | tuple):
+            return [walk(v) for v in item]
+        return item
+    return MASK if field and value is not None and secret(field.split(".")[-1]) else walk(value)
+
+
+def shown(value: Any, service: str, redactor: Any, field: str = "", limit: int = EXAMPLE_CHARS) -> str:
+    """A value as masked JSON text, cut to `limit` characters."""
+    text = orjson.dumps(masked(value, service, field), default=str).decode()
+    if redactor is not None:
+        text = redactor.scrub(text)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _has(body: Any, path: str) -> bool:
+    for part in path.split("."):
+        if not isinstance(body, Mapping) or part not in body:
+            return False
+        body = body[part]
+    return True
+
+
+def envelope(style: Paging | None, body: Any, headers: Mapping[str, str]) -> list[list]:
+    """The paging keys (or headers) the declared style reads and this answer lacks: [field, kind,
+    count, example] entries (the rows key is `toolkit.decoding.mend`'s)."""
+    paths: list[str] = []
+    if isinstance(style, Cursor):
+        paths = [style.has_more, style.next_cursor]
+    elif isinstance(style, Offset) and isinstance(body, Mapping):   # a bare array is an Offset answer too
+        paths = [style.total]
+    found = [[path, "envelope", 1, f"absent (keys: {', '.join(map(str, body))})"] for path in paths
+             if isinstance(body, Mapping) and not _has(body, path)]
+    if isinstance(style, PageNumber):
+        found += [[f"header {name}", "envelope", 1, "absent"] for name in (style.total_header, style.pages_header)
+                  if name and name not in headers]
+    return found
+
+
+class Tally:
+    """One load's drift: `take` each typed table (the page's drift read from it and the metadata
+    removed), `finish` at the end, `found` for the record; with contract="freeze" the first drift
+    raises `ContractError`.
+
+    Categorical values are compared with those the table held before this load (`Load.held_values`):
+    a new status is drift only once a table has some, not on its first load.
+    """
+
+    def __init__(self, resource: Resource, contract: str, redactor: Any, load: Any) -> None:
+        self.resource, self.contract, self.redactor = resource, contract, redactor
+        self.name = f"{resource.service}.{resource.name}"
+        self.entries: dict[tuple[str, str], list] = {}    # (field, kind) → [count, example]
+        self.absent: dict[str, int] = {}                   # declared field → rows of pages that lacked it
+        self.rows = 0
+        self.first: Any = None                              # the load's first record, for a missing field
+        categorical = {c.name: ".".join(c.path) for c in resource.columns if c.dtype == "category"}
+        held = load.held_values(list(categorical)) if categorical else {}
+        self.held = {name: (categorical[name], values) for name, values in held.items() if values}
+
+    def take(self, table: pa.Table) -> pa.Table:
+        metadata = table.schema.metadata
+        if metadata and DRIFT in metadata:
+            table = table.replace_schema_metadata(None)
+            page = orjson.loads(metadata[DRIFT])
+            for field, kind, count, example in page["fields"]:
+                self._add(field, kind, count, example, page["record"])
+            for field in page["absent"]:
+                self.absent[field] = self.absent.get(field, 0) + page["rows"]
+        if self.first is None and table.num_rows:
+            self.first = table.slice(0, 1).drop_columns(["extra"]).to_pylist()[0]
+        self.rows += table.num_rows
+        for name, (field, values) in self.held.items():
+            if name in table.column_names:
+                self._categories(table, name, field, values)
+        return table
+
+    def _categories(self, table: pa.Table, name: str, field: str, held: set) -> None:
+        column = table.column(name)
+        if pa.types.is_dictionary(column.type):
+            column = column.cast(column.type.value_type)
+        for value in pc.unique(column).to_pylist():
+            if value is not None and value not in held:
+                matches = pc.equal(column, value)
+                record = table.filter(matches).slice(0, 1).drop_columns(["extra"]).to_pylist()[0]
+                self._add(field, "category", pc.sum(matches).as_py(), value, record)
+
+    def _add(self, field: str, kind: str, count: int, example: Any, record: Any) -> None:
+        entry = self.entries.get((field, kind))
+        if entry is None:
+            self.entries[field, kind] = [count, example]
+        else:
+            entry[0] += count
+        if self.contract == "freeze":
+            service = self.resource.service
+            shown_record = "none (the answer's envelope)" if record is None else \
+                shown(record, service, self.redactor, limit=RECORD_CHARS)
+            example = "" if example is None else f", e.g. {shown(example, service, self.redactor, field)}"
+            raise ContractError(self.name, field, kind, shown_record, f"{count}{example}")
+
+    def finish(self) -> None:
+        """At the end of the load: a declared field no page sent is missing (frozen: refused)."""
+        for field, rows in self.absent.items():
+            if self.rows and rows >= self.rows:
+                self._add(field, "missing", rows, None, self.first)
+        self.absent.clear()
+
+    def found(self) -> list[dict]:
+        """The load's drift so far, examples masked: what `_loads.drift` keeps."""
+        service = self.resource.service
+        return [{"field": field, "kind": kind, "count": count,
+                 "example": None if kind == "missing" else shown(example, service, self.redactor, field)}
+                for (field, kind), (count, example) in self.entries.items()]
+
+
+def warning(resource: Resource, load_id: str, found: list[dict]) -> str:
+    """The line a `DriftWarning` says for one load."""
+    kinds = ", ".join(f"{entry['field']} {entry['kind']} ({entry['count']})" for entry in found[:5])
+    more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+    name = f"{resource.service}.{resource.name}"
+    return (f"{name}: load {load_id} kept answers that differ from the declared shapes: {kinds}{more}; "
+            f"every value is kept (ws.drift({name!r}, {load_id!r}) lists them)")
