@@ -63,6 +63,9 @@ def test_a_report_per_service_against_the_sandbox(box):
     assert first["assets"].rows == 1                                      # the smallest page
     assert first["assets"].types["coverVersion.size"] == ["integer"]
     assert first["versions"].status == 200                                # a fan-out, its id from assets
+    assert "boardId" in first["guests"].seen and not first["guests"].extra   # the fan-out id, sent or added
+    assert "assetId" in first["versions"].declared and "assetId" not in first["versions"].missing
+    assert "customFields" in first["asset_boards"].seen                   # sent when asked for
     assert first["roles"].status == 200                                   # a required choice given
     assert "import_ids" in first["imports"].skipped
     audience = report.service("audience_platform")

@@ -131,7 +131,8 @@ class ResourceCheck:
             return f"  FAIL {self.resource:<26} {self.error}  ({self.action}, {self.ms or 0:.0f} ms)"
         flag = "ok  " if self.ok else "DIFF"
         head = (f"  {flag} {self.resource:<26} {self.status} {self.paging_seen or '-':<12} {self.ms or 0:>6.0f} ms"
-                f"  {len(self.seen)} of {len(self.declared)} declared fields seen, {self.rows} rows")
+                f"  {len(self.seen)} of {len(self.declared)} declared fields seen, {self.rows} rows"
+                + ("" if self.rows else " (no record to check)"))
         notes = []
         if self.missing:
             notes.append("missing: " + ", ".join(self.missing))
@@ -433,8 +434,10 @@ def _fields(result: ResourceCheck, resource: Resource, rows: list[dict]) -> None
         walk(row, "")
     result.types = {name: sorted(kinds) for name, kinds in sorted(seen_types.items())}
     result.seen = sorted(name for name in seen_types if name in columns)
+    # the fan-out id may be sent or not: the fetcher adds it to each row from the request it made
+    added = {name for name, column in columns.items() if column.name == resource.fan_out}
     if rows:
-        result.missing = sorted(name for name in columns if name not in seen_types)
+        result.missing = sorted(name for name in columns if name not in seen_types and name not in added)
     if (resource.service, resource.name) not in MADE_BY_FETCHER:
         result.extra = sorted(name for name in seen_types if name not in columns and name not in prefixes)
     for name, column in columns.items():
@@ -546,10 +549,9 @@ def _parents_first(service: str) -> list[Resource]:
 
 
 def _wire_columns(resource: Resource) -> dict[str, Column]:
-    """The declared columns the wire carries, by dotted wire path: not the fan-out id the fetcher adds."""
+    """The declared columns the wire carries, by dotted wire path (a resource made by the fetcher: those it reads)."""
     made = MADE_BY_FETCHER.get((resource.service, resource.name))
-    return {".".join(c.path): c for c in resource.columns
-            if c.name != resource.fan_out and (made is None or ".".join(c.path) in made)}
+    return {".".join(c.path): c for c in resource.columns if made is None or ".".join(c.path) in made}
 
 
 def _small_page(style: Any, action: Action, size: int) -> dict[str, Any]:
