@@ -3,12 +3,13 @@ service not connected skipped with its reason, one line per resource and a table
 from __future__ import annotations
 
 import shutil
+from datetime import timedelta
 
 import pandas as pd
 import pytest
 
 import toolkit
-from toolkit import refresh, sandbox
+from toolkit import bulk, catalog, demo, refresh, sandbox
 from toolkit.errors import ValidationError
 
 
@@ -151,7 +152,8 @@ def test_progress_on_or_off_gives_the_same_table_and_lines(box, held, tmp_path, 
         lines: list[str] = []
         with connected(path, box) as ws:
             tables.append(ws.refresh(progress=progress, say=lines.append).drop(columns="seconds"))
-        said.append([line.rsplit(",", 1)[0] for line in lines])    # all but the seconds
+        said.append(sorted(line.rsplit(",", 1)[0] for line in lines))    # all but the seconds; services
+        # run at once, so their lines interleave in any order
         shown = capsys.readouterr().err
         if progress:
             assert "refresh" in shown and f"/{len(tables[-1])}" in shown    # one bar over the resources
@@ -159,3 +161,28 @@ def test_progress_on_or_off_gives_the_same_table_and_lines(box, held, tmp_path, 
             assert shown == ""
     pd.testing.assert_frame_equal(tables[0], tables[1])
     assert said[0] == said[1] and len(said[0]) == len(tables[0])
+
+
+def test_the_demos_clock_step_refreshes_only_what_moves(box):
+    ws = toolkit.Workspace()
+    conns = {service: ws.connect(service, **box.credentials(service)) for service in demo.DAILY}
+    inputs = {service: box.examples(service) for service in demo.DAILY}
+    for service, names in demo.DAILY.items():
+        for name in names:
+            conns[service].pull(name, progress=False, **{need: inputs[service][need]
+                                                          for need in bulk.needs(catalog.resource(service, name))})
+    conns["translation"].pull("projects", progress=False)             # held, but it does not move
+    before, clock = ws.loads(), box.clock.now()
+    lines: list[str] = []
+    table = demo.clock_step(ws, box, lines.append)
+    assert box.clock.now() - clock == timedelta(hours=demo.HOURS)
+    assert sorted(table["resource"]) == sorted(demo.MOVING) and (table["clock"] == box.clock.now()).all()
+    order = list(table["resource"])
+    assert order.index("translation.submissions") < order.index("translation.targets") \
+        < order.index("translation.phases")
+    assert table.set_index("resource").loc["translation.submissions", "kind"] == "incremental"
+    new = ws.loads().merge(before[["load_id"]], how="left", indicator=True).query("_merge == 'left_only'")
+    assert sorted(f"{s}.{r}" for s, r in new[["service", "resource"]].values) == sorted(demo.MOVING)
+    [line] = lines                                                     # one line: requests per resource
+    assert f"{table['requests'].sum()} requests" in line and "targets open" in line
+    assert all(f"{r.split('.')[1]} {n}" in line for r, n in table[["resource", "requests"]].values)

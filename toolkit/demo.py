@@ -2,9 +2,11 @@
 
 It starts the sandbox, pulls every resource of the four services into `DIR/toolkit-demo.duckdb`, acts
 the way an analyst would (queues a dozen URL imports in the asset library, imports two audiences),
-moves the sandbox clock forward five times by 3 hours with a pull of the moving resources after each
-step (so the workspace holds history: a burndown, memberships gained and lost; the sandbox's
-translators are fast, and at 8-hour steps nearly every target would be done by the third), exports a
+moves the sandbox clock forward five times by 3 hours with an incremental `ws.refresh` of the moving
+resources after each step (so the workspace holds history: a burndown, memberships gained and lost;
+the sandbox's translators are fast, and at 8-hour steps nearly every target would be done by the
+third; refreshing every resource would walk the asset library's fan-outs again, minutes at its
+rate budget), exports a
 snapshot (`DIR/snapshot.duckdb`) and writes `DIR/report.html`, measured against the sandbox's clock
 (which the loads' own wall-clock times do not show). Before it ends it checks that none of the
 sandbox's secrets reached the files it wrote: every table and view of the DuckDB files read as text
@@ -22,16 +24,18 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pandas as pd
 
 from toolkit import bulk
 from toolkit.duckfile import quote
 
 SERVICES = ("media_review", "asset_library", "audience_platform", "translation")
 STEPS, HOURS = 5, 3
-# what moves while the clock does: pulled again after each step
+# what moves while the clock does: refreshed after each step
 DAILY = {"translation": ("submissions", "targets", "phases"),
          "audience_platform": ("audiences", "memberships"),
          "asset_library": ("imports",)}
+MOVING = tuple(f"{service}.{name}" for service, names in DAILY.items() for name in names)
 # URL imports whose outcome the asset library decides from the URL (toolkit/sandbox/asset_library_transfers.py)
 IMPORT_URLS = (
     "https://media.partner-cdn.example/shoots/{n}/harbour-dawn.jpg",
@@ -89,13 +93,16 @@ Open them:
 
 
 def populate(ws: Any, box: Any, log: Callable[[str], None] | None = print,
-             clients: dict[str, Any] | None = None, as_of: dict[str, Any] | None = None) -> bool:
+             clients: dict[str, Any] | None = None, as_of: dict[str, Any] | None = None,
+             refreshed: list[pd.DataFrame] | None = None) -> bool:
     """Steps 1 to 3 of the demo into workspace `ws` from sandbox `box`: pull everything, act, move the
-    clock with a pull after each step. False (having said why) when a pull failed.
+    clock with a refresh after each step. False (having said why) when a pull failed.
 
-    `clients` are the clients to use (connected to `ws`); by default the demo connects its own.
+    `clients` are the clients to use, connected to `ws` (the clock steps refresh through
+    `ws.connections`); by default the demo connects its own.
     `as_of`, when given, is filled with the sandbox's clock at each load (load id → moment), for the
-    reports: the loads' own times are this machine's.
+    reports: the loads' own times are this machine's. `refreshed`, when given, gets each step's
+    refresh table (`ws.refresh`'s: requests, rows added / changed / removed per resource).
     """
     as_of = {} if as_of is None else as_of
     say = log or (lambda line: None)
@@ -110,25 +117,44 @@ def populate(ws: Any, box: Any, log: Callable[[str], None] | None = print,
     say("\n2. Act: queue URL imports in the asset library, import two audiences")
     inputs["asset_library"]["import_ids"] = [*inputs["asset_library"]["import_ids"],
                                              *_queue_imports(clients["asset_library"], say)]
+    # a refresh asks with its latest load's ids: pulled once with the new ones, the steps follow them
+    queued = bulk.pull_one(clients["asset_library"], "imports", inputs["asset_library"])
+    if queued.error:
+        say(queued.line())
+        return False
+    _date_loads(ws, box, as_of)
     _import_audiences(clients["audience_platform"], box, inputs["audience_platform"]["profile_ids"], say)
     moving = "; ".join(f"{service}: {', '.join(names)}" for service, names in DAILY.items())
-    say(f"\n3. The sandbox clock moves {HOURS} hours forward, {STEPS} times; after each step a pull of what "
-        f"moves ({moving})")
+    say(f"\n3. The sandbox clock moves {HOURS} hours forward, {STEPS} times; after each step an incremental "
+        f"refresh of what moves ({moving})")
     for _ in range(STEPS):
-        now = box.advance(hours=HOURS)
-        lines = [p for service, names in DAILY.items()
-                 for p in bulk.pull_service(clients[service], names, inputs[service], log=None)]
-        failed = [p for p in lines if p.error or p.skipped]
-        for problem in failed:
-            say(problem.line())
-        if failed:
+        table = clock_step(ws, box, say)
+        if table is None:
             return False
+        if refreshed is not None:
+            refreshed.append(table)
         _date_loads(ws, box, as_of)
-        open_targets = ws.sql("SELECT count(*) FROM translation.targets WHERE status NOT IN "
-                              "('PROCESSED', 'DELIVERED', 'COMPLETED', 'CANCELLED')").fetchone()[0]
-        say(f"  +{HOURS} h: clock {now:%a %d %b %H:%M} UTC, {sum(p.rows for p in lines):,} rows in "
-            f"{sum(p.requests for p in lines)} requests, {open_targets} targets open")
     return True
+
+
+def clock_step(ws: Any, box: Any, say: Callable[[str], None]) -> pd.DataFrame | None:
+    """The sandbox clock `HOURS` on, then an incremental `ws.refresh` of what moves (MOVING) through
+    the workspace's connections, and one line saying what it did; the refresh's table (with the
+    clock), or None when a resource failed (each said)."""
+    now = box.advance(hours=HOURS)
+    table = ws.refresh(resources=MOVING, incremental=True, say=lambda line: None)
+    failed = table[table["kind"].isin(["failed", "skipped"])]
+    for row in failed.itertuples():
+        say(f"  FAIL {row.resource}: {row.kind}: {row.error}")
+    if len(failed):
+        return None
+    open_targets = ws.sql("SELECT count(*) FROM translation.targets WHERE status NOT IN "
+                          "('PROCESSED', 'DELIVERED', 'COMPLETED', 'CANCELLED')").fetchone()[0]
+    changes = table[["added", "changed", "removed"]].to_numpy().sum()
+    each = " · ".join(f"{row.resource.split('.', 1)[1]} {row.requests}" for row in table.itertuples())
+    say(f"  +{HOURS} h: clock {now:%a %d %b %H:%M} UTC, {changes:,} rows added, changed or removed in "
+        f"{table['requests'].sum()} requests ({each}), {open_targets} targets open")
+    return table.assign(clock=now)
 
 
 def _queue_imports(client: Any, say: Callable[[str], None]) -> list[str]:
