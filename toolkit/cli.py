@@ -15,7 +15,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _sandbox(args: argparse.Namespace) -> int:
     from toolkit import sandbox
-    sandbox.serve(port=args.port, scale=args.scale, seed=args.seed)
+    sandbox.serve(port=args.port, scale=args.scale, seed=args.seed, drift=args.drift)
     return 0
 
 
@@ -224,6 +224,9 @@ def parser() -> argparse.ArgumentParser:
     box.add_argument("--port", type=int, default=8765)
     box.add_argument("--scale", type=float, default=1)
     box.add_argument("--seed", type=int, default=0)
+    box.add_argument("--drift", nargs="?", const=True, default=None, metavar="KINDS",
+                     help="answers that differ from the catalog, to try `toolkit doctor` or a pull on: every "
+                          "kind, or some by name (extra_field,number_as_string,...)")
     box.set_defaults(run=_sandbox)
     for name, run in (("actions", _actions), ("resources", _resources)):
         listing = sub.add_parser(name, help=f"list the catalog's {name}")

@@ -37,9 +37,10 @@ def test_the_command_serves_and_keeps_its_secrets_off_the_screen(tmp_path):
     assert not target.exists(), "the credentials file goes when the sandbox stops"
 
 
-def start_command(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
+def start_command(tmp_path: Path, *more: str) -> tuple[subprocess.Popen, Path]:
     """`toolkit sandbox` in a child process; (the process, its credentials file) once it serves."""
-    process = subprocess.Popen([sys.executable, "-m", "toolkit.cli", "sandbox", "--port", "0", "--scale", "0.1"],
+    process = subprocess.Popen([sys.executable, "-m", "toolkit.cli", "sandbox", "--port", "0", "--scale", "0.1",
+                                *more],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env={**os.environ, "TMPDIR": str(tmp_path)})
     line = ""
@@ -62,3 +63,16 @@ def test_the_command_removes_its_credentials_however_it_is_stopped(tmp_path, sto
     assert process.returncode == 0 and "Traceback" not in err, err
     assert "sandbox stopped" in out
     assert not path.exists(), "the credentials file goes when the sandbox stops"
+
+
+def test_the_command_serves_drifting_answers_when_asked(tmp_path):
+    process, path = start_command(tmp_path, "--drift", "extra_field")
+    try:
+        credentials = json.loads(path.read_text())
+        conn = tk.connect("audience_platform", **credentials["audience_platform"])
+        first = conn.rows("list_notifications", size=5)[0]
+        declared = {c.source or c.name for c in tk.catalog.resource("audience_platform", "notifications").columns}
+        assert set(first) - declared, "an undeclared field in every record"
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=20)
