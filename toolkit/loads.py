@@ -240,11 +240,11 @@ class Load:
         # an all-null column has no type yet: VARCHAR until a later batch brings values (see _evolve)
         long = {name for name, kind in incoming.items() if kind == "VARCHAR" and name not in self.key
                 and _long_text(table.column(name))} if _per_column_compression() else set()
-        columns = ", ".join(f"{quote(n)} {'VARCHAR' if t == 'NULL' else t}"
+        columns = ", ".join(f"{quote(n)} {_typed(t)}"
                             + (" USING COMPRESSION zstd" if n in long else "") for n, t in incoming.items())
         columns += ", " if columns else ""
         self._cursor.execute(f"CREATE TABLE {self._versions} ({columns}_valid_from BIGINT, _valid_to BIGINT)")
-        self._columns = {n: "VARCHAR" if t == "NULL" else t for n, t in incoming.items()}
+        self._columns = {n: _typed(t) for n, t in incoming.items()}
         self._columns.update(dict.fromkeys(VALIDITY, "BIGINT"))
         self._targets = [self._versions]
         self._ddl = True
@@ -263,7 +263,7 @@ class Load:
         for name, kind in incoming.items():
             have = self._columns.get(name)
             if have is None:
-                kind = "VARCHAR" if kind == "NULL" else kind
+                kind = _typed(kind)
                 for target in self._targets:
                     self._cursor.execute(f"ALTER TABLE {target} ADD COLUMN {quote(name)} {kind}")
             elif kind in ("NULL", have):
@@ -414,6 +414,12 @@ class Load:
     def __repr__(self) -> str:
         return (f"<toolkit.Load {self.load_id} {self.service}.{self.resource}: {self.status}, "
                 f"{self.rows} rows, {self.requests} requests>")
+
+
+def _typed(kind: str) -> str:
+    """A batch column's type as a stored column's: one with no values yet (NULL, or a list of them,
+    which DuckDB spells `"NULL"[]`) is text until a later batch brings values (see `_evolve`)."""
+    return {"NULL": "VARCHAR", 'NULL"[]': "VARCHAR[]"}.get(kind, kind)
 
 
 @functools.cache

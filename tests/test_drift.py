@@ -1,0 +1,285 @@
+"""Drift (issue 16, point 1): answers that differ from the declared shapes are kept and reported per
+load, or refused with contract="freeze". Clients here answer fixed JSON (`responses` stubs); the
+sandbox's drifting mode has its own tests at the end of the module."""
+from __future__ import annotations
+
+import pickle
+import re
+import warnings
+
+import orjson
+import pandas as pd
+import pyarrow as pa
+import pytest
+import responses
+from conftest import BASE, CREDENTIALS, make_client
+
+import toolkit
+from toolkit import Workspace, catalog, decoding, frames, typist
+from toolkit.errors import ContractError, DriftWarning, ValidationError
+from toolkit.store import Store
+
+NOTIFICATIONS = re.compile(re.escape(BASE["audience_platform"]) + r"/.*notifications")
+ASSETS = re.compile(re.escape(BASE["asset_library"]) + r"/assets")
+
+
+def note(i: int, **changes) -> dict:
+    record = {"id": f"n{i}", "type": "IMPORT", "message": f"message {i}", "severity": "INFO",
+              "created": "2026-11-02T09:00:00Z", "read": False, "source": "system", "details": {"n": i}}
+    return {key: value for key, value in {**record, **changes}.items() if value is not ...}
+
+
+def answer(stub, records: list, **envelope) -> None:
+    """One page of notifications (Offset paging: {list, offset, pageSize, totalSize})."""
+    body = {"list": records, "offset": 0, "pageSize": len(records), "totalSize": len(records), **envelope}
+    stub.add(responses.GET, NOTIFICATIONS, json={k: v for k, v in body.items() if v is not ...})
+
+
+def asset(i: int, **cover) -> dict:
+    version = {"id": f"v{i}", "fileName": f"f{i}.png", "ext": "png", "title": None, "description": None,
+               "summary": None, "type": "image", "size": 100 + i, "createdAt": "2026-11-02T09:00:00Z",
+               "uploadedAt": None, "updatedAt": None, "fileCreatedAt": None, "width": 10, "height": 10,
+               "duration": None, "tags": ["a"], "smartTags": [],
+               "urls": {"thumbnail": "https://x/t.png", "preview": "https://x/p.png"}, **cover}
+    return {"id": f"a{i}", "coverVersion": version, "customFields": None}
+
+
+def answer_assets(stub, records: list) -> None:
+    stub.add(responses.GET, ASSETS, json={"data": records, "pagination": {"hasMore": False, "cursor": None},
+                                          "total": len(records)})
+
+
+@pytest.fixture
+def ws():
+    with Workspace() as workspace:
+        yield workspace
+
+
+def pull(ws: Workspace, service: str, name: str, **options):
+    conn = toolkit.connection.bind(make_client(service), ws)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        result = conn.pull(name, progress=False, **options)
+    return result, [w for w in said if issubclass(w.category, DriftWarning)]
+
+
+def drift_of(ws: Workspace, load_id: str) -> dict:
+    frame = ws.drift(load_id=load_id)
+    return {(row.field, row.kind): (int(row.count), None if pd.isna(row.example) else row.example)
+            for row in frame.itertuples()}
+
+
+def extra_of(ws: Workspace, table: str) -> dict:
+    return {row[0]: orjson.loads(row[1]) if row[1] else None
+            for row in ws.sql(f"select id, extra from {table} order by id").fetchall()}
+
+
+# -- evolve: kept, recorded, warned once per load ---------------------------------------------------
+
+def test_an_answer_that_fits_records_no_drift_and_warns_nothing(stub, ws):
+    answer(stub, [note(1), note(2)])
+    result, said = pull(ws, "audience_platform", "notifications")
+    assert said == [] and result.drift == []
+    assert ws.sql("select drift from _loads").fetchone()[0] == "[]"
+    frame = ws.drift()
+    assert frame.empty and list(frame.columns) == ["load_id", "service", "resource", "field", "kind", "count",
+                                                    "example"]
+
+
+def test_an_undeclared_field_is_kept_in_extra_counted_and_named_by_one_warning(stub, ws):
+    answer(stub, [note(1, priority=3), note(2, priority=5), note(3)])
+    result, said = pull(ws, "audience_platform", "notifications")
+    assert extra_of(ws, "audience_platform.notifications")["n1"] == {"priority": 3}
+    assert drift_of(ws, result.load_id) == {("priority", "undeclared"): (2, "3")}
+    assert len(said) == 1 and result.load_id in str(said[0].message) and "priority" in str(said[0].message)
+    answer(stub, [note(1, priority=3)])
+    again, said = pull(ws, "audience_platform", "notifications")
+    assert len(said) == 1 and again.load_id in str(said[0].message)       # once per load, each load
+    assert set(ws.drift("audience_platform.notifications")["load_id"]) == {result.load_id, again.load_id}
+
+
+def test_a_value_of_another_type_is_kept_as_its_wire_value_and_the_column_keeps_its_type(stub, ws):
+    answer(stub, [note(1, read="yes", created="soon"), note(2)])
+    result, _ = pull(ws, "audience_platform", "notifications")
+    row = ws.sql("select read, created is null, extra from audience_platform.notifications where id = 'n1'"
+                 ).fetchone()
+    assert row[0] is None and row[1]
+    assert orjson.loads(row[2]) == {"read": "yes", "created": "soon"}
+    assert drift_of(ws, result.load_id) == {("read", "type"): (1, '"yes"'), ("created", "type"): (1, '"soon"')}
+    kinds = dict(ws.sql("select column_name, data_type from duckdb_columns() where table_name = "
+                        "'notifications__versions'").fetchall())
+    assert kinds["read"] == "BOOLEAN" and kinds["created"].startswith("TIMESTAMP")
+
+
+def test_an_integer_column_that_sees_text_or_a_fraction_loads_and_loses_nothing(stub, ws):
+    """Before: "42" failed the load (Arrow could not convert it) and 1.5 was truncated to 1."""
+    answer_assets(stub, [asset(1), asset(2)])
+    pull(ws, "asset_library", "assets")
+    answer_assets(stub, [asset(1, size="42"), asset(2, size=1.5), asset(3)])
+    result, _ = pull(ws, "asset_library", "assets")
+    sizes = dict(ws.sql("select id, cover_version_size from asset_library.assets").fetchall())
+    assert sizes == {"a1": None, "a2": None, "a3": 103}
+    extra = extra_of(ws, "asset_library.assets")
+    assert extra["a1"] == {"coverVersion": {"size": "42"}} and extra["a2"] == {"coverVersion": {"size": 1.5}}
+    assert drift_of(ws, result.load_id)[("coverVersion.size", "type")][0] == 2
+
+
+def test_an_object_where_a_list_is_declared_is_kept_on_the_decoders_fast_path(stub, ws):
+    """A list column takes any value in the decoded Structs: the object goes to extra, not into a text column."""
+    records = [asset(1, tags={"label": "x"}), asset(2)]
+    resource = catalog.resource("asset_library", "assets")
+    page = orjson.dumps({"data": records, "pagination": {"hasMore": False, "cursor": None}})
+    assert decoding.page_decoder(resource, catalog.ACTIONS[resource.action].paging)(page) is not None
+    answer_assets(stub, records)
+    result, _ = pull(ws, "asset_library", "assets")
+    assert extra_of(ws, "asset_library.assets")["a1"] == {"coverVersion": {"tags": {"label": "x"}}}
+    assert ws.sql("select cover_version_tags from asset_library.assets order by id").fetchall() == [(None,), (["a"],)]
+    assert drift_of(ws, result.load_id) == {("coverVersion.tags", "type"): (1, '{"label":"x"}')}
+
+
+def test_a_flattened_object_sent_as_text_is_kept_whole(stub, ws):
+    answer_assets(stub, [{"id": "a1", "coverVersion": "gone", "customFields": None}, asset(2)])
+    result, _ = pull(ws, "asset_library", "assets")
+    assert extra_of(ws, "asset_library.assets")["a1"] == {"coverVersion": "gone"}
+    assert ("coverVersion", "type") in drift_of(ws, result.load_id)
+
+
+def test_a_declared_field_no_record_sends_is_missing_and_one_sent_as_null_is_not(stub, ws):
+    answer(stub, [note(1, source=..., read=None), note(2, source=..., read=None)])
+    result, _ = pull(ws, "audience_platform", "notifications")
+    assert drift_of(ws, result.load_id) == {("source", "missing"): (2, None)}
+    answer(stub, [note(1, source=...), note(2)])     # sent by one record: not missing
+    again, _ = pull(ws, "audience_platform", "notifications")
+    assert drift_of(ws, again.load_id) == {}
+
+
+def test_a_categorical_value_the_table_never_held_is_drift_from_the_second_load_on(stub, ws):
+    answer(stub, [note(1), note(2, severity="WARN")])
+    first, _ = pull(ws, "audience_platform", "notifications")
+    assert drift_of(ws, first.load_id) == {}
+    answer(stub, [note(1, severity="CATASTROPHIC"), note(2, severity="WARN"), note(3, severity="CATASTROPHIC")])
+    second, _ = pull(ws, "audience_platform", "notifications")
+    assert drift_of(ws, second.load_id) == {("severity", "category"): (2, '"CATASTROPHIC"')}
+
+
+def test_rows_under_a_renamed_envelope_key_are_kept_and_the_envelope_reported(stub, ws):
+    stub.add(responses.GET, NOTIFICATIONS, json={"items": [note(1), note(2)], "offset": 0, "pageSize": 2})
+    result, said = pull(ws, "audience_platform", "notifications")
+    assert result.rows == 2 and len(said) == 1
+    found = drift_of(ws, result.load_id)
+    assert found[("list", "envelope")][0] == 1 and "items" in found[("list", "envelope")][1]
+    assert ("totalSize", "envelope") in found
+
+
+def test_a_type_conflict_between_pages_of_one_load_does_not_fail_it(tms, stub, ws):
+    """Ids keep their key's place: a page whose ids are not integers makes its id column text, and the
+    load's batch and the stored column are text (before: Arrow could not join the pages, the load failed)."""
+    url = re.compile(re.escape(BASE["translation"]) + r"/.*submissions")
+    first = [{"submissionId": i, "name": f"s{i}"} for i in range(1, 201)]
+    stub.add(responses.GET, url, json=first, headers={"total-size": "201"})
+    stub.add(responses.GET, url, json=[{"submissionId": "S-9", "name": "odd"}], headers={"total-size": "201"})
+    result, _ = pull(ws, "translation", "submissions")
+    assert result.rows == 201
+    ids = [row[0] for row in ws.sql("select submission_id from translation.submissions").fetchall()]
+    assert "S-9" in ids and "1" in ids
+    assert drift_of(ws, result.load_id)[("submissionId", "type")][0] == 1
+
+
+# -- freeze: refused, nothing written ---------------------------------------------------------------
+
+def test_freeze_refuses_the_first_drift_names_it_and_leaves_the_view_as_it_was(stub, ws):
+    answer(stub, [note(1), note(2)])
+    kept, _ = pull(ws, "audience_platform", "notifications")
+    before = ws.sql("select * from audience_platform.notifications order by id").df()
+    answer(stub, [note(1), note(2, read="yes"), note(3)])
+    with pytest.raises(ContractError) as refused:
+        pull(ws, "audience_platform", "notifications", contract="freeze")
+    error = refused.value
+    assert (error.resource, error.field, error.kind) == ("audience_platform.notifications", "read", "type")
+    assert '"id":"n2"' in error.record and "read" in str(error) and "nothing was written" in str(error)
+    pd.testing.assert_frame_equal(ws.sql("select * from audience_platform.notifications order by id").df(), before)
+    statuses = dict(ws.sql("select load_id, status from _loads").fetchall())
+    assert statuses[kept.load_id] == "complete" and sorted(statuses.values()) == ["complete", "failed"]
+
+
+def test_freeze_refuses_a_missing_field_at_the_end_and_takes_an_answer_that_fits(stub, ws):
+    answer(stub, [note(1, source=...)])
+    with pytest.raises(ContractError, match="source: missing"):
+        pull(ws, "audience_platform", "notifications", contract="freeze")
+    assert ws.sql("select count(*) from _loads where status = 'complete'").fetchone()[0] == 0
+    answer(stub, [note(1)])
+    assert pull(ws, "audience_platform", "notifications", contract="freeze")[0].rows == 1
+
+
+def test_a_contract_other_than_evolve_or_freeze_is_refused_before_anything_is_sent(stub, ws):
+    with pytest.raises(ValidationError, match="contract"):
+        pull(ws, "audience_platform", "notifications", contract="strict")
+    assert len(stub.calls) == 0
+
+
+def test_examples_records_and_errors_hold_no_secret(stub, ws):
+    token = CREDENTIALS["audience_platform"]["token"]
+    leaky = note(1, apiKey="sk-live-123456", read="yes", message=f"sent with {token}", note=f"Bearer {token}")
+    answer(stub, [leaky])
+    result, said = pull(ws, "audience_platform", "notifications")
+    stored = ws.sql("select drift from _loads").fetchone()[0] + ws.drift().to_string() + str(said[0].message)
+    assert "sk-live-123456" not in stored and token not in stored and "***" in stored
+    answer(stub, [leaky])
+    with pytest.raises(ContractError) as refused:
+        pull(ws, "audience_platform", "notifications", contract="freeze")
+    assert "sk-live-123456" not in str(refused.value) and token not in str(refused.value)
+    assert "***" in refused.value.record
+
+
+# -- the page's drift travels with its table --------------------------------------------------------
+
+def test_drift_found_in_the_typing_helper_comes_back_with_the_table(monkeypatch):
+    monkeypatch.setenv("TOOLKIT_TYPING_HELPER", "1")
+    typist.stop()
+    typist._start()
+    try:
+        typist._helper.ready.result(timeout=60)
+        page = orjson.dumps({"list": [note(1, read="yes", priority=2)], "totalSize": 1})
+        buffer = typist._helper.submit(pickle.dumps(("audience_platform", "notifications", [page], None)))
+        table = pa.ipc.open_stream(buffer.result(timeout=30)).read_all()
+    finally:
+        typist.stop()
+    found = orjson.loads(table.schema.metadata[frames.DRIFT])
+    assert {(f, k) for f, k, _, _ in found["fields"]} == {("read", "type"), ("priority", "undeclared")}
+    assert found["record"]["id"] == "n1"
+
+
+# -- the _loads column on files written before it ----------------------------------------------------
+
+def test_a_file_without_the_drift_column_gets_it_on_a_read_write_open(tmp_path):
+    path = tmp_path / "old.duckdb"
+    with Workspace(path) as ws:
+        ws.sql("alter table _loads drop column drift")
+    with Workspace(path, read_only=True) as ws:
+        assert ws.drift().empty                              # read-only: read as it is
+    with Workspace(path) as ws:
+        assert "drift" in ws.loads().columns and ws.drift().empty
+
+
+def test_a_load_written_directly_records_no_drift_column_value(ws):
+    with Store.load(ws, "asset_library", "http://x", "tags", {}, ("id",)) as load:
+        load.write(pa.table({"id": ["a"]}))
+    assert ws.sql("select drift from _loads").fetchone()[0] is None and ws.drift().empty
+
+
+def test_every_resource_of_the_catalog_is_typed_with_drift_on(monkeypatch):
+    """frames.to_arrow never raises on a record of another shape: every column sees an object."""
+    for resource in catalog.RESOURCES.values():
+        odd = {key: {"odd": [1]} for key in frames.declared_keys(resource)}
+        table = frames.to_arrow([odd], resource)
+        assert table.num_rows == 1 and table.column_names[-1] == "extra"
+
+
+def test_a_first_load_whose_list_column_holds_only_empty_lists_loads(stub, ws):
+    """Arrow types such a column list<null>, which DuckDB spells "NULL"[]: the table was created with a
+    broken quote (ParserException) before; now the column is VARCHAR[] until values come."""
+    answer_assets(stub, [asset(1), asset(2)])          # smartTags [] in every record
+    assert pull(ws, "asset_library", "assets")[0].rows == 2
+    kinds = dict(ws.sql("select column_name, data_type from duckdb_columns() where table_name = "
+                        "'assets__versions'").fetchall())
+    assert kinds["cover_version_smart_tags"] == "VARCHAR[]"
