@@ -221,11 +221,13 @@ def _split_filters(client: Client, resource: Resource, action: Action, filters: 
     return ids, params
 
 
-def _parent_ids(client: Client, store: Any, service: str, parent_name: str, column: str | None = None) -> list:
-    """The ids of the parent resource, from its latest load (pulled now when there is none)."""
+def _parent_ids(client: Client, store: Any, service: str, parent_name: str, column: str | None = None,
+                contract: str = "evolve") -> list:
+    """The ids of the parent resource, from its latest load (pulled now when there is none, under the
+    child's contract: a frozen fetch writes nothing, its parent's load included)."""
     parent = catalog.resource(service, parent_name)
     if store.fresh_load(service, client.base_url, parent.name, {}, None) is None:
-        pull(client, store, parent.name)
+        pull(client, store, parent.name, contract=contract)
     frame = store.read(service, parent.name)
     return frame[column or parent.key[0]].dropna().tolist()
 
@@ -270,7 +272,7 @@ def _pull(client: Client, store: Any, name: str, keep: bool, /, *, refresh: bool
         failed = plan.failed
 
         def run(given: dict) -> Iterator[tuple[pa.Table, int]]:
-            part = _plan(client, store, resource, given, workers, on_error)
+            part = _plan(client, store, resource, given, workers, on_error, contract)
             try:
                 yield from part.tables()
             finally:
@@ -279,7 +281,7 @@ def _pull(client: Client, store: Any, name: str, keep: bool, /, *, refresh: bool
         plan.tables = lambda: step.tables(run)
         keep, builds_on, carry = False, previous, step.carry
     else:
-        plan = _plan(client, store, resource, filters, workers, on_error)
+        plan = _plan(client, store, resource, filters, workers, on_error, contract)
         builds_on, carry = None, None
     categoricals = [column.name for column in resource.columns if column.dtype == "category"]
     with ws.load(resource.service, client.base_url, name, key, resource.key, keep, categoricals,
@@ -342,16 +344,17 @@ class _Plan:
     failed: list = field(default_factory=list)
 
 
-def _plan(client: Client, store: Any, resource: Resource, filters: dict, workers: int, on_error: str) -> _Plan:
+def _plan(client: Client, store: Any, resource: Resource, filters: dict, workers: int, on_error: str,
+          contract: str = "evolve") -> _Plan:
     special = SPECIAL.get((resource.service, resource.name))
     if special:
-        return special(client, store, resource, filters, workers, on_error)
+        return special(client, store, resource, filters, workers, on_error, contract)
     action = catalog.ACTIONS[resource.action]
     ids, params = _split_filters(client, resource, action, filters)
     if resource.fan_out:
         if ids is None:
             if (resource.service, resource.parent) in catalog.RESOURCES:
-                ids = _parent_ids(client, store, resource.service, resource.parent, resource.parent_key)
+                ids = _parent_ids(client, store, resource.service, resource.parent, resource.parent_key, contract)
             else:
                 raise ValidationError(resource.parent, None, f"{resource.name} needs the ids to fetch: "
                                       f"pass {resource.parent}=[...]")
@@ -462,7 +465,8 @@ def _take(iterator: Iterator, n: int) -> Iterable:
 
 # --- resources that one list action cannot describe -------------------------------------------------
 
-def _targets(client: Client, store: Any, resource: Resource, filters: dict, workers: int, on_error: str) -> _Plan:
+def _targets(client: Client, store: Any, resource: Resource, filters: dict, workers: int, on_error: str,
+             contract: str = "evolve") -> _Plan:
     """Targets of the given submissions (all when none): /targets in chunks of ids from 5.20, else per submission."""
     filters = dict(filters)
     ids = filters.pop("submission_ids", None)
@@ -471,7 +475,7 @@ def _targets(client: Client, store: Any, resource: Resource, filters: dict, work
         name = next(iter(filters))
         raise ValidationError(name, filters[name], "unknown filter; targets takes submission_ids, status")
     if ids is None:
-        ids = _parent_ids(client, store, resource.service, "submissions")
+        ids = _parent_ids(client, store, resource.service, "submissions", contract=contract)
     ids = list(ids.tolist() if hasattr(ids, "tolist") else ids)
     statuses = [status] if isinstance(status, str) else list(status or [])
     modern = version_tuple(client.system_version or "99") >= (5, 20)
@@ -500,7 +504,8 @@ def _targets(client: Client, store: Any, resource: Resource, filters: dict, work
                     member_rows=submission_rows)
 
 
-def _configurations(client: Client, store: Any, resource: Resource, filters: dict, workers: int, on_error: str) -> _Plan:
+def _configurations(client: Client, store: Any, resource: Resource, filters: dict, workers: int, on_error: str,
+                    contract: str = "evolve") -> _Plan:
     """One row per configuration (merge, cxi, docgen, analytics, warehouse, JWKS), secrets masked."""
     actions = [a for a in catalog.actions_of(client.service.key)
                if a.method == "GET" and (a.name.endswith("_configuration") or a.name.endswith("_jwks_endpoints"))]

@@ -548,6 +548,8 @@ def to_arrow(rows: Sequence[dict] | Rows, resource: Resource, *, parent: dict[st
             if bad:
                 keep = pa.types.is_string(array.type) and column.dtype in ("string", "category", "id")
                 page.mistyped(column, bad, values, keep)
+        if column.dtype == "list" and array.null_count and column.name not in parent:
+            _null_lists(rows, column, array, page)
         if rows and column.name not in parent and array.null_count == len(rows) \
                 and not _sent(rows, column):
             page.absent.append(".".join(source_of(column)))
@@ -561,6 +563,27 @@ def to_arrow(rows: Sequence[dict] | Rows, resource: Resource, *, parent: dict[st
         arrays.append(_extra(records, resource, page))
     names.append("extra")
     return page.attach(pa.Table.from_arrays(arrays, names=names))
+
+
+def _null_lists(rows: Sequence, column: Column, array: pa.Array, page: _Page) -> None:
+    """A null sent where a list is declared (`"tags": null`, not an absent field) is a value of
+    another type: counted. Records decoded into Structs hold an absent field as None too, so there the
+    nulls count when the field's name is in the answer (`_sent`)."""
+    path = source_of(column)
+    moved = {i for i, held in page.moved.items() if any(p == path for p, _ in held)}
+    nulls = [i for i in pc.indices_nonzero(array.is_null()).to_pylist() if i not in moved]
+    if isinstance(rows, Rows):
+        sent = nulls if nulls and _sent(rows, column) else []
+    else:
+        sent = []
+        for i in nulls:
+            value = rows[i]
+            for part in path[:-1]:
+                value = value.get(part) if value.__class__ is dict else None
+            if value.__class__ is dict and path[-1] in value:
+                sent.append(i)
+    if sent:
+        page.add(".".join(path), "type", None, rows[sent[0]], len(sent))
 
 
 def _odd_objects(rows: Sequence[dict], resource: Resource, page: _Page) -> None:
