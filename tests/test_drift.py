@@ -283,3 +283,66 @@ def test_a_first_load_whose_list_column_holds_only_empty_lists_loads(stub, ws):
     kinds = dict(ws.sql("select column_name, data_type from duckdb_columns() where table_name = "
                         "'assets__versions'").fetchall())
     assert kinds["cover_version_smart_tags"] == "VARCHAR[]"
+
+
+# -- a drifting sandbox (toolkit.sandbox.start(drift=...)): every kind completes, keeps, records ------
+
+SANDBOX_CASES = [("audience_platform", "notifications", kind) for kind in
+                 ("extra_field", "renamed_field", "missing_field", "unknown_status", "envelope_key")] + [
+    ("asset_library", "assets", "number_as_string"), ("asset_library", "assets", "null_for_list"),
+    ("translation", "targets", "envelope_key")]
+EXPECTED = {"extra_field": "undeclared", "missing_field": "missing", "number_as_string": "type",
+            "null_for_list": "type", "unknown_status": "category", "envelope_key": "envelope"}
+
+
+def sandbox_pull(box, ws: Workspace, service: str, name: str):
+    conn = ws.connect(service, **box.credentials(service))
+    conn.transport.budget = toolkit.http.RateBudget(None, None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DriftWarning)
+        return conn.pull(name, progress=False)
+
+
+def at(extra: str | None, path: tuple[str, ...]):
+    value = orjson.loads(extra) if extra else {}
+    for part in path:
+        value = value.get(part, KeyError) if isinstance(value, dict) else KeyError
+    return value
+
+
+@pytest.mark.parametrize("service, name, kind", SANDBOX_CASES)
+def test_a_pull_from_a_drifting_sandbox_completes_keeps_every_value_and_records_the_drift(service, name, kind):
+    """A load from the same data without drift first (a status is never seen only against what a table
+    held), then one with: it completes with as many rows, every value kept, the drift recorded."""
+    resource, key = catalog.resource(service, name), catalog.resource(service, name).key[0]
+    emulators = {service: toolkit.sandbox.available()[service]}
+    with Workspace() as ws:
+        with toolkit.sandbox.start(seed=3, emulators=emulators, enforce_limits=False) as box:
+            clean = sandbox_pull(box, ws, service, name)
+        held = ws.sql(f"select * from {service}.{name} order by {key}").df()
+        with toolkit.sandbox.start(seed=3, emulators=emulators, enforce_limits=False, drift=kind) as box:
+            drifts = [d for d in box.drift if (d.service, d.resource) == (service, name)]
+            result = sandbox_pull(box, ws, service, name)
+        assert [d.kind for d in drifts] == [kind]
+        assert result.rows == clean.rows                                         # the pull completed
+        column = next((c for c in resource.columns if c.name == drifts[0].field), None)
+        wire = ".".join(column.path) if column else drifts[0].field
+        expected = {("header " + wire if service == "translation" else wire, EXPECTED.get(kind, ""))}
+        if kind == "renamed_field":
+            expected = {(wire, "missing"), (wire + "V2", "undeclared")}
+        found = {(row.field, row.kind) for row in ws.drift(load_id=result.load_id).itertuples()}
+        assert expected <= found
+        now = ws.sql(f"select * from {service}.{name} order by {key}").df()
+        assert now[key].tolist() == held[key].tolist()
+        if kind == "number_as_string":                                           # nothing lost
+            assert now[column.name].isna().all()
+            assert [at(extra, column.path) for extra in now["extra"]] == \
+                [KeyError if pd.isna(v) else str(v) for v in held[column.name]]
+        elif kind == "renamed_field":
+            renamed = (*column.path[:-1], column.path[-1] + "V2")
+            assert [at(extra, renamed) for extra in now["extra"]] == \
+                [None if pd.isna(v) else v for v in held[column.name]]
+        elif kind == "extra_field":
+            assert all(at(extra, (drifts[0].field,)) is not KeyError for extra in now["extra"])
+        elif kind == "unknown_status":
+            assert set(now[column.name].dropna()) == {drifts[0].detail.split("'")[1]}
