@@ -346,3 +346,12 @@ def test_a_pull_from_a_drifting_sandbox_completes_keeps_every_value_and_records_
             assert all(at(extra, (drifts[0].field,)) is not KeyError for extra in now["extra"])
         elif kind == "unknown_status":
             assert set(now[column.name].dropna()) == {drifts[0].detail.split("'")[1]}
+
+
+def test_a_fan_out_members_rows_under_a_renamed_key_are_kept(stub, ws):
+    """A fan-out member's list answer (Unpaged, rows under `data`) goes through the same mending."""
+    versions = re.compile(re.escape(BASE["asset_library"]) + r"/assets/a1/versions")
+    stub.add(responses.GET, versions, json={"items": [{"id": "v1", "fileName": "f.png"}]})
+    result, said = pull(ws, "asset_library", "versions", asset_ids=["a1"])
+    assert result.rows == 1 and len(said) == 1
+    assert drift_of(ws, result.load_id)[("data", "envelope")][0] == 1

@@ -379,8 +379,9 @@ def _walk(client: Client, resource: Resource, action: Action, params: dict,
 
 
 def _single(client: Client, resource: Resource, action: Action, params: dict) -> Iterator[tuple[pa.Table, int]]:
-    body = client.call(action, **params)
-    yield frames.to_arrow(decoding.rows_of(resource, action, body), resource), 1
+    body, found = decoding.mend(resource, action.paging, client.call(action, **params))
+    table = frames.to_arrow(decoding.rows_of(resource, action, body), resource)
+    yield (frames.noted(table, [[decoding.items_key(action.paging), "envelope", 1, found]]) if found else table), 1
 
 
 def _member_rows(client: Client, resource: Resource, action: Action, params: dict, member: Any,
@@ -389,7 +390,10 @@ def _member_rows(client: Client, resource: Resource, action: Action, params: dic
     call = {**params, resource.fan_out: member}
     if action.response == "page":
         return _paged_rows(client, resource, action, call, typist)
-    return decoding.rows_of(resource, action, client.call(action, **call))
+    body, found = decoding.mend(resource, action.paging, client.call(action, **call))
+    if found:
+        typist.note([[decoding.items_key(action.paging), "envelope", 1, found]])
+    return decoding.rows_of(resource, action, body)
 
 
 class _Pages(list):
