@@ -89,8 +89,9 @@ def refresh(store: Any, connections: Mapping[str, Any], services: tuple[str, ...
     (None: shown on a terminal or in Jupyter, not in a log).
 
     Chosen resources still go parents first. A parent that is held but not chosen is not added: its
-    children read its latest load as it stands (a fan-out's ids, an incremental strategy's open or
-    changed parents), so choose the parent too when it may have moved.
+    children read its latest load as it stands (a fan-out's ids; `open_parents` asks again for the rows
+    of the parents open there, and misses a parent new since; `changed_parents` finds no newer load of
+    the parent to compare and pulls in full), so choose the parent too when it may have moved.
     """
     lock = threading.Lock()
     todo = chosen(held(store, services), resources)

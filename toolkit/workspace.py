@@ -60,7 +60,8 @@ class Workspace(Store):
         removed, requests, seconds, error.
 
         A name not held raises ValidationError (listing what is held) before anything is sent. A
-        held parent left out of `resources` is not pulled: its children read its latest load.
+        held parent left out of `resources` is not pulled: its children read its latest load
+        (toolkit.refresh.refresh says what each strategy then does).
 
             ws.refresh()                    # everything held
             ws.refresh("translation", max_age=3600)
