@@ -2,16 +2,12 @@
 pull into a fresh workspace, step after step of the clock; a failed one leaves the view as it was."""
 from __future__ import annotations
 
-import dataclasses
-from types import MappingProxyType
-
 import pandas as pd
 import pytest
 
 import toolkit
 from toolkit import catalog, fetch, refresh, sandbox
 from toolkit.errors import TransportError
-from toolkit.spec import Incremental
 
 # parents first, as a refresh pulls them: a fan-out's strategy reads its parent's latest load
 WITH_STRATEGY = sorted(((s, n) for (s, n), r in catalog.RESOURCES.items() if r.incremental is not None),
@@ -44,13 +40,6 @@ def pull_with_signals(conn, box, name: str, **options) -> fetch.LoadResult:
     for signal in signals(service, name):
         conn.pull(signal, progress=False, **given(box, service, signal))
     return conn.pull(name, progress=False, **given(box, service, name), **options)
-
-
-def patched(monkeypatch, service: str, name: str, incremental: Incremental) -> None:
-    """The catalog with `incremental` declared on one resource (an entry another file holds)."""
-    found = dict(catalog.RESOURCES)
-    found[service, name] = dataclasses.replace(found[service, name], incremental=incremental)
-    monkeypatch.setattr(catalog, "RESOURCES", MappingProxyType(found))
 
 
 @pytest.fixture
@@ -166,11 +155,8 @@ def test_a_small_incremental_load_keeps_list_columns_lists(box):
     assert kinds["system_tags"] == "VARCHAR[]"
 
 
-def test_custom_field_values_follow_their_field(box, monkeypatch):
-    # the values are the field's own `values`: a field's row changes with any of them (for the
-    # asset library's catalog entry, which this patches until it declares the same)
-    patched(monkeypatch, "asset_library", "custom_field_values",
-            Incremental("changed_parents", parent="custom_fields", field="custom_field_id", parent_field="id"))
+def test_custom_field_values_follow_their_field(box):
+    # the values are the field's own `values`: a field's row changes with any of them
     ws = toolkit.Workspace()
     al = ws.connect("asset_library", **box.credentials("asset_library"))
     al.pull("custom_fields", progress=False)

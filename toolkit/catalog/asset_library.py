@@ -1,7 +1,7 @@
 """The asset library's public API v1: assets, boards, custom fields, imports, roles, tags and uploads
 (seed 000, part B; wire facts from services.md, and the public types compared field by field in
 docs/public-specs.md: a version's uploadedAt and summary, tags sent as {id}, an optional recordedAt)."""
-from toolkit.spec import Action, Column, Cursor, Param, Resource, Service, Unpaged
+from toolkit.spec import Action, Column, Cursor, Incremental, Param, Resource, Service, Unpaged
 
 SERVICE = Service(
     key="asset_library",
@@ -381,6 +381,8 @@ RESOURCES = (
         filters=("parent_board_id", "include_nested_assets", "search", "tag", "custom_field",
                  "created_at_gte", "created_at_lte"),
     ),
+    # full pulls: a version that is not the cover can be retitled or tagged without its asset's row
+    # changing, and the list has no updated-since filter
     Resource(
         "versions", "asset_library", "asset_library.list_asset_versions", key=("id",),
         doc="Every version of every asset; asset_id is the parent asset's id, added by the fetcher.",
@@ -402,6 +404,7 @@ RESOURCES = (
         columns=BOARD_COLUMNS,
         filters=("name", "parent_board_id"),
     ),
+    # full pulls: adding an asset to a board changes neither the asset's row nor the board's
     Resource(
         "asset_boards", "asset_library", "asset_library.list_asset_boards", key=("asset_id", "id"),
         doc="Which boards each asset is in: one row per asset and board; asset_id is added by the fetcher.",
@@ -409,6 +412,7 @@ RESOURCES = (
         fan_out="asset_id", parent="assets", parent_key="id",
         filters=("include_custom_fields",),
     ),
+    # full pulls: adding, changing or removing a guest does not change the board's row
     Resource(
         "guests", "asset_library", "asset_library.list_board_guests", key=("board_id", "id"),
         doc="Guests of every board with their role; board_id is the parent board's id.",
@@ -438,6 +442,10 @@ RESOURCES = (
         columns=(Column("custom_field_id", "id", doc="id of the custom field (added by the fetcher)"),
                  Column("id", "id"), Column("name")),
         fan_out="custom_field_id", parent="custom_fields", parent_key="id", items="values",
+        # its rows are the field's own `values`, which custom_fields lists too: any value added, renamed
+        # or removed changes the field's row
+        incremental=Incremental("changed_parents", parent="custom_fields", field="custom_field_id",
+                                parent_field="id"),
     ),
     Resource(
         "tags", "asset_library", "asset_library.list_tags", key=("id",),
