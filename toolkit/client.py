@@ -177,7 +177,7 @@ class Client:
         elif kind == "form":
             prepared.data = form
         elif kind:
-            prepared.json = body
+            prepared.json = [body] if entry.body_in_list and raw is None else body
             prepared.headers.setdefault("Content-Type", CONTENT_TYPES[kind])
         return prepared
 

@@ -103,6 +103,7 @@ class Action:
     versions: tuple[str, ...] = ("",)
     version_paths: Mapping[str, str] = field(default_factory=dict)
     body: BodyKind | None = None
+    body_in_list: bool = False          # the body params go as the one object of a JSON array (a batch)
     content_types: tuple[BodyKind, ...] = ()
     response: ResponseKind = "record"
     paging: Paging | None = None

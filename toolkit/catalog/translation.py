@@ -343,7 +343,10 @@ ACTIONS = (
            "Targets (files) of a submission that can be claimed in a phase.",
            params=(SUB, PHASE_FILTER), response="list", paging=UNPAGED),
     Action("translation.claim_submission", G_CLAIM, "POST", "/rest/v0/submissions/claim",
-           "Claim languages of a submission in a phase.", params=CLAIM_BODY, body="json"),
+           "Claim languages of a submission in a phase.", params=CLAIM_BODY, body="json",
+           # the service takes a batch of claims, answered one by one: the public integration sends a
+           # list of one
+           body_in_list=True, response="list", paging=UNPAGED),
     Action("translation.list_claimed_submissions", G_CLAIM, "GET", "/rest/v0/submissions/claimed",
            "Submissions with languages or batches claimed in a phase.",
            params=(PHASE_FILTER,) + PAGE, response="page", paging=SERVICE.paging),
@@ -352,7 +355,10 @@ ACTIONS = (
            "Targets (files) of a submission claimed in a phase.",
            params=(SUB, PHASE_FILTER), response="list", paging=UNPAGED),
     Action("translation.unclaim_submission", G_CLAIM, "POST", "/rest/v0/submissions/unclaim",
-           "Release claimed languages of a submission in a phase.", params=CLAIM_BODY, body="json"),
+           "Release claimed languages of a submission in a phase.", params=CLAIM_BODY, body="json",
+           # the service takes a batch of claims, answered one by one: the public integration sends a
+           # list of one
+           body_in_list=True, response="list", paging=UNPAGED),
 
     # --- Targets -----------------------------------------------------------------------------
     Action("translation.list_submission_targets", G_TARGET, "GET",
