@@ -2,6 +2,7 @@
 service not connected skipped with its reason, one line per resource and a table of what each did."""
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from datetime import timedelta
 
@@ -11,6 +12,7 @@ import pytest
 import toolkit
 from toolkit import bulk, catalog, demo, refresh, sandbox
 from toolkit.errors import ValidationError
+from toolkit.spec import Incremental
 
 
 @pytest.fixture
@@ -24,6 +26,17 @@ def test_parents_come_before_children():
     assert refresh.depth("translation", "targets") > refresh.depth("translation", "submissions")
     assert refresh.depth("translation", "phases") > refresh.depth("translation", "targets")
     assert refresh.depth("translation", "documents") > refresh.depth("translation", "submissions")
+    assert refresh.depth("audience_platform", "memberships") > refresh.depth("audience_platform", "profiles")
+
+
+def test_a_resource_whose_rows_copy_another_comes_after_it(monkeypatch):
+    # changed_parents reads the copied resource's versions since the previous load: it must be fresh
+    resources = dict(catalog.RESOURCES)
+    documents = resources["translation", "documents"]
+    resources["translation", "documents"] = dataclasses.replace(documents, incremental=Incremental(
+        "changed_parents", parent="submissions", field="submission_id", copies="phases", via="phase_id"))
+    monkeypatch.setattr(catalog, "RESOURCES", resources)
+    assert refresh.depth("translation", "documents") > refresh.depth("translation", "phases")
 
 
 def test_refresh_pulls_what_is_held_and_says_what_each_did(box, tmp_path):

@@ -70,9 +70,11 @@ def chosen(found: list[tuple[str, str, dict]], resources: Iterable[str | tuple[s
 
 
 def depth(service: str, name: str, seen: frozenset[str] = frozenset()) -> int:
-    """How many resources stand above this one: its fan-out parent's and its strategy's parent's chains."""
+    """How many resources stand above this one: its fan-out parent's and its strategy's signals' chains
+    (the parent it follows, the resource its rows copy)."""
     resource = catalog.RESOURCES[service, name]
-    parents = {resource.parent, resource.incremental.parent if resource.incremental else None}
+    how = resource.incremental
+    parents = {resource.parent, how.parent if how else None, how.copies if how else None}
     above = [p for p in parents if p and (service, p) in catalog.RESOURCES and p not in seen and p != name]
     return max((1 + depth(service, p, seen | {name}) for p in above), default=0)
 
