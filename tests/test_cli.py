@@ -188,6 +188,12 @@ def test_refresh_pulls_again_what_a_workspace_holds(env, tmp_path, capsys, monke
     assert main(["refresh", "nothing_here", "--workspace", workspace]) == 2
     with tk.Workspace(workspace) as ws:
         assert len(ws.history("translation.submissions")) == 3
+    capsys.readouterr()
+    assert main(["refresh", "--resource", "translation.projects", "--workspace", workspace]) == 0
+    out = capsys.readouterr().out
+    assert "translation.projects:" in out and "translation.submissions" not in out
+    assert main(["refresh", "--resource", "translation.targets", "--workspace", workspace]) == 2
+    assert "translation.submissions" in capsys.readouterr().err, "the refusal lists what is held"
 
 
 # --- toolkit doctor ----------------------------------------------------------------------------------

@@ -106,12 +106,14 @@ def _refresh(args: argparse.Namespace) -> int:
     try:
         with Workspace(args.workspace) as ws:
             held = sorted(set(ws.loads()["service"])) if len(ws.loads()) else []
-            for service in args.services or held:
+            named = sorted({r.split(".", 1)[0] for r in args.resource})
+            for service in args.services or named or held:
                 try:
                     ws.connect(service)
                 except ToolkitError as error:  # its resources are then skipped, with this line to say why
                     print(f"skip {service}: {type(error).__name__}: {error}", flush=True)
-            table = ws.refresh(*args.services, incremental=not args.full, say=lambda line: print(line, flush=True))
+            table = ws.refresh(*args.services, resources=args.resource or None, incremental=not args.full,
+                               say=lambda line: print(line, flush=True))
     except ToolkitError as error:
         print(f"toolkit refresh: {type(error).__name__}: {error}", file=sys.stderr)
         return 2
@@ -249,6 +251,8 @@ def parser() -> argparse.ArgumentParser:
                        help="services to refresh (default: every one the workspace holds)")
     again.add_argument("--workspace", required=True, help="the workspace's DuckDB file")
     again.add_argument("--full", action="store_true", help="pull everything, not only what may have changed")
+    again.add_argument("--resource", action="append", default=[], metavar="SERVICE.RESOURCE",
+                       help="refresh only these held resources (repeatable); a held parent not named is not added")
     again.set_defaults(run=_refresh)
     migrate = sub.add_parser("migrate", help="bring a workspace written by an older toolkit to the current "
                                              "layout (a read-write open does it too)")
