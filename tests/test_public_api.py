@@ -25,7 +25,8 @@ def test_all_lists_every_public_name_and_only_names_that_exist():
 def test_the_promised_names_are_public():
     for name in ("Client", "connect", "Workspace", "actions", "resources", "Secret", "F", "ToolkitError",
                  "ValidationError", "ModeError", "VersionError", "ApiError", "AuthError", "NotFoundError",
-                 "RateLimitError", "ServerError", "TransportError", "PagingError"):
+                 "RateLimitError", "ServerError", "TransportError", "PagingError", "ContractError", "DriftWarning",
+                 "doctor"):
         assert name in toolkit.__all__
 
 

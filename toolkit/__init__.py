@@ -11,9 +11,9 @@ from typing import Any as _Any
 
 # Public names load their modules when first used, so that a process that needs only part of toolkit
 # (the helper that types pages, toolkit.typist) does not import pandas, DuckDB and the widgets.
-_ERRORS = ("ApiError", "AuthError", "ModeError", "NotFoundError", "PagingError", "RateLimitError", "ServerError",
-           "ToolkitError", "TransportError", "ValidationError", "VersionError", "WorkspaceError",
-           "WorkspaceInUseError", "WorkspaceOpenHereError")
+_ERRORS = ("ApiError", "AuthError", "ContractError", "DriftWarning", "ModeError", "NotFoundError", "PagingError",
+           "RateLimitError", "ServerError", "ToolkitError", "TransportError", "ValidationError", "VersionError",
+           "WorkspaceError", "WorkspaceInUseError", "WorkspaceOpenHereError")
 _WHERE = {"Client": "toolkit.client", "connect": "toolkit.client", "Connection": "toolkit.connection", "doctor": "toolkit.doctor", "F": "toolkit.filters", "Secret": "toolkit.http",
           "Snapshot": "toolkit.snapshots", "open_snapshot": "toolkit.snapshots", "actions": "toolkit.tables",
           "resources": "toolkit.tables", "Workspace": "toolkit.workspace", **dict.fromkeys(_ERRORS, "toolkit.errors")}
@@ -26,6 +26,8 @@ if _TYPE_CHECKING:
     from toolkit.errors import (
         ApiError,
         AuthError,
+        ContractError,
+        DriftWarning,
         ModeError,
         NotFoundError,
         PagingError,
@@ -68,6 +70,8 @@ __all__ = [
     "AuthError",
     "Client",
     "Connection",
+    "ContractError",
+    "DriftWarning",
     "F",
     "ModeError",
     "NotFoundError",
