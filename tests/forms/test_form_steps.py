@@ -49,6 +49,20 @@ def test_a_small_file_picked_in_the_widget_goes_up_in_one_put(env):
     assert version["size"] == 2048 and version["fileName"] == "logo"
 
 
+def test_tags_named_at_upload_go_as_ids_found_or_created(env):
+    e = env("asset_library")
+    held = e.client.rows("list_tags")[0]
+    up = MultipartUpload(e.client)
+    result = up.run(("cut.mp4", b"v" * 1024), tags=[held["name"], "launch-week", {"id": held["id"]}])
+    assert up.state == "done", up.error
+    created = [t for t in e.client.rows("list_tags") if t["name"] == "launch-week"]
+    assert len(created) == 1, "a name the workspace lacks is created once"
+    said = next(s["detail"] for s in up.steps if s["step"] == "tags")
+    assert said == f"{held['name']} found, launch-week created"
+    version = e.client.call("get_asset_version", asset_id=result["asset_id"], version_id=result["version_id"])
+    assert {held["name"], "launch-week"} <= {t["name"] for t in version["tags"]}
+
+
 def test_the_upload_button_shows_an_error_instead_of_raising(env):
     up = MultipartUpload(env("asset_library").client)
     assert up.click() is None and up.state == "failed" and "choose a file" in up.status.value

@@ -79,19 +79,38 @@ class MultipartUpload(Steps):
 
     def run(self, source: Source, *, file_name: str | None = None, ext: str | None = None,
             mime: str | None = None, parent_board_id: str | None = None, asset_id: str | None = None,
-            recorded_at: dt.datetime | None = None, tags: list[str] | None = None) -> dict[str, Any]:
-        """Upload bytes, a (name, bytes) pair or a file path; returns the new asset's and version's ids."""
+            recorded_at: dt.datetime | None = None, tags: list[str | dict] | None = None) -> dict[str, Any]:
+        """Upload bytes, a (name, bytes) pair or a file path; returns the new asset's and version's ids.
+        `tags` are names (found, or created when the workspace has none of that name) or `{"id": ...}`."""
         return self.guarded(lambda: self._upload(source, file_name, ext, mime, parent_board_id, asset_id,
                                                  recorded_at, tags))
 
+    def _tag_refs(self, tags: list[str | dict]) -> list[dict]:
+        """The service takes tags as [{id}] (its SDK sends them so): each name is looked up, and
+        created where the workspace has none of that name."""
+        refs, said = [], []
+        for tag in tags:
+            if isinstance(tag, dict):
+                refs.append(tag)
+                continue
+            # the name filter searches within names: only an equal name is the tag
+            found = [row for row in self.conn.rows("list_tags", name=tag) if row.get("name") == tag]
+            tag_id = found[0]["id"] if found else self.call("asset_library.create_tag", name=tag)["id"]
+            said.append(f"{tag} {'found' if found else 'created'}")
+            refs.append({"id": tag_id})
+        if said:
+            self.step("tags", ", ".join(said))
+        return refs
+
     def _upload(self, source: Source, file_name: str | None, ext: str | None, mime: str | None,
                 board: str | None, asset_id: str | None, recorded_at: dt.datetime | None,
-                tags: list[str] | None) -> dict[str, Any]:
+                tags: list[str | dict] | None) -> dict[str, Any]:
         name, size, read = _source(source, file_name)
         stem, dot, suffix = name.rpartition(".")
         stem, ext = (stem, ext or suffix) if dot else (name, ext or "bin")
         mime = mime or mimetypes.guess_type(f"x.{ext}")[0] or "application/octet-stream"
-        extra = {k: v for k, v in {"parent_board_id": board, "asset_id": asset_id, "tags": tags}.items() if v}
+        refs = self._tag_refs(tags) if tags else None
+        extra = {k: v for k, v in {"parent_board_id": board, "asset_id": asset_id, "tags": refs}.items() if v}
         started = self.call("asset_library.create_upload", file_name=stem, ext=ext, size=size, mime=mime,
                             recorded_at=recorded_at or dt.datetime.now(dt.UTC), **extra)
         result = {"asset_id": started.get("assetId"), "version_id": started.get("versionId"), "size": size,
