@@ -160,9 +160,10 @@ def clock_step(ws: Any, box: Any, say: Callable[[str], None]) -> pd.DataFrame | 
 def _queue_imports(client: Any, say: Callable[[str], None]) -> list[str]:
     """Create URL imports (some will fail, by design of their URLs); their ids."""
     ids = []
+    tag = client.call("asset_library.create_tag", name="demo")       # the service takes tags as [{id}]
     for n, url in enumerate(IMPORT_URLS):
         answer = client.call("asset_library.create_import", source_url=url.format(n=7000 + n),
-                             tags=["demo"])
+                             tags=[{"id": tag["id"]}])
         ids.append(answer["id"])
     say(f"  {len(ids)} imports queued from partner URLs (the asset library fetches them as the clock moves)")
     return ids
