@@ -481,7 +481,10 @@ RESOURCES = (
                                 copies="audience_metadata", via="audience_id"),
         columns=(Column("profile_id", "id", doc="the profile asked for (added by the fetcher)"),
                  Column("audience_id", "id", source="id"), Column("name"),
-                 Column("tags", "list"), Column("system_tags", "list"), Column("provider", "category")),
+                 Column("tags", "list"), Column("system_tags", "list"), Column("provider", "category"),
+                 # the rest of the audience's metadata record (Unomi's Metadata, services.md)
+                 Column("description"), Column("scope"), Column("enabled", "boolean"),
+                 Column("hidden", "boolean"), Column("read_only", "boolean")),
     ),
     Resource(
         "profiles", "audience_platform", "audience_platform.get_profile", key=("item_id",),
@@ -491,14 +494,21 @@ RESOURCES = (
                         "the profile that answered, a merged profile's master"),
                  Column("item_id", "id"), Column("item_type", "category"), Column("properties", "json"),
                  Column("system_properties", "json"), Column("segments", "list"), Column("scores", "json"),
-                 Column("consents", "json")),
+                 Column("consents", "json"),
+                 Column("version", "integer", doc="the profile record's version, raised by every write")),
     ),
     Resource(
         "profile_properties", "audience_platform", "audience_platform.list_profile_properties", key=("id",),
         doc="Properties of the profile schema; personal identifiers carry the system tag "
             "personalIdentifierProperties.",
         columns=(Column("id", "id"), Column("name"), Column("description"), Column("type", "category"),
-                 Column("multivalued", "boolean"), Column("tags", "list"), Column("system_tags", "list")),
+                 Column("multivalued", "boolean"), Column("tags", "list"), Column("system_tags", "list"),
+                 # the property's JSON Schema (2019-09) constraints, where it has them
+                 # enum as json, not list: frames._null_lists counts an absent list field as a sent null
+                 # when another record of the page sends it (reported to the lead)
+                 Column("format"), Column("pattern"), Column("enum", "json"),
+                 Column("minimum", "number"), Column("maximum", "number"), Column("max_length", "integer"),
+                 Column("unique_items", "boolean")),
     ),
     Resource(
         "notifications", "audience_platform", "audience_platform.list_notifications", key=("id",),
@@ -514,13 +524,13 @@ RESOURCES = (
         doc="Readings of the given metrics over time.",
         fan_out="metric_id", parent="metric_ids",
         columns=(Column("metric_id", "id"), Column("name"), Column("timestamp", "timestamp"),
-                 Column("value", "number")),
+                 Column("value", "number"), Column("unit", "category")),
     ),
     Resource(
         "users", "audience_platform", "audience_platform.list_users", key=("username",),
         doc="Users of the platform with their roles.",
         columns=(Column("username", "id"), Column("first_name"), Column("last_name"), Column("email"),
-                 Column("roles", "list"), Column("enabled", "boolean")),
+                 Column("roles", "list"), Column("enabled", "boolean"), Column("created", "timestamp")),
     ),
     Resource(
         "analytics_audiences", "audience_platform", "audience_platform.list_analytics_audiences",
@@ -528,7 +538,13 @@ RESOURCES = (
         doc="Audiences of an analytics web property; active ones are tracked by the platform.",
         filters=("account_id", "property_id"),
         columns=(Column("account_id", "id"), Column("property_id", "id"), Column("audience_id", "id"),
-                 Column("name"), Column("description"), Column("active", "boolean")),
+                 Column("name"), Column("description"), Column("active", "boolean"),
+                 # the older and newer analytics property types the document's dimension rules name
+                 Column("property_type", "category"),
+                 # what the platform tracks of an active audience: its definition and its members
+                 Column("definition_version", "integer"), Column("membership_duration_days", "integer"),
+                 Column("last_definition_refresh", "timestamp"),
+                 Column("last_membership_refresh", "timestamp"), Column("member_count", "integer")),
     ),
     Resource(
         "warehouse_queries", "audience_platform", "audience_platform.list_warehouse_audience_queries",
@@ -557,7 +573,8 @@ RESOURCES = (
     Resource(
         "version", "audience_platform", "audience_platform.get_version", key=("version",),
         doc="The platform's version.",
-        columns=(Column("version"), Column("build_number"), Column("build_date", "timestamp")),
+        columns=(Column("version"), Column("build_number"), Column("build_date", "timestamp"),
+                 Column("api_versions", "list")),
     ),
     Resource(
         "health", "audience_platform", "audience_platform.get_service_health", key=("name",),

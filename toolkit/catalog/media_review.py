@@ -44,6 +44,15 @@ RESOURCES = (
             Column("inserted_at", "timestamp", source="inserted_at"),
             Column("updated_at", "timestamp", source="updated_at"),
             Column("deleted_at", "timestamp", source="deleted_at"),
+            # the vendor's v2 Team schema (developer.frame.io, "Get Teams for User") names these too
+            Column("type", "category", source="_type", doc="the record's kind: team"),
+            Column("bio"), Column("location"), Column("link"), Column("color"),
+            Column("dark_theme", "boolean", source="dark_theme"), Column("solo", "boolean"),
+            Column("image_64", source="image_64"), Column("image_128", source="image_128"),
+            Column("image_256", source="image_256"),
+            Column("archived_storage", "integer", source="archived_storage"),
+            Column("watermark", "json"), Column("account", "json", doc="the team's account, as sent"),
+            Column("user_role", "json", source="user_role", doc="the user's role in the team"),
         ),
     ),
 )

@@ -559,13 +559,20 @@ RESOURCES = (
             Column("date_created", "timestamp"), Column("date_started", "timestamp"),
             Column("date_completed", "timestamp"), Column("date_canceled", "timestamp"),
             Column("claim_scope", "category"), Column("owners", "list"), Column("batch_infos", "json"),
+            # named by the document's Submission and its create body
+            Column("pa_client_id", "id"), Column("custom_attributes", "json"), Column("instructions"),
+            Column("background"),
         ),
     ),
     Resource(
         "documents", "translation", "translation.list_documents", key=("document_id",),
         doc="Source documents of each submission.",
         fan_out="submission_id", parent="submissions", parent_key="submission_id",
-        columns=(Column("document_id", "id"), Column("submission_id", "id"), Column("name")),
+        columns=(Column("document_id", "id"), Column("submission_id", "id"), Column("name"),
+                 # what its source upload gave it (batchName, fileFormatName) and what analysis found
+                 Column("batch_name"), Column("file_format_name"), Column("word_count", "integer"),
+                 Column("source_language"), Column("target_languages", "list"),
+                 Column("status", "category"), Column("date_created", "timestamp")),
     ),
     Resource(
         "targets", "translation", "translation.list_targets", key=("target_id",),
@@ -583,8 +590,8 @@ RESOURCES = (
         incremental=Incremental("open_parents", parent="targets", field="submission_id"),
         columns=(
             Column("target_id", "id"), Column("submission_id", "id"), Column("document_id", "id"),
-            Column("current_phase"), Column("status", "category"), Column("phase_due_date", "timestamp"),
-            Column("workflow_name"), Column("transitions", "json"),
+            Column("target_language"), Column("current_phase"), Column("status", "category"),
+            Column("phase_due_date", "timestamp"), Column("workflow_name"), Column("transitions", "json"),
         ),
     ),
     Resource(
@@ -595,26 +602,37 @@ RESOURCES = (
             Column("quote_id", "id"), Column("submission_id", "id"), Column("status", "category"),
             Column("amount", "number"), Column("currency"), Column("comment"),
             Column("date_provided", "timestamp"), Column("date_approved", "timestamp"),
+            Column("word_count", "integer", doc="the words the quote prices"),
+            Column("approved_by", doc="who approved it (null until approved)"),
         ),
     ),
     Resource(
         "word_counts", "translation", "translation.get_word_count", key=("submission_id",),
         doc="Total word count of each submission (shape modelled from the seed).",
         fan_out="submission_id", parent="submissions", parent_key="submission_id",
-        columns=(Column("submission_id", "id"), Column("word_count", "integer")),
+        columns=(Column("submission_id", "id"), Column("word_count", "integer"),
+                 Column("target_count", "integer", doc="the targets counted"),
+                 # how much of word_count the translation memory covers; the four add up to it
+                 Column("repetitions", "integer", source="breakdown.repetitions"),
+                 Column("exact_match", "integer", source="breakdown.exactMatch"),
+                 Column("fuzzy_match", "integer", source="breakdown.fuzzyMatch"),
+                 Column("no_match", "integer", source="breakdown.noMatch")),
     ),
     Resource(
         "projects", "translation", "translation.list_projects", key=("project_id",),
         doc="Projects of the user (short_code from 5.20).",
         columns=(Column("project_id", "id"), Column("name"), Column("short_code"),
-                 Column("organization_id", "id")),
+                 Column("organization_id", "id"), Column("organization_name"), Column("enabled", "boolean"),
+                 Column("date_created", "timestamp"), Column("pa_client_ids", "list"),
+                 # the project's language directions, as lists
+                 Column("source_languages", "list"), Column("target_languages", "list")),
     ),
     Resource(
         "workflows", "translation", "translation.list_workflows", key=("project_id", "workflow_id"),
         doc="Workflows of each project with their phases.",
         fan_out="project_id", parent="projects", parent_key="project_id",
         columns=(Column("workflow_id", "id"), Column("project_id", "id"), Column("name"),
-                 Column("phases", "json")),
+                 Column("phases", "json"), Column("project_ids", "list", doc="every project using it")),
     ),
     Resource(
         "language_directions", "translation", "translation.list_language_directions",
@@ -634,24 +652,30 @@ RESOURCES = (
     Resource(
         "organizations", "translation", "translation.list_organizations", key=("organization_id",),
         doc="Organizations.",
-        columns=(Column("organization_id", "id"), Column("name")),
+        columns=(Column("organization_id", "id"), Column("name"), Column("date_created", "timestamp")),
     ),
     Resource(
         "pa_clients", "translation", "translation.list_pa_clients", key=("pa_client_id",),
         doc="PA clients (hosted mode customers) and their organization.",
-        columns=(Column("pa_client_id", "id"), Column("name"), Column("organization_id", "id")),
+        columns=(Column("pa_client_id", "id"), Column("name"), Column("organization_id", "id"),
+                 Column("short_code"), Column("enabled", "boolean")),
     ),
     Resource(
         "glossaries", "translation", "translation.list_project_glossaries", key=("project_id", "name"),
         doc="Glossaries of each project (client mode, from 5.13).",
         fan_out="project_id", parent="projects", parent_key="project_id",
-        columns=(Column("project_id", "id"), Column("name")),
+        columns=(Column("project_id", "id"), Column("name"), Column("source_language"),
+                 Column("target_languages", "list"), Column("term_count", "integer"),
+                 Column("connection", doc="the term-manager connection it comes from"),
+                 Column("last_modified", "timestamp")),
     ),
     Resource(
         "tms", "translation", "translation.list_project_tms", key=("project_id", "name"),
         doc="Translation memories of each project (client mode, from 5.13).",
         fan_out="project_id", parent="projects", parent_key="project_id",
-        columns=(Column("project_id", "id"), Column("name")),
+        columns=(Column("project_id", "id"), Column("name"), Column("source_language"),
+                 Column("target_languages", "list"), Column("segment_count", "integer"),
+                 Column("last_modified", "timestamp")),
     ),
     Resource(
         "claimable", "translation", "translation.list_claimable_submissions", key=("submission_id",),
@@ -661,6 +685,11 @@ RESOURCES = (
             Column("submission_id", "id"), Column("project_id", "id"), Column("name"),
             Column("source_language"), Column("target_languages", "list"), Column("due_date", "timestamp"),
             Column("claim_scope", "category"),
+            # the public integration's ClaimableSubmissionResponse (docs/public-specs.md)
+            Column("submission_name"), Column("claim_level", "category"), Column("languages", "json"),
+            # what is open to claim: the phase asked for (or the first), every open phase and batch
+            Column("phase_name"), Column("phase_names", "list"), Column("batch_names", "list"),
+            Column("target_count", "integer"),
         ),
     ),
     Resource(
@@ -668,7 +697,8 @@ RESOURCES = (
         doc="Webhook deliveries that failed, per submission and event (from 5.14; shape modelled).",
         columns=(
             Column("submission_id", "id"), Column("url"), Column("event", "category"),
-            Column("attempts", "integer"), Column("last_attempt", "timestamp"), Column("message"),
+            Column("attempts", "integer"), Column("first_attempt", "timestamp"),
+            Column("last_attempt", "timestamp"), Column("message"),
         ),
     ),
 )

@@ -75,10 +75,10 @@ class Projects:
         return self._workflow_wire(wf.id)
 
     def do_list_organizations(self, request: Request) -> Any:
-        return [dict(o) for o in self.state.orgs.values()]
+        return [_org_wire(o) for o in self.state.orgs.values()]
 
     def do_get_organization(self, request: Request) -> Any:
-        return dict(self.state.lookup(self.state.orgs, request.params["organization_id"], "organization"))
+        return _org_wire(self.state.lookup(self.state.orgs, request.params["organization_id"], "organization"))
 
     def do_list_organization_pa_clients(self, request: Request) -> Any:
         org = self.state.lookup(self.state.orgs, request.params["organization_id"], "organization")
@@ -154,3 +154,13 @@ class Projects:
     def do_get_pa_client_tm(self, request: Request) -> Any:
         items = self._assets("paclient", self._paclient_of_org(request)["paClientId"], "tms")
         return self._one(items, request.params["tm_name"], "translation memory")
+
+
+# an organization's mail domain and billing currency make the seed's addresses and quotes; no
+# document names them on an organization record, so they are not sent
+SEED_ONLY = frozenset({"domain", "currency"})
+
+
+def _org_wire(org: dict[str, Any]) -> dict[str, Any]:
+    """An organization as the service sends it."""
+    return {k: v for k, v in org.items() if k not in SEED_ONLY}
