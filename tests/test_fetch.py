@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import orjson
 import pandas as pd
 import pyarrow as pa
@@ -18,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import toolkit
-from toolkit import Workspace, WorkspaceError, catalog, decoding, fetch, frames
+from toolkit import Workspace, WorkspaceError, catalog, decoding, fetch, frames, readback
 from toolkit.errors import ToolkitError
 from toolkit.http import RateBudget, RetryPolicy
 from toolkit.sandbox import Fault, available
@@ -119,8 +120,11 @@ def check_dtypes(frame: pd.DataFrame, resource) -> None:
             assert isinstance(dtype, pd.DatetimeTZDtype) and str(dtype.tz) == "UTC", where
         elif column.dtype == "category":
             assert isinstance(dtype, pd.CategoricalDtype), where
+        elif column.dtype == "list" and pd.api.types.is_object_dtype(dtype):  # lists inside structs
+            assert all(isinstance(v, list) and not holds_arrays(v) for v in values), where
         elif column.dtype == "list":
             assert isinstance(dtype, pd.ArrowDtype) and pa.types.is_list(dtype.pyarrow_dtype), where
+            assert not readback.lists_in_structs(dtype.pyarrow_dtype), where
             assert all(isinstance(v, list) for v in values), where
         elif column.dtype == "integer":
             assert dtype == pd.Int64Dtype(), where
@@ -132,6 +136,15 @@ def check_dtypes(frame: pd.DataFrame, resource) -> None:
             assert isinstance(dtype, pd.StringDtype), where
             if column.dtype == "json":
                 [orjson.loads(v) for v in values]
+
+
+def holds_arrays(value) -> bool:
+    """Whether a numpy array hides anywhere in a cell's lists and dicts."""
+    if isinstance(value, np.ndarray):
+        return True
+    if isinstance(value, dict):
+        return any(holds_arrays(v) for v in value.values())
+    return isinstance(value, list) and any(holds_arrays(v) for v in value)
 
 
 @pytest.mark.parametrize(("service", "name"), sorted(catalog.RESOURCES), ids=[f"{s}.{n}" for s, n in sorted(catalog.RESOURCES)])
@@ -152,6 +165,20 @@ def test_a_fresh_fetch_gives_what_reading_the_load_back_gives(everything, servic
     ws, get, _ = everything
     frame = get(service, name)
     pd.testing.assert_frame_equal(frame, frames.conform(ws.read(service, name), catalog.resource(service, name)))
+
+
+def test_a_fetch_shows_lists_inside_structs_as_the_workspace_sql_does(everything):
+    """Submissions' owners are users with roles lists: pandas showed the roles of a fetch's frame as
+    numpy arrays (`astype`, display, `map`), DuckDB's `.df()` as lists, so the refresh check found a
+    fetch and the refreshed view different though every value was equal."""
+    ws, get, _ = everything
+    frame = get("translation", "submissions").sort_values("submission_id").reset_index(drop=True)
+    sql = ws.sql("select * from translation.submissions order by submission_id").df()
+    owners = frame["owners"].dropna()
+    assert len(owners) and any(owner["roles"] for cell in owners for owner in cell), "the sandbox gives roles"
+    assert not any(holds_arrays(cell) for cell in frame["owners"].to_numpy())
+    assert frame["owners"].astype("string").tolist() == sql["owners"].astype("string").tolist()
+    assert frame["target_languages"].astype("string").tolist() == sql["target_languages"].astype("string").tolist()
 
 
 def test_a_load_into_a_widened_column_is_read_back(ws):

@@ -603,8 +603,11 @@ def empty(resource: Resource) -> pa.Table:
 
 
 def to_pandas(table: pa.Table, resource: Resource) -> pd.DataFrame:
-    """An Arrow table as the analyst's DataFrame: categoricals for statuses, tz-aware timestamps."""
-    frame = table.to_pandas(types_mapper=_pandas_type, split_blocks=True)
+    """An Arrow table as the analyst's DataFrame: categoricals for statuses, tz-aware timestamps; a
+    column with lists inside structs as Python objects, as the workspace reads it (toolkit.readback)."""
+    from toolkit.readback import python_nested, with_python_nested  # it imports pandas: not at the top
+    table, nested = python_nested(table)
+    frame = with_python_nested(table.to_pandas(types_mapper=_pandas_type, split_blocks=True), nested)
     return conform(frame, resource)
 
 
