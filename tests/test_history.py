@@ -73,6 +73,39 @@ def test_lists_inside_structs_read_back_as_duckdb_gives_them(ws):
         pd.testing.assert_frame_equal(frame.astype("string"), sql.astype("string"))
 
 
+def stored_types(ws: Workspace) -> dict[str, str]:
+    return dict(ws.sql("select column_name, data_type from duckdb_columns() where schema_name = 'translation' "
+                       "and table_name = 'targets__versions'").fetchall())
+
+
+def test_a_later_batch_of_only_empty_lists_keeps_the_stored_list_types(ws):
+    """`pa.array([[], []])` is list<null> (DuckDB's `"NULL"[]`), and roles all empty a struct's `"NULL"[]`
+    field: no value to widen for, so the stored types and the lists already stored stay as they were
+    (they were widened to VARCHAR, every stored list turned text)."""
+    owners = pa.array([[{"id": 1, "roles": ["pm"]}], []])
+    first = put(ws, pa.table({"id": [1, 2], "tags": [["a"], ["b", "c"]], "owners": owners}))
+    typed = stored_types(ws)
+    assert typed["tags"] == "VARCHAR[]" and typed["owners"] == "STRUCT(id BIGINT, roles VARCHAR[])[]"
+    put(ws, pa.table({"id": [1, 2], "tags": pa.array([[], []]), "owners": pa.array([[], []])}))
+    put(ws, pa.table({"id": [1, 2], "tags": pa.array([[], None]),
+                      "owners": pa.array([[{"id": 1, "roles": []}], [{"id": 2, "roles": []}]])}))
+    assert stored_types(ws) == typed
+    assert ws.as_of("translation.targets", first).sort_values("id")["tags"].tolist() == [["a"], ["b", "c"]]
+    assert ws.sql("select owners from translation.targets order by id").fetchall() == \
+        [([{"id": 1, "roles": []}],), ([{"id": 2, "roles": []}],)]
+
+
+def test_a_first_load_of_only_empty_lists_creates_text_lists(ws):
+    """A first batch whose list holds only empty lists, or whose structs' lists do, has no element type
+    to create: text lists, not DuckDB's `"NULL"[]` (which CREATE TABLE refuses); a later batch with
+    values takes the column over."""
+    put(ws, pa.table({"id": [1], "tags": pa.array([[]]), "owners": pa.array([[{"id": 1, "roles": []}]])}))
+    assert stored_types(ws)["tags"] == "VARCHAR[]"
+    assert stored_types(ws)["owners"] == "STRUCT(id BIGINT, roles VARCHAR[])[]"
+    put(ws, pa.table({"id": [1], "tags": [["a"]], "owners": [[{"id": 1, "roles": ["pm"]}]]}))
+    assert ws.sql("select tags, owners from translation.targets").fetchall() == [(["a"], [{"id": 1, "roles": ["pm"]}])]
+
+
 def test_diff_reads_only_the_versions_that_differ_and_matches_by_key(ws):
     first = put(ws, rows((1, "READY"), (2, "READY"), (3, "DONE")))
     put(ws, rows((1, "DONE"), (3, "DONE"), (4, "READY")))

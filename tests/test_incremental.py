@@ -139,8 +139,6 @@ def test_memberships_are_pulled_in_full_when_a_signal_was_not_pulled_since(box):
     assert ap.pull("memberships", progress=False, profile_ids=ids[:5], incremental=True).kind == "full"
 
 
-@pytest.mark.xfail(strict=True, reason="frames._column types a 'list' column whose values are all [] as "
-                   "list<null>, and the load widens the held VARCHAR[] column to VARCHAR")
 def test_a_small_incremental_load_keeps_list_columns_lists(box):
     ws = toolkit.Workspace()
     ap = ws.connect("audience_platform", **box.credentials("audience_platform"))

@@ -36,6 +36,7 @@ import pyarrow.compute as pc
 
 from toolkit.duckfile import VALIDITY, loads_view_sql, quote, row_hash, session, versions_of, view_sql
 from toolkit.errors import WorkspaceError
+from toolkit.readback import casts_unchanged
 
 # text columns whose values average this many bytes or more (free text, JSON, URLs) are stored with
 # zstd: for a million notifications' messages and details it took half the CPU of DuckDB's default
@@ -218,7 +219,7 @@ class Load:
         _toolkit_batch = table
         with self._write_lock:
             cursor = self._cursor
-            incoming = {name: kind.strip('"') for name, kind in cursor.execute(
+            incoming = {name: kind for name, kind in cursor.execute(
                 "SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM _toolkit_batch)").fetchall()}
             if self._columns is None:
                 self._create(incoming, table)
@@ -266,16 +267,24 @@ class Load:
                 kind = _typed(kind)
                 for target in self._targets:
                     self._cursor.execute(f"ALTER TABLE {target} ADD COLUMN {quote(name)} {kind}")
-            elif kind in ("NULL", have):
+            elif kind in (_NULL, have) or (_NO_TYPE.search(kind) and self._holds(name, have, table)):
                 continue
             else:
-                kind = self._wider(name, have, kind, table)
+                kind = self._wider(name, have, _typed(kind), table)
                 if kind == have:
                     continue
                 for target in self._targets:
                     self._cursor.execute(f"ALTER TABLE {target} ALTER COLUMN {quote(name)} TYPE {kind}")
             self._columns[name] = kind
             self._ddl = True
+
+    def _holds(self, name: str, have: str, table: pa.Table) -> bool:
+        """Whether the stored column takes a batch's column of a type with an untyped part (a list of
+        only empty lists is `"NULL"[]`) as it is: the typed parts cast unchanged and the untyped ones
+        hold no value. So a batch of empty lists keeps VARCHAR[] (or a list of structs) as it is,
+        where widening to the union of the two would make every stored list text."""
+        stored = self._cursor.sql(f"SELECT {quote(name)} FROM {self._versions} LIMIT 0").to_arrow_table()
+        return casts_unchanged(table.schema.field(name).type, stored.schema.field(0).type)
 
     def _wider(self, name: str, have: str, kind: str, table: pa.Table) -> str:
         """The type both the stored values and the batch's fit, found without an error (an error would
@@ -416,10 +425,17 @@ class Load:
                 f"{self.rows} rows, {self.requests} requests>")
 
 
+# DuckDB's type of a column, or part of one, with no value to type it by: `"NULL"`, a list of only
+# empty lists `"NULL"[]`, a struct's field `STRUCT(roles "NULL"[])`; never a field named NULL, which
+# a space and its type follow
+_NULL = '"NULL"'
+_NO_TYPE = re.compile(r'"NULL"(?=[\[\),]|$)')
+
+
 def _typed(kind: str) -> str:
-    """A batch column's type as a stored column's: one with no values yet (NULL, or a list of them,
-    which DuckDB spells `"NULL"[]`) is text until a later batch brings values (see `_evolve`)."""
-    return {"NULL": "VARCHAR", 'NULL"[]': "VARCHAR[]"}.get(kind, kind)
+    """A batch column's type as a stored column's: a part with no values yet (`"NULL"`, a list of only
+    empty lists `"NULL"[]`, a struct's field) is text until a later batch brings values (`_evolve`)."""
+    return _NO_TYPE.sub("VARCHAR", kind)
 
 
 @functools.cache
