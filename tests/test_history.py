@@ -62,13 +62,14 @@ def test_lists_inside_structs_read_back_as_duckdb_gives_them(ws):
     """A column of users with roles lists: `read` and `as_of` give its cells as Python lists and dicts at
     every depth, as `ws.sql(...).df()` does (pandas showed the roles as numpy arrays), and a plain list
     column as Arrow, which shows as DuckDB's does."""
-    owners = [[{"id": 1, "roles": ["pm", "qa"]}], [], None]
-    load = put(ws, pa.table({"id": [1, 2, 3], "owners": owners, "tags": [["a", "b"], [], None]}))
+    owners = [[{"id": 1, "roles": ["pm", "qa"]}], [], None, [{"id": 2, "roles": []}, {"id": 3, "roles": ["x"]}]]
+    load = put(ws, pa.table({"id": [1, 2, 3, 4], "owners": owners, "tags": [["a", "b"], [], None, ["c"]]}))
     sql = ws.sql("select * from translation.targets order by id").df()
     for frame in (ws.read("translation", "targets"), ws.as_of("translation.targets", load)):
         frame = frame.sort_values("id").reset_index(drop=True)
         assert frame["owners"].to_numpy()[0][0]["roles"] == ["pm", "qa"]
-        assert frame["owners"][0] == owners[0] and frame["owners"][1] == [] and pd.isna(frame["owners"][2])
+        assert list(frame["owners"][0]) == owners[0] and list(frame["owners"][1]) == []
+        assert pd.isna(frame["owners"][2]) and list(frame["owners"][3]) == owners[3]
         assert isinstance(frame["tags"].dtype, pd.ArrowDtype)
         pd.testing.assert_frame_equal(frame.astype("string"), sql.astype("string"))
 

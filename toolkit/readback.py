@@ -3,8 +3,9 @@
 Lists and structs stay Arrow (`pd.ArrowDtype`, zero copy), except a column with a list inside a struct
 (submissions' `owners`: users with `roles` lists): pandas turns the lists of such a column into numpy
 arrays wherever it goes through numpy (display, `astype`, `map`, `iterrows`), while DuckDB's `.df()`
-gives them as lists. Such a column holds Python lists and dicts instead, at every depth, so that a
-fetch, `ws.read` and `ws.as_of` show and compare its cells as `ws.sql(...).df()` does. Columns of that
+gives them as lists. Such a column holds its cells as DuckDB's `.df()` does instead (a top-level list
+as a 1-d object array, everything inside as Python lists and dicts), so that a fetch, `ws.read` and
+`ws.as_of` show and compare its cells as `ws.sql(...).df()` does. Columns of that
 shape are small (a few users per row); a plain list column stays Arrow: a million rows, two tags in
 two of three, cost no copy as Arrow and 184 MB and 1.7 s as Python lists.
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -45,6 +47,14 @@ def lists_in_structs(kind: pa.DataType, inside: bool = False) -> bool:
     return False
 
 
+def _as_array(cell: list) -> np.ndarray:
+    """A top-level list as DuckDB's `.df()` gives it: a 1-d object array (its items stay Python)."""
+    array = np.empty(len(cell), dtype=object)
+    for i, item in enumerate(cell):
+        array[i] = item
+    return array
+
+
 def python_nested(table: pa.Table) -> tuple[pa.Table, dict[int, tuple[str, pd.Series]]]:
     """The table without its columns that hold lists inside structs, and those columns as Series of
     Python lists and dicts (NA where null, as DuckDB's `.df()` has it), by their place;
@@ -52,7 +62,8 @@ def python_nested(table: pa.Table) -> tuple[pa.Table, dict[int, tuple[str, pd.Se
     taken = {}
     for i, field in enumerate(table.schema):
         if lists_in_structs(field.type):
-            cells = [pd.NA if cell is None else cell for cell in table.column(i).to_pylist()]
+            top = _as_array if not pa.types.is_struct(field.type) else (lambda cell: cell)
+            cells = [pd.NA if cell is None else top(cell) for cell in table.column(i).to_pylist()]
             taken[i] = (field.name, pd.Series(cells, dtype=object))
     for i in sorted(taken, reverse=True):
         table = table.remove_column(i)
