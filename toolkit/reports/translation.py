@@ -318,11 +318,14 @@ def word_counts(source: Any) -> pd.DataFrame:
     named = has(source, SERVICE, "submissions")
     join = f"LEFT JOIN {SERVICE}.submissions s USING (submission_id)" if named else ""
     pick = "s.name, s.project_name" if named else "NULL AS name, NULL AS project_name"
-    part = "TRY_CAST(json_extract(w.extra, '$.breakdown.{}') AS BIGINT)"
+    # the breakdown's columns (repetitions, exact_match, ...), or `extra` in files written before them
+    def part(wire: str, column: str) -> str:
+        held = f"TRY_CAST(json_extract(w.extra, '$.breakdown.{wire}') AS BIGINT)"
+        return f"coalesce(w.{column}, {held})" if has_column(source, SERVICE, "word_counts", column) else held
     return frame(source, f"""
-        SELECT w.submission_id, {pick}, w.word_count, {part.format('repetitions')} AS repetitions,
-               {part.format('exactMatch')} AS exact, {part.format('fuzzyMatch')} AS fuzzy,
-               {part.format('noMatch')} AS no_match
+        SELECT w.submission_id, {pick}, w.word_count, {part('repetitions', 'repetitions')} AS repetitions,
+               {part('exactMatch', 'exact_match')} AS exact, {part('fuzzyMatch', 'fuzzy_match')} AS fuzzy,
+               {part('noMatch', 'no_match')} AS no_match
         FROM {SERVICE}.word_counts w {join} ORDER BY w.word_count DESC NULLS LAST""")
 
 
