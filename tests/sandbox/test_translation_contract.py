@@ -56,7 +56,7 @@ def request_for(action: Action, creds: dict[str, str], examples: dict[str, Any])
     elif action.body == "form":
         kwargs["data"] = form
     elif action.body == "json":
-        kwargs["json"] = body
+        kwargs["json"] = [body] if action.body_in_list else body
     return kwargs
 
 
