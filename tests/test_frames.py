@@ -256,3 +256,55 @@ def test_json_text_from_the_wire_keeps_no_object_alive():
     for _ in range(200):
         frames.json_of_raw(raw)
     assert len(gc.get_objects()) - before < 50      # pa.array over memoryviews kept one per value
+
+
+# -- what a page held beyond the declared shapes (toolkit.drift reads it) ---------------------------
+
+def drift_in(table: pa.Table) -> dict:
+    metadata = table.schema.metadata or {}
+    found = orjson.loads(metadata[frames.DRIFT]) if frames.DRIFT in metadata else {"absent": [], "fields": []}
+    return {"absent": found["absent"], **{(field, kind): count for field, kind, count, _ in found["fields"]}}
+
+
+def test_an_optional_column_absent_from_every_record_is_not_missing_and_a_required_one_is():
+    things = resource("asset_library", Column("id", "id"), Column("name"), Column("note", optional=True))
+    assert drift_in(frames.to_arrow([{"id": "a"}, {"id": "b"}], things)) == {"absent": ["name"]}
+    assert drift_in(frames.to_arrow([{"id": "a", "name": "x"}], things)) == {"absent": []}
+
+
+PROPERTIES = catalog.resource("audience_platform", "profile_properties")
+
+
+def prop(i: int, **keywords) -> dict:
+    return {"id": f"p{i}", "name": f"p{i}", "description": None, "type": "string", "multivalued": False,
+            "tags": [], "systemTags": [], **keywords}
+
+
+def properties_page(records: list) -> bytes:
+    return orjson.dumps({"list": records, "offset": 0, "pageSize": 50, "totalSize": len(records)})
+
+
+def decoded(content: bytes):
+    from toolkit import decoding
+    action = catalog.ACTIONS[PROPERTIES.action]
+    body = decoding.page_decoder(PROPERTIES, action.paging)(content)
+    assert body is not None, "the page fits the declared Structs"
+    return body["list"]
+
+
+def test_a_list_field_some_records_lack_is_no_sent_null_in_a_decoded_page():
+    """Structs hold an absent field as None: whether a record sent `enum` is read per record, not
+    from the whole page's text (which held it for the first record: 2 false type entries before)."""
+    page = properties_page([prop(1, enum=["a", "b"]), prop(2, format="email"), prop(3, maxLength=9)])
+    for rows in (decoded(page), orjson.loads(page)["list"]):
+        table = frames.to_arrow(rows, PROPERTIES)
+        assert table.column("enum").to_pylist() == [["a", "b"], None, None]
+        assert drift_in(table) == {"absent": []}
+
+
+def test_a_null_sent_for_a_list_counts_once_per_record_that_sent_it_in_a_decoded_page():
+    page = properties_page([prop(1, enum=["a"]), prop(2, enum=None), prop(3), prop(4, enum=None)])
+    for rows in (decoded(page), orjson.loads(page)["list"]):
+        table = frames.to_arrow(rows, PROPERTIES)
+        assert drift_in(table) == {"absent": [], ("enum", "type"): 2}
+        assert orjson.loads(table.schema.metadata[frames.DRIFT])["record"]["id"] == "p2"

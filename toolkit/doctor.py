@@ -434,8 +434,9 @@ def _fields(result: ResourceCheck, resource: Resource, rows: list[dict]) -> None
         walk(row, "")
     result.types = {name: sorted(kinds) for name, kinds in sorted(seen_types.items())}
     result.seen = sorted(name for name in seen_types if name in columns)
-    # the fan-out id may be sent or not: the fetcher adds it to each row from the request it made
-    added = {name for name, column in columns.items() if column.name == resource.fan_out}
+    # the fan-out id may be sent or not: the fetcher adds it to each row from the request it made;
+    # an optional column may be absent from a whole answer (a schema keyword no property of the page has)
+    added = {name for name, column in columns.items() if column.name == resource.fan_out or column.optional}
     if rows:
         result.missing = sorted(name for name in columns if name not in seen_types and name not in added)
     if (resource.service, resource.name) not in MADE_BY_FETCHER:

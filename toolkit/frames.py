@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +32,8 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from toolkit.decoding import Rows
+from toolkit import catalog
+from toolkit.decoding import Rows, items_key
 from toolkit.spec import Column, Resource
 
 if TYPE_CHECKING:    # pandas is imported where a frame is made: the page-typing helper process needs none
@@ -550,7 +552,7 @@ def to_arrow(rows: Sequence[dict] | Rows, resource: Resource, *, parent: dict[st
                 page.mistyped(column, bad, values, keep)
         if column.dtype == "list" and array.null_count and column.name not in parent:
             _null_lists(rows, column, array, page)
-        if rows and column.name not in parent and array.null_count == len(rows) \
+        if rows and column.name not in parent and not column.optional and array.null_count == len(rows) \
                 and not _sent(rows, column):
             page.absent.append(".".join(source_of(column)))
         arrays.append(array)
@@ -567,23 +569,41 @@ def to_arrow(rows: Sequence[dict] | Rows, resource: Resource, *, parent: dict[st
 
 def _null_lists(rows: Sequence, column: Column, array: pa.Array, page: _Page) -> None:
     """A null sent where a list is declared (`"tags": null`, not an absent field) is a value of
-    another type: counted. Records decoded into Structs hold an absent field as None too, so there the
-    nulls count when the field's name is in the answer (`_sent`)."""
+    another type: counted, record by record. Records decoded into Structs hold an absent field as None
+    too, so there the answers' text says which records sent it (`_wire_records`)."""
     path = source_of(column)
     moved = {i for i, held in page.moved.items() if any(p == path for p, _ in held)}
     nulls = [i for i in pc.indices_nonzero(array.is_null()).to_pylist() if i not in moved]
-    if isinstance(rows, Rows):
-        sent = nulls if nulls and _sent(rows, column) else []
-    else:
-        sent = []
-        for i in nulls:
-            value = rows[i]
-            for part in path[:-1]:
-                value = value.get(part) if value.__class__ is dict else None
-            if value.__class__ is dict and path[-1] in value:
-                sent.append(i)
+    if not nulls:
+        return
+    records = _wire_records(rows, path[-1]) if isinstance(rows, Rows) else rows
+    sent = []
+    for i in nulls if records else ():
+        value = records[i]
+        for part in path[:-1]:
+            value = value.get(part) if value.__class__ is dict else None
+        if value.__class__ is dict and path[-1] in value:
+            sent.append(i)
     if sent:
-        page.add(".".join(path), "type", None, rows[sent[0]], len(sent))
+        page.add(".".join(path), "type", None, records[sent[0]], len(sent))
+
+
+def _wire_records(rows: Rows, name: str) -> list | None:
+    """The records of decoded rows as the answers sent them (dicts), when some answer holds `name`
+    with a null value; None when none does (so no record sent it as null: no parse at all, the usual
+    case of a field some records lack), or when the answers' records cannot be matched with the rows."""
+    sent_null = re.compile(re.escape(orjson.dumps(name)) + rb"\s*:\s*null")
+    if not any(sent_null.search(content) for content in rows.contents):
+        return None
+    action = catalog.ACTIONS.get(rows.resource.action)
+    items = items_key(action.paging) if action is not None else None
+    if items is None:
+        return None
+    records: list = []
+    for content in rows.contents:
+        body = orjson.loads(content)
+        records.extend(body if isinstance(body, list) else body.get(items) or [] if isinstance(body, dict) else [])
+    return records if len(records) == len(rows) else None
 
 
 def _odd_objects(rows: Sequence[dict], resource: Resource, page: _Page) -> None:

@@ -168,11 +168,19 @@ class Service:
 @dataclass(frozen=True)
 class Column:
     """A typed column of a Resource: `dtype` is string, id, integer, number, boolean, timestamp,
-    category, list or json. `source` is the dotted wire path when it differs from camel(name)."""
+    category, list or json. `source` is the dotted wire path when it differs from camel(name).
+
+    `optional`: the field may be absent from every record of a load without being drift (a JSON
+    Schema keyword only some properties have, a field sent only when a request asks for it).
+    `values`: a category column's documented values; any other is drift (toolkit.drift), where a
+    column without them is compared with what earlier loads held.
+    """
     name: str
     dtype: str = "string"
     source: str = ""
     doc: str = ""
+    optional: bool = False
+    values: tuple[str, ...] = ()
 
     @property
     def path(self) -> tuple[str, ...]:

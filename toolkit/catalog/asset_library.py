@@ -409,9 +409,11 @@ RESOURCES = (
         "asset_boards", "asset_library", "asset_library.list_asset_boards", key=("asset_id", "id"),
         doc="Which boards each asset is in: one row per asset and board; asset_id is added by the fetcher.",
         # a board's customFields come only with include_custom_fields (false by default, as the
-        # service's documented query says); the boards resource holds them for every board
+        # service's documented query says): optional, so a pull without it is no drift
         columns=(Column("asset_id", "id", doc="id of the asset (added by the fetcher)"),)
-        + tuple(c for c in BOARD_COLUMNS if c.name != "custom_fields"),
+        + tuple(c for c in BOARD_COLUMNS if c.name != "custom_fields")
+        + (Column("custom_fields", "json", optional=True,
+                  doc="the board's custom field values, sent only with include_custom_fields=True"),),
         fan_out="asset_id", parent="assets", parent_key="id",
         filters=("include_custom_fields",),
     ),

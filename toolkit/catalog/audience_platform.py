@@ -503,12 +503,12 @@ RESOURCES = (
             "personalIdentifierProperties.",
         columns=(Column("id", "id"), Column("name"), Column("description"), Column("type", "category"),
                  Column("multivalued", "boolean"), Column("tags", "list"), Column("system_tags", "list"),
-                 # the property's JSON Schema (2019-09) constraints, where it has them
-                 # enum as json, not list: frames._null_lists counts an absent list field as a sent null
-                 # when another record of the page sends it (reported to the lead)
-                 Column("format"), Column("pattern"), Column("enum", "json"),
-                 Column("minimum", "number"), Column("maximum", "number"), Column("max_length", "integer"),
-                 Column("unique_items", "boolean")),
+                 # the property's JSON Schema (2019-09) constraints: a keyword comes only on the
+                 # properties it applies to, so a load of properties without one lacks it everywhere
+                 Column("format", optional=True), Column("pattern", optional=True),
+                 Column("enum", "list", optional=True), Column("minimum", "number", optional=True),
+                 Column("maximum", "number", optional=True), Column("max_length", "integer", optional=True),
+                 Column("unique_items", "boolean", optional=True)),
     ),
     Resource(
         "notifications", "audience_platform", "audience_platform.list_notifications", key=("id",),
