@@ -162,6 +162,75 @@ def test_a_categorical_value_the_table_never_held_is_drift_from_the_second_load_
     assert drift_of(ws, second.load_id) == {("severity", "category"): (2, '"CATASTROPHIC"')}
 
 
+def answer_imports(stub, statuses: dict) -> None:
+    """Each import's status answer: a status, or (status, error type)."""
+    for import_id, status in statuses.items():
+        status, error = status if isinstance(status, tuple) else (status, None)
+        body = {"status": status, **({"error": {"type": error, "message": "m"}} if error else {})}
+        stub.add(responses.GET, re.compile(re.escape(BASE["asset_library"]) + f"/imports/{import_id}/status"),
+                 json=body)
+
+
+def test_a_documented_status_seen_for_the_first_time_is_no_drift(stub, ws):
+    """The catalog knows the import statuses and failure types: an import going from pending to
+    succeeded, or failing, is what the service documents, not drift (the demo warned of both)."""
+    answer_imports(stub, {"i1": "pending", "i2": "pending"})
+    first, _ = pull(ws, "asset_library", "imports", import_ids=["i1", "i2"])
+    answer_imports(stub, {"i1": "succeeded", "i2": ("failed", "SOURCE_URL_BLOCKED")})
+    second, said = pull(ws, "asset_library", "imports", import_ids=["i1", "i2"])
+    assert drift_of(ws, first.load_id) == drift_of(ws, second.load_id) == {} and said == []
+
+
+def test_a_status_the_catalog_does_not_know_is_drift_from_the_first_load_on(stub, ws):
+    answer_imports(stub, {"i1": "archived", "i2": ("failed", "DISK_ON_FIRE")})
+    first, said = pull(ws, "asset_library", "imports", import_ids=["i1", "i2"])
+    assert drift_of(ws, first.load_id) == {("status", "category"): (1, '"archived"'),
+                                           ("error.type", "category"): (1, '"DISK_ON_FIRE"')}
+    assert len(said) == 1
+    answer_imports(stub, {"i1": "archived", "i2": "pending"})     # held before, still unknown to the catalog
+    second, _ = pull(ws, "asset_library", "imports", import_ids=["i1", "i2"])
+    assert drift_of(ws, second.load_id) == {("status", "category"): (1, '"archived"')}
+    with pytest.raises(ContractError, match="archived"):
+        answer_imports(stub, {"i1": "archived"})
+        pull(ws, "asset_library", "imports", import_ids=["i1"], contract="freeze")
+
+
+def test_known_values_come_from_the_column_or_the_list_actions_filter_choices():
+    from toolkit import drift
+    targets = drift.known_values(catalog.resource("translation", "targets"))
+    assert targets["status"] == set(catalog.translation.TARGET_STATUSES)          # targetStatus's choices
+    submissions = drift.known_values(catalog.resource("translation", "submissions"))
+    assert submissions["status"] == set(catalog.translation.SUBMISSION_STATUSES)  # statuses' choices
+    assert submissions["claim_scope"] == set(catalog.translation.CLAIM_SCOPES)    # declared on the column
+    assert "severity" not in drift.known_values(catalog.resource("audience_platform", "notifications"))
+
+
+class Held:
+    """A load whose table held `values` before it (toolkit.loads.Load.held_values)."""
+
+    def __init__(self, values: dict) -> None:
+        self.values, self.asked = values, []
+
+    def held_values(self, names: list) -> dict:
+        self.asked += names
+        return {name: set(self.values[name]) for name in names if name in self.values}
+
+
+def test_a_fan_out_over_given_ids_is_not_compared_with_earlier_loads():
+    """Profiles are pulled for the ids the analyst gives: another load's records are other profiles,
+    so an item_type they did not have is no drift; a resource pulled whole still is compared."""
+    profiles = catalog.resource("audience_platform", "profiles")
+    load = Held({"item_type": {"PERSON"}})
+    tally = toolkit.drift.Tally(profiles, "evolve", None, load)
+    tally.take(frames.to_arrow([{"itemId": "p2", "itemType": "HOUSEHOLD"}], profiles))
+    tally.finish()
+    assert load.asked == [] and not any(kind == "category" for _, kind in tally.entries)
+    notifications = catalog.resource("audience_platform", "notifications")
+    tally = toolkit.drift.Tally(notifications, "evolve", None, Held({"severity": {"INFO"}}))
+    tally.take(frames.to_arrow([note(1, severity="WARN")], notifications))
+    assert ("severity", "category") in tally.entries
+
+
 def test_rows_under_a_renamed_envelope_key_are_kept_and_the_envelope_reported(stub, ws):
     stub.add(responses.GET, NOTIFICATIONS, json={"items": [note(1), note(2)], "offset": 0, "pageSize": 2})
     result, said = pull(ws, "audience_platform", "notifications")

@@ -3,12 +3,12 @@
     undeclared  a field no column reads (its values are in `extra`)
     missing     a declared field no record of the load sent
     type        a value of another type than its column declares (kept: see toolkit.frames)
-    category    a categorical column's value that no earlier load of the table held
+    category    a categorical column's value outside its known ones (`known_values`)
     envelope    the rows key, a paging key or a paging header of the declared paging style absent
 
 Pages are looked at where they are typed (`toolkit.frames`, in the typing helper too: what it finds
 travels back in the table's schema metadata) and where they are walked (the envelope); a `Tally`
-gathers one load's, compares its categorical values with those the table holds, and then either
+gathers one load's, compares its categorical values with the known ones, and then either
 reports (contract="evolve": `_loads.drift`, read by `ws.drift()`, and one `DriftWarning` per load) or
 refuses at the first drift (contract="freeze": `ContractError`, and the load rolls back).
 
@@ -32,7 +32,7 @@ from toolkit.frames import DRIFT
 from toolkit.loads import SECRET_NAME
 from toolkit.paging import Cursor, Offset, PageNumber, Paging
 from toolkit.rules import MASK
-from toolkit.spec import Resource
+from toolkit.spec import Action, Column, Resource
 
 CONTRACTS = ("evolve", "freeze")
 EXAMPLE_CHARS = 200          # an example is a hint, not a copy of the record
@@ -101,13 +101,47 @@ def envelope(style: Paging | None, body: Any, headers: Mapping[str, str]) -> lis
     return found
 
 
+def _filter_choices(action: Action | None, column: Column) -> tuple[str, ...]:
+    """The choices of the list action's query filter on the column (targets' `status`, wired as
+    `targetStatus`; submissions' `statuses`): the values the service documents for it."""
+    for param in action.params if action is not None else ():
+        if param.choices and param.where == "query" and \
+                (param.name in (column.name, f"{column.name}s", f"{column.name}es") or param.wire == column.path[-1]):
+            return tuple(map(str, param.choices))
+    return ()
+
+
+@functools.cache
+def known_values(resource: Resource) -> dict[str, frozenset[str]]:
+    """The values the catalog knows of each categorical column that it knows them for, by column
+    name: the column's `values`, or else its list action's filter choices."""
+    action = catalog.ACTIONS.get(resource.action)
+    out = {}
+    for column in resource.columns:
+        if column.dtype == "category":
+            values = column.values or _filter_choices(action, column)
+            if values:
+                out[column.name] = frozenset(values)
+    return out
+
+
+def given_ids(resource: Resource) -> bool:
+    """Whether the resource fans out over ids the analyst gives (imports' import_ids, not another
+    resource's keys): two of its loads may hold different records."""
+    return bool(resource.fan_out) and (resource.service, resource.parent) not in catalog.RESOURCES
+
+
 class Tally:
     """One load's drift: `take` each typed table (the page's drift read from it and the metadata
     removed), `finish` at the end, `found` for the record; with contract="freeze" the first drift
     raises `ContractError`.
 
-    Categorical values are compared with those the table held before this load (`Load.held_values`):
-    a new status is drift only once a table has some, not on its first load.
+    A categorical value is drift when it is outside the values the catalog knows for its column
+    (`known_values`), in every load that sends it, until the catalog knows it. A column the catalog
+    knows no values for is compared with what the table held before this load (`Load.held_values`),
+    so a value is drift once a table has some, not on its first load; and not at all for a resource
+    fanned out over ids the analyst gives (`given_ids`): a load for other ids holds other records,
+    whose statuses an earlier load could not have shown (an import succeeded where the last was pending).
     """
 
     def __init__(self, resource: Resource, contract: str, redactor: Any, load: Any) -> None:
@@ -118,8 +152,10 @@ class Tally:
         self.rows = 0
         self.first: Any = None                              # the load's first record, for a missing field
         categorical = {c.name: ".".join(c.path) for c in resource.columns if c.dtype == "category"}
-        held = load.held_values(list(categorical)) if categorical else {}
-        self.held = {name: (categorical[name], values) for name, values in held.items() if values}
+        known = known_values(resource)
+        unknown = [name for name in categorical if name not in known]
+        held = load.held_values(unknown) if unknown and not given_ids(resource) else {}
+        self.held = {name: (categorical[name], values) for name, values in {**held, **known}.items() if values}
 
     def take(self, table: pa.Table) -> pa.Table:
         metadata = table.schema.metadata

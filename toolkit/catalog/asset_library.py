@@ -72,6 +72,8 @@ BOARD_BODY = (
 
 CUSTOM_FIELD_TYPES = ("single-select", "multi-select", "plain-text", "date")
 ROLE_TYPES = ("guest", "member")
+IMPORT_STATUSES = ("pending", "inProgress", "failed", "succeeded")
+IMPORT_ERROR_TYPES = ("SOURCE_FILE_NOT_FOUND", "SOURCE_URL_BLOCKED", "SOURCE_URL_INVALID", "PROCESS_TIMED_OUT")
 
 UPLOAD_TARGET = (
     Param("parent_board_id", "body", "id", doc="board to create the asset under", example=PARENT_BOARD),
@@ -435,8 +437,8 @@ RESOURCES = (
     Resource(
         "custom_fields", "asset_library", "asset_library.list_custom_fields", key=("id",),
         doc="Custom fields of the workspace with their type and select values.",
-        columns=(Column("id", "id"), Column("name"), Column("description"), Column("type", "category"),
-                 Column("values", "json"), Column("created_at", "timestamp"), Column("updated_at", "timestamp")),
+        columns=(Column("id", "id"), Column("name"), Column("description"),
+                 Column("type", "category", values=CUSTOM_FIELD_TYPES), Column("values", "json"), Column("created_at", "timestamp"), Column("updated_at", "timestamp")),
         filters=("name",),
     ),
     Resource(
@@ -463,9 +465,12 @@ RESOURCES = (
         doc="Status of the imports whose ids the analyst gives (import_ids), with the error of failed ones; "
             "import_id is added by the fetcher.",
         columns=(Column("import_id", "id", doc="id of the import (added by the fetcher)"),
-                 Column("status", "category"),
-                 Column("error_type", "category", source="error.type"),
-                 Column("error_message", source="error.message")),
+                 # the documented import statuses, and the failure types of the error only a failed
+                 # import has (so a load of imports none of which failed lacks it: optional)
+                 Column("status", "category", values=IMPORT_STATUSES),
+                 Column("error_type", "category", source="error.type", values=IMPORT_ERROR_TYPES,
+                        optional=True),
+                 Column("error_message", source="error.message", optional=True)),
         fan_out="import_id", parent="import_ids",
     ),
 )

@@ -558,7 +558,8 @@ RESOURCES = (
             Column("target_languages", "list"), Column("due_date", "timestamp"),
             Column("date_created", "timestamp"), Column("date_started", "timestamp"),
             Column("date_completed", "timestamp"), Column("date_canceled", "timestamp"),
-            Column("claim_scope", "category"), Column("owners", "list"), Column("batch_infos", "json"),
+            Column("claim_scope", "category", values=CLAIM_SCOPES), Column("owners", "list"),
+            Column("batch_infos", "json"),
             # named by the document's Submission and its create body
             Column("pa_client_id", "id"), Column("custom_attributes", "json"), Column("instructions"),
             Column("background"),
@@ -684,7 +685,7 @@ RESOURCES = (
         columns=(
             Column("submission_id", "id"), Column("project_id", "id"), Column("name"),
             Column("source_language"), Column("target_languages", "list"), Column("due_date", "timestamp"),
-            Column("claim_scope", "category"),
+            Column("claim_scope", "category", values=CLAIM_SCOPES),
             # the public integration's ClaimableSubmissionResponse (docs/public-specs.md)
             Column("submission_name"), Column("claim_level", "category"), Column("languages", "json"),
             # what is open to claim: the phase asked for (or the first), every open phase and batch
