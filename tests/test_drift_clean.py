@@ -49,3 +49,17 @@ def test_clock_steps_show_no_drift(clean, step):
     box.advance(hours=1)
     assert pull_all(ws, box, clients) == []
     assert ws.drift().empty, ws.drift().to_string()
+
+
+@pytest.mark.parametrize("asked", [False, True])
+def test_asset_boards_custom_fields_come_when_asked_for_and_their_absence_is_no_drift(clean, asked):
+    """customFields is an optional column: sent only with include_custom_fields, absent otherwise."""
+    box, ws, clients = clean
+    client = clients.setdefault("asset_library", connect(ws, box, "asset_library"))
+    filters = filters_for(box, "asset_library", "asset_boards")
+    result = client.pull("asset_boards", progress=False, contract="freeze", include_custom_fields=asked,
+                         **filters)
+    assert result.rows and ws.drift(load_id=result.load_id).empty
+    held = ws.sql("select custom_fields, extra from asset_library.asset_boards").fetchall()
+    assert all(extra is None for _, extra in held)                          # declared: not in extra
+    assert any(fields is not None for fields, _ in held) == asked
