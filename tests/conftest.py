@@ -9,37 +9,14 @@ import os
 
 import pytest
 import responses
+from stubbed_services import BASE, CREDENTIALS, TOKEN_URL, Sleeps, make_client, stub_token  # noqa: F401
 
-import toolkit
 from toolkit.http import RetryPolicy
 
 # Pages are typed in the walk's process: a typing helper started by one test would stay up for the
 # tests after it and type their pages out of reach of their monkeypatches. tests/test_typist.py turns
 # it on where it tests it.
 os.environ["TOOLKIT_TYPING_HELPER"] = "0"
-
-BASE = {
-    "media_review": "http://127.0.0.1:9/v2",
-    "asset_library": "http://127.0.0.1:9/v1",
-    "audience_platform": "http://127.0.0.1:9/cdp-server",
-    "translation": "http://127.0.0.1:9/PD",
-}
-CREDENTIALS = {
-    "media_review": {"token": "mr-token-5f2e9a"},
-    "asset_library": {"api_key": "al-key-8c1d4b", "workspace_id": "ws-1"},
-    "audience_platform": {"token": "ap-token-3e7f0c"},
-    "translation": {"username": "pm.user", "password": "tm-pass-6a9b2d", "client_id": "tm-client",
-                    "client_secret": "tm-secret-1f4e8c"},
-}
-TOKEN_URL = BASE["translation"] + "/oauth/token"
-
-
-class Sleeps(list):
-    """A fake `sleep` that records the waits instead of waiting."""
-
-    def __call__(self, seconds: float) -> None:
-        self.append(seconds)
-
 
 @pytest.fixture
 def stub():
@@ -50,20 +27,6 @@ def stub():
 @pytest.fixture
 def sleeps() -> Sleeps:
     return Sleeps()
-
-
-def make_client(service: str, sleeps: Sleeps | None = None, **extra) -> toolkit.Client:
-    client = toolkit.connect(service, base_url=BASE[service], **{**CREDENTIALS[service], **extra})
-    client.transport.sleep = sleeps if sleeps is not None else Sleeps()
-    return client
-
-
-def stub_token(stub, access: str = "access-0a1b2c", expires_in: int = 3600, refresh: str | None = None,
-               status: int = 200) -> None:
-    body = {"access_token": access, "token_type": "bearer", "expires_in": expires_in, "scope": "read write"}
-    if refresh:
-        body["refresh_token"] = refresh
-    stub.add(responses.POST, TOKEN_URL, json=body, status=status)
 
 
 @pytest.fixture

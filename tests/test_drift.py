@@ -12,7 +12,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 import responses
-from conftest import BASE, CREDENTIALS, make_client
+from stubbed_services import BASE, CREDENTIALS, make_client
 
 import toolkit
 from toolkit import Workspace, catalog, decoding, frames, typist

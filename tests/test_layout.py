@@ -10,3 +10,11 @@ from pathlib import Path
 def test_every_test_module_has_a_name_of_its_own():
     names = Counter(path.name for path in Path(__file__).parent.rglob("test_*.py"))
     assert [name for name, count in names.items() if count > 1] == []
+
+
+def test_no_test_module_imports_a_conftest():
+    """`from conftest import` finds whichever conftest.py was imported first (tests/sandbox has its
+    own): what tests share by import lives in a module of its own name (stubbed_services.py)."""
+    found = [path.name for path in Path(__file__).parent.rglob("*.py")
+             if "from conftest import" in path.read_text() or "import conftest" in path.read_text()]
+    assert found == [] or found == ["test_layout.py"]
