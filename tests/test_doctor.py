@@ -2,6 +2,7 @@
 its JSON, and the drift of `sandbox.start(drift=True)` shown where it is."""
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import email.utils
 import json
@@ -11,9 +12,10 @@ import pytest
 import requests
 
 import toolkit
-import toolkit.doctor as doctor_module
+import toolkit.checkup as doctor_module
 from toolkit import catalog
-from toolkit.doctor import Report, doctor
+from toolkit.checkup import doctor
+from toolkit.diagnosis import Report, ResourceCheck
 from toolkit.errors import ToolkitError, ValidationError
 
 
@@ -244,9 +246,10 @@ def test_text_and_html(box):
     assert page.count("<table>") == 2 and "<td>submissions</td>" in page
 
 
-def test_toolkit_doctor_is_the_function_even_after_its_module_is_imported(box):
+def test_toolkit_doctor_is_the_function_even_after_its_modules_are_imported(box):
     import importlib
-    importlib.import_module("toolkit.doctor")          # the import system sets toolkit.doctor to the module
+    importlib.import_module("toolkit.checkup")         # a submodule named doctor would have shadowed it
+    importlib.import_module("toolkit.diagnosis")
     report = toolkit.doctor("media_review", credentials=creds(box), say=None)
     assert isinstance(report, Report) and report.ok
     assert "doctor" in toolkit.__all__
@@ -296,9 +299,9 @@ def test_the_drift_of_a_drifting_sandbox_is_in_the_report(drifting):
 
 def test_a_key_that_looks_like_a_value_is_masked():
     """A map keyed by ids or emails would put values in the report as field names."""
-    result = doctor_module.ResourceCheck("tags", "asset_library.list_tags")
+    result = ResourceCheck("tags", "asset_library.list_tags")
     record = {"id": "t1", "name": "x", "ann@example.com": 1, "4b7c9e2a-1111-4222-8333-444455556666": 2,
               "20240101": 3, "regionHint": "eu"}
     doctor_module._fields(result, catalog.resource("asset_library", "tags"), [record])
     assert result.extra == ["<key>", "regionHint"] and result.seen == ["id", "name"]
-    assert "example" not in json.dumps(doctor_module.asdict(result))
+    assert "example" not in json.dumps(dataclasses.asdict(result))

@@ -14,15 +14,15 @@ from typing import Any as _Any
 _ERRORS = ("ApiError", "AuthError", "ContractError", "DriftWarning", "ModeError", "NotFoundError", "PagingError",
            "RateLimitError", "ServerError", "ToolkitError", "TransportError", "ValidationError", "VersionError",
            "WorkspaceError", "WorkspaceInUseError", "WorkspaceOpenHereError")
-_WHERE = {"Client": "toolkit.client", "connect": "toolkit.client", "Connection": "toolkit.connection", "doctor": "toolkit.doctor", "F": "toolkit.filters", "Secret": "toolkit.http",
+_WHERE = {"Client": "toolkit.client", "connect": "toolkit.client", "Connection": "toolkit.connection", "doctor": "toolkit.checkup", "F": "toolkit.filters", "Secret": "toolkit.http",
           "Snapshot": "toolkit.snapshots", "open_snapshot": "toolkit.snapshots", "actions": "toolkit.tables",
           "resources": "toolkit.tables", "Workspace": "toolkit.workspace", **dict.fromkeys(_ERRORS, "toolkit.errors")}
 
 if _TYPE_CHECKING:
     from toolkit import sandbox
+    from toolkit.checkup import doctor
     from toolkit.client import Client, connect
     from toolkit.connection import Connection
-    from toolkit.doctor import doctor
     from toolkit.errors import (
         ApiError,
         AuthError,

@@ -125,7 +125,7 @@ def _refresh(args: argparse.Namespace) -> int:
 
 def _doctor(args: argparse.Namespace) -> int:
     from toolkit import catalog
-    from toolkit.doctor import doctor
+    from toolkit.checkup import doctor
     from toolkit.errors import ToolkitError
     unknown = [s for s in args.services if s not in catalog.SERVICES]
     if unknown:
