@@ -199,3 +199,15 @@ def test_the_demos_clock_step_refreshes_only_what_moves(box):
     [line] = lines                                                     # one line: requests per resource
     assert f"{table['requests'].sum()} requests" in line and "targets open" in line
     assert all(f"{r.split('.')[1]} {n}" in line for r, n in table[["resource", "requests"]].values)
+
+
+def test_a_refresh_says_which_loads_drifted_from_the_catalog(tmp_path):
+    with sandbox.start(seed=5, drift="extra_field") as drifting, toolkit.Workspace(tmp_path / "w.duckdb") as ws:
+        tm = ws.connect("translation", **drifting.credentials("translation"))
+        with pytest.warns(toolkit.DriftWarning):
+            tm.pull("projects", progress=False)
+            lines: list[str] = []
+            table = ws.refresh(say=lines.append, progress=False)
+    row = table.set_index("resource").loc["translation.projects"]
+    assert row["drift"] >= 1 and row["error"] is None
+    assert "differ from the catalog (ws.drift())" in lines[0]

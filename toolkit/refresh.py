@@ -31,7 +31,8 @@ import pandas as pd
 from toolkit import catalog, fetch
 from toolkit.errors import ValidationError
 
-COLUMNS = ["service", "resource", "kind", "added", "changed", "removed", "rows", "requests", "seconds", "error"]
+COLUMNS = ["service", "resource", "kind", "added", "changed", "removed", "rows", "requests", "seconds", "drift",
+           "error"]
 
 
 def held(store: Any, services: tuple[str, ...] = ()) -> list[tuple[str, str, dict]]:
@@ -153,18 +154,20 @@ def _pull(client: Any, store: Any, service: str, name: str, params: dict,
                     seconds=time.perf_counter() - started, error=f"{type(error).__name__}: {error}")
     counts = {} if result.cached else store.changes(service, name, result.load_id)
     return _row(service, name, result.kind, rows=result.rows, requests=client.requests_sent - before,
-                seconds=time.perf_counter() - started, **counts)
+                seconds=time.perf_counter() - started, drift=len(result.drift), **counts)
 
 
 def _row(service: str, name: str, kind: str, *, added: int = 0, changed: int = 0, removed: int = 0,
-         rows: int = 0, requests: int = 0, seconds: float = 0.0, error: str | None = None) -> dict:
+         rows: int = 0, requests: int = 0, seconds: float = 0.0, drift: int = 0,
+         error: str | None = None) -> dict:
     return {"service": service, "resource": f"{service}.{name}", "kind": kind, "added": added,
             "changed": changed, "removed": removed, "rows": rows, "requests": requests,
-            "seconds": round(seconds, 3), "error": error}
+            "seconds": round(seconds, 3), "drift": drift, "error": error}
 
 
 def _said(row: dict) -> str:
     if row["error"]:
         return f"{row['resource']}: {row['kind']}: {row['error']}"
+    drifted = f", {row['drift']} fields differ from the catalog (ws.drift())" if row["drift"] else ""
     return (f"{row['resource']}: {row['kind']}, +{row['added']} ~{row['changed']} -{row['removed']} rows, "
-            f"{row['requests']} requests, {row['seconds']:.1f} s")
+            f"{row['requests']} requests, {row['seconds']:.1f} s{drifted}")
