@@ -230,3 +230,26 @@ def test_an_interrupted_incremental_load_leaves_the_previous_view(box, monkeypat
     assert view(ws, "translation", "submissions").equals(before)
     monkeypatch.setattr(fetch, "_plan", real)
     assert tm.pull("submissions", incremental=True, progress=False).kind == "incremental"
+
+
+def test_imports_ask_again_only_for_the_ones_not_finished():
+    with sandbox.start(seed=3) as box:   # no faults: a retried request would count twice
+        imports_ask_again_only_for_the_ones_not_finished(box)
+
+
+def imports_ask_again_only_for_the_ones_not_finished(box):
+    ws = toolkit.Workspace()
+    al = ws.connect("asset_library", **box.credentials("asset_library"))
+    ids = box.examples("asset_library")["import_ids"]
+    first = al.fetch("imports", import_ids=ids, progress=False)
+    open_before = int((~first["status"].isin(["failed", "succeeded"])).sum())
+    assert 0 < open_before < len(ids), "the examples hold finished and running imports"
+    box.advance(hours=1)
+    again = al.pull("imports", import_ids=ids, progress=False, incremental=True)
+    assert (again.kind, again.requests) == ("incremental", open_before)
+    fresh = toolkit.Workspace()
+    fresh.connect("asset_library", **box.credentials("asset_library")).pull("imports", import_ids=ids,
+                                                                             progress=False)
+    assert view(ws, "asset_library", "imports").equals(view(fresh, "asset_library", "imports"))
+    fewer = al.pull("imports", import_ids=ids[:2], progress=False, incremental=True)
+    assert fewer.rows == 2 and len(ws.read("asset_library", "imports")) == 2, "ids no longer asked for go"

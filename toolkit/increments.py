@@ -154,20 +154,10 @@ def _changed_parents(client: Client, store: Any, resource: Resource, how: Increm
     """The fan-out again over the ids whose parent row is new or changed since the previous load, that
     hold a row naming a `copies` row new, changed or gone since, or that failed in the previous load;
     the other ids' rows stay, and the rows of ids no longer fanned over go."""
-    if not resource.fan_out:
+    fanned = _fanned(store, resource, filters)
+    if fanned is None:
         return None
-    plural = f"{resource.fan_out}s"
-    given = filters.get(resource.parent) if resource.parent in filters else filters.get(plural)
-    rest = {k: v for k, v in filters.items() if k not in (resource.parent, plural)}
-    if given is not None:
-        asked = [str(i) for i in (given.tolist() if hasattr(given, "tolist") else given)]
-    elif (resource.service, resource.parent) in catalog.RESOURCES:   # the ids a full pull reads
-        source = catalog.resource(resource.service, resource.parent)
-        column = resource.parent_key or source.key[0]
-        asked = [row[0] for row in store._fetch(
-            f"SELECT DISTINCT {_text(column)} FROM {_held(source)} WHERE {quote(column)} IS NOT NULL")]
-    else:
-        return None
+    asked, plural, rest = fanned
     parent = catalog.resource(resource.service, how.parent)
     unchanged = _unchanged(store, parent, how.parent_field or how.field, previous)
     if unchanged is None:
@@ -192,6 +182,49 @@ def _changed_parents(client: Client, store: Any, resource: Resource, how: Increm
     return Step(tables, (f"list_contains(?, {_text(how.field)})", [keep]))
 
 
+def _fanned(store: Any, resource: Resource, filters: dict) -> tuple[list[str], str, dict] | None:
+    """The ids a full pull of a fan-out asks for (given by the analyst, or its parent resource's held
+    keys) as text, the filter taking them, and the other filters; None for a resource that is not one."""
+    if not resource.fan_out:
+        return None
+    plural = f"{resource.fan_out}s"
+    given = filters.get(resource.parent) if resource.parent in filters else filters.get(plural)
+    rest = {k: v for k, v in filters.items() if k not in (resource.parent, plural)}
+    if given is not None:
+        return [str(i) for i in (given.tolist() if hasattr(given, "tolist") else given)], plural, rest
+    if (resource.service, resource.parent) in catalog.RESOURCES:   # the ids a full pull reads
+        source = catalog.resource(resource.service, resource.parent)
+        column = resource.parent_key or source.key[0]
+        return [row[0] for row in store._fetch(
+            f"SELECT DISTINCT {_text(column)} FROM {_held(source)} WHERE {quote(column)} IS NOT NULL")], plural, rest
+    return None
+
+
+def _open_members(client: Client, store: Any, resource: Resource, how: Incremental, filters: dict,
+                  previous: str) -> Step | None:
+    """The fan-out again over the ids not held in a `final` status of `field` (new ids, open ones,
+    those that failed in the previous load); a row in a final status stays as it is, and the rows of
+    ids no longer asked for go."""
+    fanned = _fanned(store, resource, filters)
+    if fanned is None:
+        return None
+    asked, plural, rest = fanned
+    key = resource.fan_out if any(c.name == resource.fan_out for c in resource.columns) else resource.key[0]
+    done = {row[0] for row in store._fetch(
+        f"SELECT {_text(key)} FROM {_held(resource)} WHERE list_contains(?, {_text(how.field)})",
+        [list(how.final)])}
+    done -= {str(i) for i in store._fetch("SELECT failed_ids FROM _loads WHERE load_id = ?",
+                                           [previous])[0][0] or ()}
+    keep = [i for i in asked if i in done]
+    kept = set(keep)
+    ids = [i for i in asked if i not in kept]
+
+    def tables(run: Callable[[dict], Tables]) -> Tables:
+        return run({**rest, plural: ids})
+
+    return Step(tables, (f"list_contains(?, {_text(key)})", [keep]))
+
+
 def _unchanged(store: Any, resource: Resource, column: str, previous: str) -> set[str] | None:
     """The values of `column` whose rows of `resource` are the same in its last load before the
     `previous` load started and in its latest, which began after that load finished: one version
@@ -209,6 +242,7 @@ def _unchanged(store: Any, resource: Resource, column: str, previous: str) -> se
 
 
 STRATEGIES: dict[str, Callable[..., Step | None]] = {
+    "open_members": _open_members,
     "open_statuses": _open_statuses,
     "open_parents": _open_parents,
     "created_after": _created_after,

@@ -209,6 +209,8 @@ class Incremental:
       their `via` column names, and an id with a held row naming a row of it that is new, changed
       or gone since is fanned over again too. Both resources must have been loaded before and since
       the previous load (refresh orders them first), else a full pull.
+    - "open_members" (a fan-out): fan out again only over the ids not held in a `final` status of
+      `field` (new ids, open ones, those that failed last time); a row in a final status stays.
     """
     strategy: str
     field: str = ""

@@ -472,5 +472,7 @@ RESOURCES = (
                         optional=True),
                  Column("error_message", source="error.message", optional=True)),
         fan_out="import_id", parent="import_ids",
+        # an import that failed or succeeded stays so: only the pending and running ones are asked again
+        incremental=Incremental("open_members", field="status", final=("failed", "succeeded")),
     ),
 )
