@@ -537,3 +537,28 @@ def test_a_query_answers_fetchone_and_fetchall():
     with Workspace() as ws:
         query = ws.sql("select * from range(3) t(n) order by n")
         assert query.fetchone() == (0,) and query.fetchall() == [(0,), (1,), (2,)]
+
+
+def test_a_list_whose_items_change_shape_never_fails_a_later_load(ws):
+    """Text tags that come back as objects (the asset library's tags did): DuckDB's union of the two
+    types is a list of structs, into which the stored text cannot cast; the column becomes text and
+    every value stays (the load failed with a ConversionException)."""
+    first = put(ws, pa.table({"id": [1, 2], "tags": [["a", "b"], ["c"]]}))
+    put(ws, pa.table({"id": [3], "tags": [[{"id": "t1", "name": "hero"}]]}))
+    stored = dict(ws.sql("select column_name, data_type from duckdb_columns() "
+                         "where table_name = 'targets__versions'").fetchall())
+    assert stored["tags"] == "VARCHAR"
+    assert ws.sql("select id, tags from translation.targets").fetchall() == [(3, "[{'id': t1, 'name': hero}]")]
+    earlier = ws.as_of("translation.targets", first).sort_values("id")
+    assert earlier["tags"].tolist() == ["[a, b]", "[c]"]
+    put(ws, pa.table({"id": [4], "tags": [[1, 2]]}))        # numbers into integer lists stay lists
+    assert ws.sql("select tags from translation.targets").fetchall() == [("[1, 2]",)]
+
+
+def test_numbers_that_widen_inside_a_list_stay_a_list(ws):
+    put(ws, pa.table({"id": [1], "scores": [[1, 2]]}))
+    put(ws, pa.table({"id": [1, 2], "scores": [[1, 2], [1.5]]}))
+    stored = dict(ws.sql("select column_name, data_type from duckdb_columns() "
+                         "where table_name = 'targets__versions'").fetchall())
+    assert stored["scores"] == "DOUBLE[]"
+    assert sorted(ws.sql("select scores from translation.targets").fetchall()) == [([1.0, 2.0],), ([1.5],)]

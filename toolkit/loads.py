@@ -115,6 +115,11 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+def _nested(kind: str) -> bool:
+    """Whether a DuckDB type holds lists or structs (whose casts can lose values inside)."""
+    return kind.endswith("]") or kind.upper().startswith(("STRUCT", "MAP", "UNION"))
+
+
 class Load:
     """One pull being written: batches go into a transaction that commits when the `with` block ends.
 
@@ -301,8 +306,14 @@ class Load:
                                                     f"UNION ALL SELECT NULL::{kind}) LIMIT 1").fetchall()[0][0]
         except duckdb.Error:
             return "VARCHAR"
-        lost = (f"SELECT count(*) FROM {{}} WHERE {column} IS NOT NULL "
-                f"AND TRY_CAST({column} AS {union}) IS NULL")
+        lost = f"SELECT count(*) FROM {{}} WHERE {column} IS NOT NULL AND TRY_CAST({column} AS {union}) IS NULL"
+        if _nested(have) or _nested(kind):
+            # a cast that nulls an element or a field leaves the list or struct itself non-null, and the
+            # ALTER's plain CAST would then fail the load (text tags that turn into objects): count the
+            # nulls inside too, as JSON shows them
+            cast = f"to_json(TRY_CAST({column} AS {union}))"
+            lost += (f" OR length({cast}) - length(replace({cast}, 'null', '')) > "
+                     f"length(to_json({column})) - length(replace(to_json({column}), 'null', ''))")
         for target in [*self._targets, "_toolkit_batch"]:  # a loop, not a generator: the scan sees this frame
             if cursor.execute(lost.format(target)).fetchall()[0][0]:
                 return "VARCHAR"
