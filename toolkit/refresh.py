@@ -146,6 +146,10 @@ def _say(text: str, say: Callable[[str], None] | None) -> None:
 def _pull(client: Any, store: Any, service: str, name: str, params: dict,
           max_age: float | timedelta | None, incremental: bool) -> dict:
     started, before = time.perf_counter(), client.requests_sent
+    masked = sorted(k for k, v in params.items() if _holds_mask(v))
+    if masked:  # a secret is never stored: sending its mask would ask the service for something else
+        return _row(service, name, "skipped", error=f"its load's {', '.join(masked)} were recorded masked (***): "
+                    f"pull it again with them given")
     try:
         result = fetch.pull(client, store, name, refresh=max_age is None, max_age=max_age,
                             incremental=incremental, progress=False, **params)
@@ -155,6 +159,15 @@ def _pull(client: Any, store: Any, service: str, name: str, params: dict,
     counts = {} if result.cached else store.changes(service, name, result.load_id)
     return _row(service, name, result.kind, rows=result.rows, requests=client.requests_sent - before,
                 seconds=time.perf_counter() - started, drift=len(result.drift), **counts)
+
+
+def _holds_mask(value: Any) -> bool:
+    """Whether a recorded param holds a secret's mask (toolkit.loads.scrub writes "***" for one)."""
+    if isinstance(value, dict):
+        return any(_holds_mask(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_holds_mask(v) for v in value)
+    return value == "***"
 
 
 def _row(service: str, name: str, kind: str, *, added: int = 0, changed: int = 0, removed: int = 0,
