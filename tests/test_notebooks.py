@@ -35,7 +35,7 @@ def secrets() -> list[str]:
 def test_there_is_a_notebook_per_job():
     names = " ".join(b.stem for b in BOOKS)
     for job in ("00_start_here", "10_audiences", "20_translation_progress", "30_asset_library",
-                "50_snapshots_and_diffs"):
+                "50_snapshots_and_diffs", "60_refresh_and_drift"):
         assert job in names
 
 
