@@ -402,3 +402,20 @@ def test_a_cursor_walk_does_not_ask_ahead(stub, assets):
     ])
     assert [page.rows for page in assets.pages("asset_library.list_assets", limit=2, ahead=5)] == [rows(2), rows(2, 2)]
     assert len(script.queries) == 2
+
+
+def test_absent_names_what_the_declared_style_reads_and_the_answer_lacks():
+    from toolkit.paging import absent
+    cursor = Cursor()
+    assert absent(cursor, {"data": [], "pagination": {"hasMore": False, "cursor": None}}, {}) == []
+    assert absent(cursor, {"items": [], "pagination": {"hasMore": True}}, {}) == ["data", "pagination.cursor"]
+    assert absent(cursor, {"data": {"not": "a list"}, "pagination": {"hasMore": False, "cursor": None}}, {}) \
+        == ["data"]
+    offset = Offset()
+    assert absent(offset, [{"id": 1}], {}) == [], "a bare array is an offset answer too"
+    assert absent(offset, {"list": [], "totalCount": 3}, {}) == ["totalSize"]
+    pages = PageNumber(total_header="total", pages_header="total-pages")
+    assert absent(pages, [], {"Total": "3", "Total-Pages": "1"}) == [], "headers are matched in any case"
+    assert absent(pages, [], {"x-total-count": "3"}) == ["header total", "header total-pages"]
+    assert absent(Unpaged(items="data"), {"rows": []}, {}) == ["data"]
+    assert absent(Unpaged(), [], {}) == [] and absent(None, {}, {}) == []

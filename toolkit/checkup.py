@@ -33,7 +33,7 @@ from toolkit.decoding import rows_of
 from toolkit.diagnosis import CallSeen, Report, ResourceCheck, ServiceCheck, declared_types, json_type
 from toolkit.errors import ApiError, ModeError, ToolkitError, TransportError, ValidationError, VersionError
 from toolkit.http import RetryPolicy
-from toolkit.paging import Cursor, Offset, PageNumber, Unpaged, dig
+from toolkit.paging import Cursor, Offset, PageNumber, Unpaged, absent, dig
 from toolkit.spec import Action, Column, Resource
 
 __all__ = ["doctor"]
@@ -275,31 +275,18 @@ def _paging(style: Any, action: Action, resource: Resource, body: Any, headers: 
         seen = "unpaged"
     else:
         seen = "record"
-    if isinstance(style, Cursor):
-        if not isinstance(body, dict) or not isinstance(dig(body, style.items), list):
-            differs.append(f"no list at {style.items} ({envelope})")
-        for path in (style.has_more, style.next_cursor):
-            parent, _, leaf = path.rpartition(".")
-            holder = dig(body, parent) if parent else body
-            if not isinstance(holder, dict) or leaf not in holder:
-                differs.append(f"no {path} ({envelope})")
-    elif isinstance(style, Offset):
-        if isinstance(body, dict):
-            if not isinstance(body.get(style.items), list):
-                differs.append(f"no list at {style.items} ({envelope})")
-            if style.total not in body:
-                differs.append(f"no {style.total} ({envelope})")
-        elif not isinstance(body, list):
-            differs.append(f"neither {style.items} nor a bare array")
-    elif isinstance(style, PageNumber):
-        if not isinstance(body, list):
-            differs.append(f"not a bare array ({envelope})")
-        if style.total_header and style.total_header not in {h.lower() for h in headers}:
-            differs.append(f"no {style.total_header} header")
-    elif isinstance(style, Unpaged) and action.response in ("list", "page"):
-        if not isinstance(body, list) and not (isinstance(body, dict) and isinstance(dig(body, style.items), list)):
-            differs.append(f"no list at {style.items or 'the top'} ({envelope})")
-    elif resource.items and not (isinstance(body, dict) and isinstance(body.get(resource.items), list)):
+    differs += [f"no {name}" if name.startswith("header ") else
+                f"no list at {name} ({envelope})" if name == getattr(style, "items", None) else f"no {name} ({envelope})"
+                for name in absent(style, body, headers)]
+    if isinstance(style, Offset) and not isinstance(body, dict | list):
+        differs.append(f"neither {style.items} nor a bare array")
+    elif isinstance(style, PageNumber) and not isinstance(body, list):
+        differs.append(f"not a bare array ({envelope})")
+    elif isinstance(style, Unpaged) and action.response in ("list", "page") and not style.items \
+            and not isinstance(body, list):
+        differs.append(f"no list at the top ({envelope})")
+    elif not isinstance(style, Cursor | Offset | PageNumber | Unpaged) and resource.items \
+            and not (isinstance(body, dict) and isinstance(body.get(resource.items), list)):
         differs.append(f"no list at {resource.items} ({envelope})")
     return seen, differs
 

@@ -30,7 +30,7 @@ from toolkit import catalog
 from toolkit.errors import ContractError, ValidationError
 from toolkit.frames import DRIFT
 from toolkit.loads import SECRET_NAME
-from toolkit.paging import Cursor, Offset, PageNumber, Paging
+from toolkit.paging import Paging, absent
 from toolkit.rules import MASK
 from toolkit.spec import Action, Column, Resource
 
@@ -77,28 +77,13 @@ def shown(value: Any, service: str, redactor: Any, field: str = "", limit: int =
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-def _has(body: Any, path: str) -> bool:
-    for part in path.split("."):
-        if not isinstance(body, Mapping) or part not in body:
-            return False
-        body = body[part]
-    return True
-
-
 def envelope(style: Paging | None, body: Any, headers: Mapping[str, str]) -> list[list]:
     """The paging keys (or headers) the declared style reads and this answer lacks: [field, kind,
     count, example] entries (the rows key is `toolkit.decoding.mend`'s)."""
-    paths: list[str] = []
-    if isinstance(style, Cursor):
-        paths = [style.has_more, style.next_cursor]
-    elif isinstance(style, Offset) and isinstance(body, Mapping):   # a bare array is an Offset answer too
-        paths = [style.total]
-    found = [[path, "envelope", 1, f"absent (keys: {', '.join(map(str, body))})"] for path in paths
-             if isinstance(body, Mapping) and not _has(body, path)]
-    if isinstance(style, PageNumber):
-        found += [[f"header {name}", "envelope", 1, "absent"] for name in (style.total_header, style.pages_header)
-                  if name and name not in headers]
-    return found
+    rows_key = getattr(style, "items", None)
+    keys = f"absent (keys: {', '.join(map(str, body))})" if isinstance(body, Mapping) else "absent"
+    return [[path, "envelope", 1, "absent" if path.startswith("header ") else keys]
+            for path in absent(style, body, headers) if path != rows_key]
 
 
 def _filter_choices(action: Action | None, column: Column) -> tuple[str, ...]:

@@ -157,6 +157,35 @@ def _after_full(style: PageNumber | Offset, params: dict, body: Any, headers: Ma
     return None if size < 1 else style.next(params, body, headers, [None] * size, seen + size)
 
 
+def absent(style: Paging | None, body: Any, headers: Mapping[str, str]) -> list[str]:
+    """What the declared paging style reads and this answer lacks: body paths (the rows key, which
+    must hold a list, and the paging keys) and headers, as `header NAME`. A bare array is an offset
+    answer too (it has no envelope to lack anything); a page-number answer's keys are its headers.
+    The pull reports them as drift (toolkit.drift), the doctor as paging that differs."""
+    paths: list[str] = []
+    if isinstance(style, Cursor):
+        paths = [style.items, style.has_more, style.next_cursor]
+    elif isinstance(style, Offset) and isinstance(body, Mapping):
+        paths = [style.items, style.total]
+    elif isinstance(style, Unpaged) and style.items and not isinstance(body, list):
+        paths = [style.items]
+    items = getattr(style, "items", None)
+    found = [path for path in paths if not _holds(body, path, list if path == items else object)]
+    if isinstance(style, PageNumber):
+        names = {name.lower() for name in headers}
+        found += [f"header {name}" for name in (style.total_header, style.pages_header)
+                  if name and name.lower() not in names]
+    return found
+
+
+def _holds(body: Any, path: str, kind: type) -> bool:
+    for part in path.split("."):
+        if not isinstance(body, Mapping) or part not in body:
+            return False
+        body = body[part]
+    return isinstance(body, kind)
+
+
 def _rows(body: Any, items: str) -> list:
     if isinstance(body, list):
         return body
