@@ -24,6 +24,7 @@ import urllib3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from requests.adapters import BaseAdapter, HTTPAdapter
+from stubbed_services import CREDENTIALS
 
 import toolkit
 from toolkit import catalog
@@ -31,13 +32,6 @@ from toolkit.errors import ModeError, ValidationError, VersionError
 from toolkit.http import OAuthPasswordAuth, RateBudget, Secret
 from toolkit.spec import Action, Param
 
-CREDENTIALS = {
-    "media_review": {"token": "mr-token-5f2e9a"},
-    "asset_library": {"api_key": "al-key-8c1d4b", "workspace_id": "ws-1"},
-    "audience_platform": {"token": "ap-token-3e7f0c"},
-    "translation": {"username": "pm.user", "password": "tm-pass-6a9b2d", "client_id": "tm-client",
-                    "client_secret": "tm-secret-1f4e8c"},
-}
 SECRET = "s3cr3t-never-shown-4b1e"
 LONG = 2**63
 CASES = settings(max_examples=20, derandomize=True, database=None, deadline=None,
