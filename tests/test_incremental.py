@@ -253,3 +253,28 @@ def imports_ask_again_only_for_the_ones_not_finished(box):
     assert view(ws, "asset_library", "imports").equals(view(fresh, "asset_library", "imports"))
     fewer = al.pull("imports", import_ids=ids[:2], progress=False, incremental=True)
     assert fewer.rows == 2 and len(ws.read("asset_library", "imports")) == 2, "ids no longer asked for go"
+
+
+def test_a_submission_created_and_finished_between_two_loads_is_not_missed():
+    """Neither the open answer nor the held open ones hold it: the service's count of every row does,
+    and the rows in a final status are then asked for."""
+    with sandbox.start(seed=3) as box:
+        ws = toolkit.Workspace()
+        tm = ws.connect("translation", **box.credentials("translation"))
+        tm.pull("submissions", progress=False)
+        made = tm.call("translation.create_submission", name="Made and cancelled", project_id=10,
+                       source_language="en-US")["submissionId"]
+        tm.call("translation.cancel_submission", submission_id=made)
+        again = tm.pull("submissions", progress=False, incremental=True)
+        assert again.kind == "incremental"
+        assert ws.sql("select status from translation.submissions where submission_id = ?",
+                      [made]).fetchall() == [("CANCELLED",)]
+        fresh = toolkit.Workspace()
+        fresh.connect("translation", **box.credentials("translation")).pull("submissions", progress=False)
+        assert view(ws, "translation", "submissions").equals(view(fresh, "translation", "submissions"))
+        box.advance(hours=1)       # nothing made since: the held open ones are asked for by id, as before
+        final = ws.sql("select count(*) from translation.submissions "
+                       "where status in ('DELIVERED', 'CANCELLED')").fetchone()[0]
+        quiet = tm.pull("submissions", progress=False, incremental=True)
+        total = ws.sql("select count(*) from translation.submissions").fetchone()[0]
+        assert quiet.kind == "incremental" and quiet.rows <= total - final, "the final rows were not asked for"
