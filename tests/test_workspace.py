@@ -548,11 +548,12 @@ def test_a_list_whose_items_change_shape_never_fails_a_later_load(ws):
     stored = dict(ws.sql("select column_name, data_type from duckdb_columns() "
                          "where table_name = 'targets__versions'").fetchall())
     assert stored["tags"] == "VARCHAR"
-    assert ws.sql("select id, tags from translation.targets").fetchall() == [(3, "[{'id': t1, 'name': hero}]")]
+    # as JSON, which reads back exactly (DuckDB's own text of a list drops the quotes)
+    assert ws.sql("select id, tags from translation.targets").fetchall() == [(3, '[{"id":"t1","name":"hero"}]')]
     earlier = ws.as_of("translation.targets", first).sort_values("id")
-    assert earlier["tags"].tolist() == ["[a, b]", "[c]"]
-    put(ws, pa.table({"id": [4], "tags": [[1, 2]]}))        # numbers into integer lists stay lists
-    assert ws.sql("select tags from translation.targets").fetchall() == [("[1, 2]",)]
+    assert earlier["tags"].tolist() == ['["a","b"]', '["c"]']
+    put(ws, pa.table({"id": [4], "tags": [[1, 2]]}))        # later lists go in as JSON too
+    assert ws.sql("select tags from translation.targets").fetchall() == [("[1,2]",)]
 
 
 def test_numbers_that_widen_inside_a_list_stay_a_list(ws):

@@ -232,10 +232,13 @@ class Load:
                 if not self._targets:
                     self._choose_target()
                 self._evolve(incoming, table)
+            # lists and structs into a column widened to text go in as JSON, as the stored ones were
+            texts = [quote(n) for n, k in incoming.items() if _nested(k) and self._columns.get(n) == "VARCHAR"]
+            rows = f"* REPLACE ({', '.join(f'to_json({n})::VARCHAR AS {n}' for n in texts)})" if texts else "*"
             if self._stage:
-                cursor.execute(f"INSERT INTO {self._stage} BY NAME SELECT * FROM _toolkit_batch")
+                cursor.execute(f"INSERT INTO {self._stage} BY NAME SELECT {rows} FROM _toolkit_batch")
             else:
-                cursor.execute(f"INSERT INTO {self._versions} BY NAME SELECT *, ? AS _valid_from "
+                cursor.execute(f"INSERT INTO {self._versions} BY NAME SELECT {rows}, ? AS _valid_from "
                                "FROM _toolkit_batch", [self.seq])
             self.rows += table.num_rows
             self.batches += 1
@@ -278,8 +281,10 @@ class Load:
                 kind = self._wider(name, have, _typed(kind), table)
                 if kind == have:
                     continue
+                # a list or struct widened to text is kept as its JSON, which reads back exactly
+                using = f" USING to_json({quote(name)})::VARCHAR" if kind == "VARCHAR" and _nested(have) else ""
                 for target in self._targets:
-                    self._cursor.execute(f"ALTER TABLE {target} ALTER COLUMN {quote(name)} TYPE {kind}")
+                    self._cursor.execute(f"ALTER TABLE {target} ALTER COLUMN {quote(name)} TYPE {kind}{using}")
             self._columns[name] = kind
             self._ddl = True
 
