@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 from toolkit import catalog
 from toolkit.errors import ContractError, ValidationError
 from toolkit.frames import DRIFT
-from toolkit.loads import SECRET_NAME
+from toolkit.loads import SECRET_NAME, scrub
 from toolkit.paging import Paging, absent
 from toolkit.rules import MASK
 from toolkit.spec import Action, Column, Resource
@@ -56,17 +56,10 @@ def _secret_wires(service: str) -> frozenset[str]:
 def masked(value: Any, service: str, field: str = "") -> Any:
     """A value with every secret field's value as ***: named like a secret, or a secret param's wire name."""
     wires = _secret_wires(service)
-
-    def secret(name: str) -> bool:
-        return name in wires or bool(SECRET_NAME.search(name))
-
-    def walk(item: Any) -> Any:
-        if isinstance(item, Mapping):
-            return {str(k): MASK if secret(str(k)) and v is not None else walk(v) for k, v in item.items()}
-        if isinstance(item, list | tuple):
-            return [walk(v) for v in item]
-        return item
-    return MASK if field and value is not None and secret(field.split(".")[-1]) else walk(value)
+    name = field.split(".")[-1]
+    if name and value is not None and (name in wires or SECRET_NAME.search(name)):
+        return MASK
+    return scrub(value, wires)
 
 
 def shown(value: Any, service: str, redactor: Any, field: str = "", limit: int = EXAMPLE_CHARS) -> str:

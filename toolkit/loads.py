@@ -75,18 +75,20 @@ def load_id(started: datetime) -> str:
     return f"{digits}-{secrets.token_hex(3)}"
 
 
-def scrub(value: Any) -> Any:
-    """Params as JSON-ready data with every secret-looking name's value (and any `Secret`) as "***"."""
+def scrub(value: Any, secret_names: frozenset[str] = frozenset()) -> Any:
+    """Params (or a record) as JSON-ready data with the value of every secret-looking name, or of one
+    of `secret_names`, and any `Secret`, as "***"."""
     if isinstance(value, Mapping):
-        return {str(k): "***" if SECRET_NAME.search(str(k)) else scrub(v) for k, v in value.items()}
+        return {str(k): "***" if str(k) in secret_names or SECRET_NAME.search(str(k))
+                else scrub(v, secret_names) for k, v in value.items()}
     if type(value).__name__ == "Secret":
         return "***"
     if isinstance(value, set | frozenset):
-        return sorted((scrub(v) for v in value), key=repr)
+        return sorted((scrub(v, secret_names) for v in value), key=repr)
     if hasattr(value, "tolist") and not isinstance(value, str | bytes):  # Series, Index, ndarray, numpy
-        return scrub(value.tolist())
+        return scrub(value.tolist(), secret_names)
     if isinstance(value, list | tuple):
-        return [scrub(v) for v in value]
+        return [scrub(v, secret_names) for v in value]
     if isinstance(value, timedelta):
         return value.total_seconds()
     if isinstance(value, datetime):
