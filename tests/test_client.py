@@ -12,7 +12,7 @@ import responses
 import toolkit
 from toolkit import catalog
 from toolkit.client import client_class
-from toolkit.errors import ToolkitError, ValidationError, VersionError
+from toolkit.errors import AnswerError, ToolkitError, ValidationError, VersionError
 from toolkit.methods import RESERVED
 
 
@@ -419,9 +419,29 @@ def test_records_lists_booleans_and_text(stub, audience):
     assert audience.call("audience_platform.list_users") == [{"username": "bot"}]
 
 
-def test_a_json_action_answering_text(stub, media):
+def test_a_read_answering_text_instead_of_json_is_asked_again_then_an_answer_error(stub, media):
     stub.add(responses.GET, media.base_url + "/teams", body="not json", content_type="text/plain")
-    assert media.call("media_review.list_teams") == "not json"
+    with pytest.raises(AnswerError) as caught:
+        media.call("media_review.list_teams")
+    error = caught.value
+    assert (error.action, error.status, error.content_type, error.tries) == ("media_review.list_teams", 200,
+                                                                              "text/plain", 5)
+    assert "'not json'" in str(error) and media.requests_sent == 5 and len(media.transport.sleep) == 4
+
+
+def test_a_proxy_page_served_once_is_asked_for_again(stub, media):
+    stub.add(responses.GET, media.base_url + "/teams", body="<html><h1>502 Bad Gateway</h1></html>",
+             content_type="text/html")
+    stub.add(responses.GET, media.base_url + "/teams", json=[{"id": "t1"}])
+    assert media.call("media_review.list_teams") == [{"id": "t1"}]
+    assert media.requests_sent == 2
+
+
+def test_a_write_answering_text_gives_the_text(stub, assets):
+    # the write was done whatever its answer says: raising would have the caller send it again
+    stub.add(responses.POST, assets.base_url + "/tags", body="created", content_type="text/plain")
+    assert assets.call("asset_library.create_tag", name="hero") == "created"
+    assert assets.requests_sent == 1
 
 
 def test_requests_are_counted(stub, assets):

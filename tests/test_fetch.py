@@ -414,7 +414,9 @@ def test_an_interrupted_load_leaves_no_visible_rows(box, ws, monkeypatch, where,
     [load] = ws.loads().to_dict("records")
     assert load["status"] == "failed" and load["rows"] == 0
     assert type(error).__name__ in load["error"] and str(error) in load["error"]
-    assert "rolled back" in load["error"] and "after 50 rows in 2 batches" in load["error"]
+    # where typing breaks, the walk's latest page is still kept back (it carries what the walk's end says)
+    written = "after 25 rows in 1 batches"
+    assert "rolled back" in load["error"] and written in load["error"]
 
 
 @pytest.mark.parametrize("error", [RuntimeError("page 3 broke"), KeyboardInterrupt()], ids=["error", "ctrl-c"])

@@ -100,9 +100,18 @@ class TestPageNumber:
     def test_empty_page(self):
         assert self.next(3, 2, 0, 6) is None
 
-    def test_total_reached(self):
-        assert self.next(1, 2, 2, 4, {"total-size": "4"}) is None
-        assert self.next(1, 2, 2, 4, {"total-size": "5"}) == {"pageNumber": 2, "pageSize": 2, "statuses": "READY"}
+    def test_a_full_page_is_followed_by_another_request_whatever_the_total_says(self):
+        # a total that lies (or data that grew while the walk went on) must not cut the walk short
+        after = {"pageNumber": 2, "pageSize": 2, "statuses": "READY"}
+        assert self.next(1, 2, 2, 4, {"total-size": "4"}) == after
+        assert self.next(1, 2, 2, 4, {"total-size": "1"}) == after
+        assert self.next(1, 2, 2, 4, {"total-size": "5"}) == after
+        assert self.next(2, 2, 0, 4, {"total-size": "4"}) is None
+
+    def test_the_total_still_stops_guessing_ahead(self):
+        params = {"pageNumber": 1, "pageSize": 2}
+        assert self.style.after_full(params, [], {"total-size": "4"}, 2) is None
+        assert self.style.after_full(params, [], {"total-size": "5"}, 2) == {"pageNumber": 2, "pageSize": 2}
 
     def test_a_header_that_is_not_a_number_is_ignored(self):
         # the full page decides: the walk goes on to the next page with the same filters
@@ -116,7 +125,10 @@ class TestPageNumber:
         full = rows(2)
         assert style.next({"page": 1, "page_size": 2}, full, {"total-pages": "2"}, full, 2) == {"page": 2,
                                                                                                  "page_size": 2}
-        assert style.next({"page": 2, "page_size": 2}, full, {"total-pages": "2"}, full, 4) is None
+        # the last page by the header, but full: one more request makes sure
+        assert style.next({"page": 2, "page_size": 2}, full, {"total-pages": "2"}, full, 4) == {"page": 3,
+                                                                                                 "page_size": 2}
+        assert style.next({"page": 2, "page_size": 2}, rows(1), {"total-pages": "2"}, rows(1), 3) is None
 
     def test_a_page_cut_below_the_size_asked_is_not_the_last_while_the_headers_say_more(self):
         # a service whose own maximum is below the size asked (the vendor's clients trust per-page)
@@ -146,7 +158,9 @@ class TestOffset:
         page = {"list": rows(2), "offset": 0, "pageSize": 2, "totalSize": 5}
         assert self.next(page) == {"offset": 2, "size": 2, "tags": "vip"}
         assert self.next({**page, "list": rows(1), "offset": 4}, offset=4) is None
-        assert self.next({**page, "totalSize": 4, "offset": 2}, offset=2) is None     # total reached on a full page
+        # total reached on a full page: one more request, since the total may lie
+        assert self.next({**page, "totalSize": 4, "offset": 2}, offset=2) == {"offset": 4, "size": 2, "tags": "vip"}
+        assert self.next({**page, "list": rows(1), "totalSize": 3, "offset": 2}, offset=2) is None
 
     def test_a_bare_array(self):
         assert self.next(rows(2)) == {"offset": 2, "size": 2, "tags": "vip"}
@@ -165,7 +179,10 @@ class TestOffset:
         assert self.next(rows(3), size=-1, style=capped) == {"offset": 3, "size": 3, "tags": "vip"}
         assert self.next(rows(3), offset=3, size=3, style=capped) == {"offset": 6, "size": 3, "tags": "vip"}
         assert self.next(rows(2), offset=6, size=3, style=capped) is None
-        assert self.next({"list": rows(3), "totalSize": 3}, size=-1, style=capped) is None
+        # a full page at the cap asks once more, whatever the total says
+        assert self.next({"list": rows(3), "totalSize": 3}, size=-1, style=capped) == {"offset": 3, "size": 3,
+                                                                                        "tags": "vip"}
+        assert self.next({"list": rows(2), "totalSize": 3}, size=-1, style=capped) is None
 
 
 def test_unpaged():
@@ -225,19 +242,22 @@ def test_page_numbers_stop_at_the_total_pages_header(stub, media):
     script = Pages(stub, responses.GET, media.base_url + "/teams", [
         (rows(2), {"total-pages": "2", "total": "4"}),
         (rows(2, 2), {"total-pages": "2", "total": "4"}),
+        ([], {"total-pages": "2", "total": "4"}),
     ])
-    assert walk(media, "media_review.list_teams", page_size=2) == [rows(2), rows(2, 2)]
-    assert [(q["page"], q["page_size"]) for q in script.queries] == [("1", "2"), ("2", "2")]
+    # the last page by the header came back full: one more request makes sure nothing follows
+    assert walk(media, "media_review.list_teams", page_size=2) == [rows(2), rows(2, 2), []]
+    assert [(q["page"], q["page_size"]) for q in script.queries] == [("1", "2"), ("2", "2"), ("3", "2")]
 
 
 def test_page_numbers_stop_at_the_total_size_header(stub, tms):
     script = Pages(stub, responses.GET, tms.base_url + "/rest/v0/submissions", [
         (rows(2), {"total-size": "4"}),
         (rows(2, 2), {"total-size": "4"}),
+        ([], {"total-size": "4"}),
     ])
     got = walk(tms, "translation.list_submissions", page_size=2, statuses=["READY", "IN_PROCESS"])
-    assert got == [rows(2), rows(2, 2)]
-    assert [q["pageNumber"] for q in script.queries] == ["0", "1"]
+    assert got == [rows(2), rows(2, 2), []]
+    assert [q["pageNumber"] for q in script.queries] == ["0", "1", "2"]
     assert all(q["statuses"] == "READY,IN_PROCESS" and q["pageSize"] == "2" for q in script.queries)
 
 
@@ -259,7 +279,7 @@ def test_page_numbers_stop_on_an_empty_page(stub, tms):
 def test_a_page_that_does_not_advance_raises_instead_of_looping(stub, tms):
     # a service that ignores pageNumber and sends no total: the same full page would come forever
     script = Pages(stub, responses.GET, tms.base_url + "/rest/v0/submissions", [(rows(2), {})] * 3)
-    with pytest.raises(PagingError, match="same page"):
+    with pytest.raises(PagingError, match="page 2 of the walk is page 1 again"):
         walk(tms, "translation.list_submissions", page_size=2)
     assert len(script.queries) == 2
 
@@ -277,12 +297,13 @@ def test_offset_walk_stops_at_total_size_in_the_body(stub, audience):
     assert all(q["tags"] == "vip,!test" and q["sort"] == "name:asc" and q["size"] == "2" for q in script.queries)
 
 
-def test_offset_walk_stops_when_the_total_is_reached_on_a_full_page(stub, audience):
+def test_offset_walk_asks_once_more_when_the_total_is_reached_on_a_full_page(stub, audience):
     script = Pages(stub, responses.GET, audience.base_url + "/api/v2/schemas/profile/properties", [
         ({"list": rows(2), "totalSize": 4}, {}), ({"list": rows(2, 2), "totalSize": 4}, {}),
+        ({"list": [], "totalSize": 4}, {}),
     ])
     assert len(audience.rows("audience_platform.list_profile_properties", size=2)) == 4
-    assert len(script.queries) == 2
+    assert len(script.queries) == 3       # the full page at the total is followed by one more request
 
 
 def test_offset_walk_accepts_a_bare_array(stub, audience):

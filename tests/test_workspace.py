@@ -563,3 +563,38 @@ def test_numbers_that_widen_inside_a_list_stay_a_list(ws):
                          "where table_name = 'targets__versions'").fetchall())
     assert stored["scores"] == "DOUBLE[]"
     assert sorted(ws.sql("select scores from translation.targets").fetchall()) == [([1.0, 2.0],), ([1.5],)]
+
+
+def test_ws_sql_is_safe_from_several_threads(tmp_path):
+    # before: 420 of 600 calls failed with "connection is busy" (one cursor shared by every thread)
+    with Workspace(tmp_path / "ws.duckdb") as ws:
+        ws.sql("create table numbers as select range as n from range(1000)")
+        failures: list[BaseException] = []
+        sums: list[int] = []
+
+        def work() -> None:
+            for i in range(300):
+                try:
+                    frame = ws.sql("select sum(n) as s from numbers where n >= ?", [i % 7]).df()
+                    sums.append(int(frame["s"][0]))
+                except Exception as error:
+                    failures.append(error)
+
+        threads = [threading.Thread(target=work) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        work()
+        for thread in threads:
+            thread.join()
+        assert not failures, failures[:3]
+        assert len(sums) == 900 and set(sums) <= {sum(range(k, 1000)) for k in range(7)}
+    with pytest.raises(WorkspaceError):
+        ws.sql("select 1")
+
+
+def test_a_read_only_open_of_a_missing_file_says_so(tmp_path):
+    # before: DuckDB's raw IOException ("Cannot open database ... in read-only mode: database does not exist")
+    Workspace(tmp_path / "kept.duckdb").close()
+    with pytest.raises(WorkspaceError, match=r"no workspace at .*typo\.duckdb to read; .* holds kept\.duckdb"):
+        Workspace(tmp_path / "typo.duckdb", read_only=True)
+    assert not (tmp_path / "typo.duckdb").exists()

@@ -7,7 +7,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 from pathlib import Path
 
 import duckdb
@@ -160,7 +159,8 @@ def test_what_a_killed_export_left_is_removed_by_the_next_export_and_a_running_o
             ws.export(folder / "now.duckdb")
         assert len(hidden(folder)) == 2, "a folder just made may not be locked yet: it is left for later"
 
-        a_while_ago = time.time() - snapshots.JUST_MADE.total_seconds() - 1
+        # dated by the files' own clock, which is the filesystem's (faketime moves only the process's)
+        a_while_ago = (folder / "now.duckdb").stat().st_mtime - snapshots.JUST_MADE.total_seconds() - 1
         for entry in folder.iterdir():
             os.utime(entry, (a_while_ago, a_while_ago))
         with Workspace() as ws:
@@ -184,7 +184,7 @@ def test_leftovers_of_exports_before_the_lock_are_removed_only_once_old(tmp_path
     old, recent = tmp_path / ".a.duckdb.tmp-0badc0de", tmp_path / ".b.duckdb.tmp-5eedf00d"
     for file in (old, Path(f"{old}.wal"), recent):
         file.write_bytes(b"x" * 1000)
-    hours_ago = time.time() - snapshots.UNLOCKED_AFTER.total_seconds() - 60
+    hours_ago = recent.stat().st_mtime - snapshots.UNLOCKED_AFTER.total_seconds() - 60
     for file in (old, Path(f"{old}.wal")):
         os.utime(file, (hours_ago, hours_ago))
     (tmp_path / ".keep").write_text("not an export's")

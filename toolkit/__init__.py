@@ -11,7 +11,7 @@ from typing import Any as _Any
 
 # Public names load their modules when first used, so that a process that needs only part of toolkit
 # (the helper that types pages, toolkit.typist) does not import pandas, DuckDB and the widgets.
-_ERRORS = ("ApiError", "AuthError", "ContractError", "DriftWarning", "ModeError", "NotFoundError", "PagingError",
+_ERRORS = ("AnswerError", "ApiError", "AuthError", "ContractError", "DriftWarning", "ModeError", "NotFoundError", "PagingError",
            "RateLimitError", "ServerError", "ToolkitError", "TransportError", "ValidationError", "VersionError",
            "WorkspaceError", "WorkspaceInUseError", "WorkspaceOpenHereError")
 _WHERE = {"Client": "toolkit.client", "connect": "toolkit.client", "Connection": "toolkit.connection", "doctor": "toolkit.checkup", "F": "toolkit.filters", "Secret": "toolkit.http",
@@ -24,6 +24,7 @@ if _TYPE_CHECKING:
     from toolkit.client import Client, connect
     from toolkit.connection import Connection
     from toolkit.errors import (
+        AnswerError,
         ApiError,
         AuthError,
         ContractError,
@@ -66,6 +67,7 @@ def __dir__() -> list[str]:
 __version__ = "0.1.0"
 
 __all__ = [
+    "AnswerError",
     "ApiError",
     "AuthError",
     "Client",

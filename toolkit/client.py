@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import ipaddress
+import logging
 import os
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
@@ -23,9 +24,9 @@ from urllib.parse import urlsplit
 import orjson
 import requests
 
-from toolkit import catalog, rules
+from toolkit import answers, catalog, paging, rules
 from toolkit.bodies import patch_problem
-from toolkit.errors import PagingError, ToolkitError, VersionError, error_for
+from toolkit.errors import AnswerError, ToolkitError, VersionError, error_for
 from toolkit.http import (
     ApiKeyAuth,
     BasicAuth,
@@ -40,8 +41,11 @@ from toolkit.http import (
     retry_after,
 )
 from toolkit.methods import with_methods
+from toolkit.paging import Watch
 from toolkit.spec import CONTENT_TYPES, Action, Service
 from toolkit.wire import MASK, Prepared, file_part, opened_files, wire_value
+
+log = logging.getLogger("toolkit.http")
 
 
 @dataclass
@@ -51,6 +55,8 @@ class Page:
     body: Any
     response: requests.Response
     params: dict[str, Any]
+    total: int | None = None      # the rows the service says the walk holds, where its style reads one
+    full: bool = False            # as many rows as were asked for: another page may follow
 
 
 class Client:
@@ -229,32 +235,65 @@ class Client:
              headers: Mapping[str, str] | None = None, content_type: str | None = None, **params: Any) -> Any:
         """Check, send and parse one action: parsed JSON, bytes for downloads, None for empty answers."""
         prepared = self.prepare(action, version=version, headers=headers, content_type=content_type, **params)
-        return self.result_of(prepared.action, self.send(prepared))
+        return self.result_of(prepared.action, self.send(prepared), prepared)
 
-    def result_of(self, entry: Action, response: requests.Response) -> Any:
-        """The parsed answer of a sent request; tokens it hands out are learnt by the redactor."""
-        result = self.parse(entry, response)
+    def result_of(self, entry: Action, response: requests.Response, prepared: Prepared | None = None) -> Any:
+        """The parsed answer of a sent request; tokens it hands out are learnt by the redactor. Given
+        the request, an unreadable answer to a read is asked for again (`exchange`)."""
+        result = self.exchange(prepared, response=response)[0] if prepared is not None else \
+            self.parse(entry, response)
         if isinstance(result, dict):
             for key in ("access_token", "refresh_token"):      # tokens the caller asked for: never shown
                 self.redactor.add(result.get(key))
         return result
 
     @staticmethod
-    def parse(entry: Action, response: requests.Response) -> Any:
+    def parse(entry: Action, response: requests.Response, tries: int = 1) -> Any:
+        """The answer as its action declares it. A read's answer that is not JSON raises AnswerError
+        (an empty page is `[]` or an envelope, never an empty body); a write's is given as text, since
+        the write was done whatever its answer says."""
         if entry.response == "bytes":
             return response.content
-        if entry.response == "none" or response.status_code == 204 or not response.content:
+        reads = entry.method == "GET" or entry.response in ("page", "list")
+        if entry.response == "none" or response.status_code == 204 or (not response.content and not reads):
             return None
         if entry.response == "text":
             return response.text
+        if reads:
+            return answers.body_of(entry.id, response.status_code, response.headers.get("Content-Type"),
+                                   response.content, tries)
         try:
-            return orjson.loads(response.content)
-        except orjson.JSONDecodeError:
+            return answers.loads(response.content)
+        except ValueError:
             return response.text
+
+    def exchange(self, prepared: Prepared, decode: Callable[[bytes], Any | None] | None = None,
+                 response: requests.Response | None = None) -> tuple[Any, requests.Response]:
+        """Send (unless `response` is its answer already) and read: the body and the answer. A read
+        whose 2xx body is not JSON is sent again like a 5xx (proxies serve their error pages for a
+        moment) up to the retry policy's attempts, then raises AnswerError."""
+        entry, tries = prepared.action, 1
+        response = response if response is not None else self.send(prepared)
+        while True:
+            body = decode(response.content) if decode is not None else None
+            if body is not None:
+                return body, response
+            try:
+                return self.parse(entry, response, tries), response
+            except AnswerError as error:
+                policy = self.transport.retry
+                if not prepared.idempotent or tries >= policy.attempts:
+                    raise _scrubbed(error, self.redactor) from None
+                wait = policy.wait(tries, None)
+                log.info("%s: %s; retry %d in %.2f s", entry.id, error.problem, tries, wait)
+                self.transport.sleep(wait)
+                tries += 1
+                response = self.send(prepared)
 
     def pages(self, action: str | Action, *, version: str | None = None,
               headers: Mapping[str, str] | None = None, ahead: int = 0,
-              decode: Callable[[bytes], Any | None] | None = None, **params: Any) -> Iterator[Page]:
+              decode: Callable[[bytes], Any | None] | None = None, max_pages: int | None = None,
+              **params: Any) -> Iterator[Page]:
         """Walk every page of a list action with the service's paging style.
 
         `ahead`: with page numbers or offsets, ask for up to this many following pages on threads
@@ -263,6 +302,8 @@ class Client:
         pages, their order and their rows are those of a walk one request at a time.
         `decode`: reads an answer's bytes into its body, or None to have it parsed as JSON
         (the fetchers pass `toolkit.decoding.page_decoder`).
+        `max_pages`: the walk's ceiling (`paging.Watch` says what it is when not given). A cursor,
+        page or offset asked for twice, or a page whose rows came before, raises PagingError.
         """
         entry = self.action(action)
         style = entry.paging or (self.service.paging if entry.response == "page" else None)
@@ -287,29 +328,29 @@ class Client:
         # pages asked for ahead, in walk order: (params, rows before it, params by name, answer)
         asked: deque[tuple[dict, int, dict, Future]] = deque()
         request = style.start({to_wire.get(k, k): v for k, v in params.items() if v is not None})
-        seen, previous = 0, None
+        watch = Watch(entry.id, style, max_pages)
+        seen = 0
         try:
             while request is not None:
+                watch.asking(request)
                 if asked:                  # _ask_ahead keeps the walk's next page at the front
-                    _, _, named, answer = asked.popleft()
-                    response = answer.result()
+                    params_of, _, named, answer = asked.popleft()
+                    body, response = self.exchange(prepared_for(params_of)[0], decode, answer.result())
                 else:
                     prepared, named = prepared_for(request)
-                    response = self.send(prepared)
-                body = decode(response.content) if decode is not None else None
-                if body is None:
-                    body = self.parse(entry, response)
+                    body, response = self.exchange(prepared, decode)
                 rows = style.rows(body)
-                if rows and rows == previous:
-                    raise PagingError(f"{entry.id}: the service gave the same page twice ({named})")
-                seen, previous = seen + len(rows), rows
+                total = paging.total_of(style, body, response.headers)
+                watch.answered(request, rows, response.content, total)
+                seen += len(rows)
+                page = Page(rows, body, response, named, total, paging.full(style, request, rows))
                 if pool is None:
-                    yield Page(rows, body, response, named)
+                    yield page
                     request = style.next(request, body, response.headers, rows, seen)
                 else:          # the following pages are asked for before this one is handed over
                     request = style.next(request, body, response.headers, rows, seen)
                     self._ask_ahead(pool, asked, ahead, style, request, seen, body, response.headers, prepared_for)
-                    yield Page(rows, body, response, named)
+                    yield page
         finally:
             if pool is not None:
                 for *_, answer in asked:

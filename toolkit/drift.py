@@ -30,7 +30,7 @@ from toolkit import catalog
 from toolkit.errors import ContractError, ValidationError
 from toolkit.frames import DRIFT
 from toolkit.loads import SECRET_NAME, scrub
-from toolkit.paging import Paging, absent
+from toolkit.paging import PageNumber, Paging, absent
 from toolkit.rules import MASK
 from toolkit.spec import Action, Column, Resource
 
@@ -77,6 +77,25 @@ def envelope(style: Paging | None, body: Any, headers: Mapping[str, str]) -> lis
     keys = f"absent (keys: {', '.join(map(str, body))})" if isinstance(body, Mapping) else "absent"
     return [[path, "envelope", 1, "absent" if path.startswith("header ") else keys]
             for path in absent(style, body, headers) if path != rows_key]
+
+
+class Told:
+    """The total a walk's answers gave against the rows that came: a total that disagrees is drift of
+    the envelope (the walk itself went on while pages came back full, whatever the total said)."""
+
+    def __init__(self, style: Paging | None) -> None:
+        self.style, self.rows, self.total = style, 0, None
+
+    def page(self, rows: list, total: int | None) -> None:
+        self.rows += len(rows)
+        self.total = total if total is not None else self.total
+
+    def differs(self) -> list[list]:
+        if self.total is None or self.total == self.rows:
+            return []
+        style = self.style
+        field = f"header {style.total_header}" if isinstance(style, PageNumber) else getattr(style, "total", "total")
+        return [[field, "envelope", 1, f"the service said {self.total:,} rows; the walk got {self.rows:,}"]]
 
 
 def _filter_choices(action: Action | None, column: Column) -> tuple[str, ...]:
@@ -195,5 +214,7 @@ def warning(resource: Resource, load_id: str, found: list[dict]) -> str:
     kinds = ", ".join(f"{entry['field']} {entry['kind']} ({entry['count']})" for entry in found[:5])
     more = f" and {len(found) - 5} more" if len(found) > 5 else ""
     name = f"{resource.service}.{resource.name}"
+    kept = "every value is kept" if not any(entry["kind"] == "duplicate_key" for entry in found) else \
+        "every value is kept but the earlier rows of a repeated key"
     return (f"{name}: load {load_id} kept answers that differ from the declared shapes: {kinds}{more}; "
-            f"every value is kept (ws.drift({name!r}, {load_id!r}) lists them)")
+            f"{kept} (ws.drift({name!r}, {load_id!r}) lists them)")

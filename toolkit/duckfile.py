@@ -18,7 +18,7 @@ from pathlib import Path
 
 import duckdb
 
-from toolkit.errors import WorkspaceInUseError, WorkspaceOpenHereError
+from toolkit.errors import WorkspaceError, WorkspaceInUseError, WorkspaceOpenHereError
 
 FINISHED = ("complete", "stale")  # loads whose rows are data; only "complete" ones are reused as a cache
 VALIDITY = ("_valid_from", "_valid_to")  # the columns a versions table adds to the resource's own
@@ -88,6 +88,11 @@ def session(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
 def open_duckdb(path: Path | None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """A connection; a file locked by another process becomes `WorkspaceInUseError`, one open in this
     process the other way (read-write against read-only) `WorkspaceOpenHereError`."""
+    if read_only and path is not None and not path.exists():
+        near = sorted(p.name for p in path.parent.glob("*.duckdb")) if path.parent.is_dir() else []
+        there = f"; {path.parent} holds {', '.join(near[:5])}" if near else ""
+        raise WorkspaceError(f"no workspace at {path} to read{there}. A read-write open "
+                             f"(toolkit.Workspace(path)) creates one")
     try:
         con = session(duckdb.connect(str(path) if path else ":memory:", read_only=read_only))
         if path:

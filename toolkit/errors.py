@@ -5,7 +5,9 @@
     ├── ModeError              the action exists only in the other translation mode; nothing was sent
     ├── VersionError           the action needs a newer system version; nothing was sent
     ├── TransportError         the service could not be reached (connection, timeout)
-    ├── PagingError            a cursor or page that does not advance
+    ├── AnswerError            a 2xx answer that is not the JSON its action declares (a proxy's HTML page,
+    │                          an empty or cut body), still after the retries
+    ├── PagingError            a walk that repeats a cursor, page or offset, or runs past its ceiling
     ├── ContractError          contract="freeze": an answer differs from the declared shapes; nothing written
     ├── WorkspaceError         no such load or resource in the workspace; a load written wrongly
     │   └── WorkspaceInUseError  the DuckDB file is open for writing in another process
@@ -59,7 +61,24 @@ class TransportError(ToolkitError):
 
 
 class PagingError(ToolkitError):
-    """The service gave the same cursor or page twice; walking on would loop forever."""
+    """A walk that cannot be trusted to end: the service gave a cursor, page or offset seen before in
+    the same walk, a full page of rows already seen, or more pages than the walk's ceiling."""
+
+
+class AnswerError(ToolkitError):
+    """A 2xx answer whose body is not the JSON its action declares: an HTML error page a proxy served
+    with 200, an empty body, a body cut short. Retried like a 5xx; this is what persisted."""
+
+    def __init__(self, action: str, status: int, content_type: str | None, head: bytes, problem: str,
+                 tries: int = 1) -> None:
+        self.action, self.status, self.content_type, self.head = action, status, content_type, head
+        self.problem, self.tries = problem, tries
+        after = f" after {tries} tries" if tries > 1 else ""
+        shown = head[:60].decode("utf-8", "replace")
+        shown = "".join(c if c.isprintable() else " " for c in shown)   # an HTML page's newlines
+        super().__init__(f"{action}: {status} answer ({content_type or 'no content type'}) is {problem}, "
+                         f"not JSON{after}: {shown!r}. Nothing was kept from it; try again later, or ask "
+                         f"who runs the service (a proxy or gateway page?)")
 
 
 class ContractError(ToolkitError):

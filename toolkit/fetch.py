@@ -24,6 +24,7 @@ import gc
 import os
 import sys
 import warnings
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
@@ -35,7 +36,15 @@ import orjson
 import pyarrow as pa
 
 from toolkit import catalog, decoding, drift, frames, increments
-from toolkit.errors import ApiError, DriftWarning, ToolkitError, TransportError, ValidationError
+from toolkit.errors import (
+    AnswerError,
+    ApiError,
+    DriftWarning,
+    PagingError,
+    ToolkitError,
+    TransportError,
+    ValidationError,
+)
 from toolkit.rules import version_tuple
 from toolkit.spec import Action, Resource
 from toolkit.typist import Typist
@@ -301,8 +310,9 @@ def _pull(client: Client, store: Any, name: str, keep: bool, /, *, refresh: bool
             load.requests = client.requests_sent - before
             load.failed_ids.extend(plan.failed)
             load.drift = tally.found()  # and its drift (contract="freeze": what refused it)
-        result = LoadResult(load.load_id, name, batcher.rows, load.requests, list(plan.failed), kind=load.kind,
-                            drift=load.drift)
+    # after the commit, which keeps one row per key (and counts the others as drift)
+    result = LoadResult(load.load_id, name, load.rows, load.requests, list(plan.failed), kind=load.kind,
+                        drift=load.drift)
     if load.drift:
         warnings.warn(drift.warning(resource, load.load_id, load.drift), DriftWarning, stacklevel=3)
     return result, load.kept
@@ -368,14 +378,73 @@ def _walk(client: Client, resource: Resource, action: Action, params: dict,
           parent: dict | None = None, ahead: int = 0) -> Iterator[tuple[pa.Table, int]]:
     style = action.paging or client.service.paging
     typist = Typist(resource, action, style)
+    told = drift.Told(style)
+    keys = KeyWatch(resource, action.id)
+    held: list = []         # the latest table, kept back to carry what the walk's end tells (its total)
+
+    def passing(tables: Iterator[tuple[pa.Table, int]]) -> Iterator[tuple[pa.Table, int]]:
+        for table in keys.watched(tables):
+            yield from held
+            held[:] = [table]
+
     try:
-        for page in client.pages(action, ahead=ahead, decode=typist.decode, **params):
+        for page in client.pages(action, ahead=ahead, decode=typist.decode, max_pages=resource.max_pages,
+                                 **params):
             typist.note(drift.envelope(style, page.body, page.response.headers))
+            told.page(page.rows, page.total)
+            if not page.rows and held:
+                continue        # the empty page after a full one: nothing to type (a walk of none types one)
             typist.put(decoding.rows_of(resource, action, page.body), page.response.content, parent=parent)
-            yield from typist.typed()
-        yield from typist.typed(everything=True)
+            keys.expect(page.full)
+            yield from passing(typist.typed())
+        yield from passing(typist.typed(everything=True))
+        notes = told.differs()
+        table, step = held[0] if held else (frames.empty(resource), 0)
+        if held or notes:
+            yield (frames.noted(table, notes) if notes else table), step
     finally:
         typist.close()
+
+
+class KeyWatch:
+    """A walk whose full page holds only keys it has seen already is a service that ignores where
+    the walk is (it answers its first page forever, or page numbers modulo something): PagingError,
+    where a byte-identical page (paging.Watch) would not show it because an envelope or a timestamp
+    differs. The keys of the first and the latest 8 pages are kept, so memory stays flat; a loop of a
+    longer period meets the walk's ceiling instead. Pages typed elsewhere come back in page order."""
+
+    KEPT = 8
+
+    def __init__(self, resource: Resource, action: str) -> None:
+        self.names, self.action = [k for k in resource.key if k], action
+        self.full: deque[bool] = deque()
+        self.first: set = set()
+        self.latest: deque[set] = deque(maxlen=self.KEPT)
+        self.pages = 0
+
+    def expect(self, full: bool) -> None:
+        self.full.append(full)
+
+    def watched(self, tables: Iterator[tuple[pa.Table, int]]) -> Iterator[tuple[pa.Table, int]]:
+        for table, step in tables:
+            if self.full and step:
+                self._check(table, self.full.popleft())
+            yield table, step
+
+    def _check(self, table: pa.Table, full: bool) -> None:
+        self.pages += 1
+        if not self.names or not all(name in table.column_names for name in self.names) or not table.num_rows:
+            return
+        columns = [table.column(name).to_pylist() for name in self.names]
+        keys = set(zip(*columns, strict=True))
+        if full and self.pages > 1 and all(key in self.first or any(key in s for s in self.latest) for key in keys):
+            raise PagingError(f"{self.action}: page {self.pages} of the walk holds only rows the walk has "
+                              f"had already ({len(keys)} keys): the service ignores where the walk is. "
+                              f"Nothing of this walk was kept")
+        if self.pages <= self.KEPT:
+            self.first |= keys
+        else:
+            self.latest.append(keys)
 
 
 def _single(client: Client, resource: Resource, action: Action, params: dict) -> Iterator[tuple[pa.Table, int]]:
@@ -405,9 +474,12 @@ def _paged_rows(client: Client, resource: Resource, action: Action, call: dict, 
     themselves when some are for the typing helper."""
     style = action.paging or client.service.paging
     pages = []
-    for page in client.pages(action, decode=typist.decode, **call):
+    told = drift.Told(style)
+    for page in client.pages(action, decode=typist.decode, max_pages=resource.max_pages, **call):
         typist.note(drift.envelope(style, page.body, page.response.headers))
+        told.page(page.rows, page.total)
         pages.append((decoding.rows_of(resource, action, page.body), page.response.content))
+    typist.note(told.differs())
     if any(isinstance(rows, decoding.RawRows) for rows, _ in pages):
         return _Pages(pages)
     return decoding.joined([rows for rows, _ in pages], resource)
@@ -435,7 +507,7 @@ def _fan_out(client: Client, resource: Resource, action: Action, ids: Sequence, 
                         member = running.pop(future)
                         try:
                             rows = future.result()
-                        except (ApiError, TransportError) as error:
+                        except (ApiError, AnswerError, TransportError) as error:
                             if on_error == "raise":
                                 for other in running:
                                     other.cancel()

@@ -366,6 +366,7 @@ class Load:
             cursor.execute("INSERT INTO _categories VALUES (?, ?, ?, ?)",
                            [self.service, self.resource, name, merged])
         if self._columns is not None:
+            self._one_row_per_key()
             self._merge()
         if self._ddl:  # a view's columns are fixed when it is created: recreate it after the table changed
             cursor.execute(view_sql(self.service, self.resource))
@@ -376,6 +377,29 @@ class Load:
                         self._drift_json(), self.load_id])
         cursor.execute("COMMIT")
         self.status = "complete"
+
+    def _one_row_per_key(self) -> None:
+        """One load never holds two rows of one key: a walk over data that moved, or a service that
+        repeats rows, keeps the later one, and the load's drift counts the others (`duplicate_key`).
+        Rows whose key is incomplete are left alone: NULLs are not equal keys."""
+        key = [k for k in self.key if k in (self._columns or {})]
+        if not key or not self._targets:
+            return
+        target = self._stage or self._versions
+        mine = "" if self._stage else f"_valid_from = {int(self.seq)} AND _valid_to IS NULL AND "
+        keys = ", ".join(quote(k) for k in key)
+        where = mine + " AND ".join(f"{quote(k)} IS NOT NULL" for k in key)
+        doubled = self._cursor.execute(f"SELECT count(*) - count(DISTINCT ({keys})) FROM {target} "
+                                       f"WHERE {where}").fetchone()[0]
+        if not doubled:
+            return
+        self._cursor.execute(f"DELETE FROM {target} WHERE rowid IN (SELECT r FROM (SELECT rowid AS r, "
+                             f"row_number() OVER (PARTITION BY {keys} ORDER BY rowid DESC) AS n FROM {target} "
+                             f"WHERE {where}) WHERE n > 1)")
+        self.rows -= doubled
+        self.kept = None        # the batches held the doubles: the caller reads the load back
+        self.drift = [*(self.drift or []), {"field": ", ".join(key), "kind": "duplicate_key", "count": doubled,
+                                            "example": "the later row of each key is kept"}]
 
     def _merge(self) -> None:
         """The staged rows become this load's view (module docstring); without a stage, the rows went

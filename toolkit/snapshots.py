@@ -19,6 +19,7 @@ import os
 import re
 import secrets
 import shutil
+import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -130,10 +131,20 @@ def _lock(folder: Path) -> int | None:
     return held
 
 
-def _abandoned(entry: Path) -> bool:
+def _folder_clock(folder: Path) -> datetime:
+    """Now by the clock that dates the folder's files: a network share's server stamps them by its
+    own clock, which may differ from this machine's by more than JUST_MADE."""
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".toolkit-clock-") as probe:
+            return datetime.fromtimestamp(os.fstat(probe.fileno()).st_mtime, UTC)
+    except OSError:
+        return datetime.now(UTC)
+
+
+def _abandoned(entry: Path, now: datetime) -> bool:
     """Whether no export writes this leftover any more: its lock is free, or (an old one) it is long untouched."""
     try:
-        age = datetime.now(UTC) - datetime.fromtimestamp(entry.lstat().st_mtime, UTC)
+        age = now - datetime.fromtimestamp(entry.lstat().st_mtime, UTC)
         if fcntl is not None and entry.is_dir() and _SCRATCH.fullmatch(entry.name)["pid"]:
             if age < JUST_MADE:
                 return False
@@ -157,8 +168,9 @@ def remove_leftovers(folder: Path) -> list[Path]:
         entries = list(folder.iterdir())
     except OSError:
         return removed
+    now = _folder_clock(folder) if any(_SCRATCH.fullmatch(entry.name) for entry in entries) else None
     for entry in entries:
-        if _SCRATCH.fullmatch(entry.name) and _abandoned(entry):
+        if now is not None and _SCRATCH.fullmatch(entry.name) and _abandoned(entry, now):
             if entry.is_dir() and not entry.is_symlink():
                 shutil.rmtree(entry, ignore_errors=True)
             else:

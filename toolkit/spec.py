@@ -244,3 +244,4 @@ class Resource:
     filters: tuple[str, ...] = ()
     items: str | None = None            # where the rows are in a record answer
     incremental: Incremental | None = None  # how to pull only what changed; None: a full pull
+    max_pages: int | None = None        # a walk's ceiling; None: from the service's total (paging.Watch)

@@ -124,6 +124,8 @@ class Store:
         self._connection: duckdb.DuckDBPyConnection | None = open_duckdb(self.path, read_only)
         # ws.sql() relations run here, never on the shared one
         self._user_cursor: duckdb.DuckDBPyConnection | None = session(self._connection.cursor())
+        self._user_thread = threading.get_ident()
+        self._thread_cursors: dict[int, duckdb.DuckDBPyConnection] = {}
         self._open_key = str(self.path.resolve()) if self.path and not read_only else None
         if not read_only:
             self._con.execute(_LOADS_DDL)
@@ -181,8 +183,16 @@ class Store:
 
     @property
     def _user(self) -> duckdb.DuckDBPyConnection:
+        """The cursor `ws.sql` runs on, one per thread: a DuckDB cursor runs one statement at a time,
+        and two threads sharing one failed with `connection is busy`."""
         self._check_open()
-        return self._user_cursor
+        if threading.get_ident() == self._user_thread:
+            return self._user_cursor
+        with self._lock:
+            cursor = self._thread_cursors.get(threading.get_ident())
+            if cursor is None:
+                cursor = self._thread_cursors[threading.get_ident()] = session(self._connection.cursor())
+            return cursor
 
     # -- loads -------------------------------------------------------------------------------------
 
@@ -495,6 +505,9 @@ class Store:
             if self._connection is None:
                 return
             self._user_cursor.close()
+            for cursor in self._thread_cursors.values():
+                cursor.close()
+            self._thread_cursors.clear()
             self._connection.close()
             self._connection = self._user_cursor = None
         if self._open_key:

@@ -48,8 +48,40 @@ def start_command(tmp_path: Path, *more: str) -> tuple[subprocess.Popen, Path]:
         line = process.stdout.readline()
         assert line, f"the sandbox ended before serving: {process.stderr.read()}"
     path = Path(line.strip().split(": ", 1)[1])
-    assert path.parent == tmp_path and path.exists()
+    # in a folder of its own, made exclusively and private to the user
+    assert path.parent.parent == tmp_path and path.parent.name.startswith("toolkit-sandbox-") and path.exists()
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700 and stat.S_IMODE(path.stat().st_mode) == 0o600
     return process, path
+
+
+def test_the_credentials_never_go_through_a_planted_link(tmp_path):
+    # before: the default name in the shared temp folder was predictable, and the file was written
+    # through a link planted there, overwriting the link's target with live secrets
+    victim = tmp_path / "victim.txt"
+    victim.write_text("someone's notes")
+    for port in range(8000, 8003):
+        (tmp_path / f"toolkit-sandbox-{port}.json").symlink_to(victim)
+    given = tmp_path / "given.json"
+    given.symlink_to(victim)
+    code = ("from toolkit.sandbox import serve; "
+            f"serve(port=0, scale=0.1, credentials_file={str(given)!r})")
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                               env={**os.environ, "TMPDIR": str(tmp_path)})
+    try:
+        line = ""
+        while not line.startswith("credentials"):
+            line = process.stdout.readline()
+            assert line, "the sandbox ended before serving"
+        assert not given.is_symlink() and json.loads(given.read_text())["media_review"]["token"]
+        assert stat.S_IMODE(given.stat().st_mode) == 0o600
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=20)
+    assert victim.read_text() == "someone's notes"
+    process, path = start_command(tmp_path)
+    process.send_signal(signal.SIGINT)
+    process.communicate(timeout=20)
+    assert victim.read_text() == "someone's notes" and not path.parent.exists()
 
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])

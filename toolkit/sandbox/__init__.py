@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
+import os
 import signal
 import tempfile
 import threading
@@ -191,11 +192,12 @@ def serve(port: int = 8000, scale: float = 1, seed: int = 0, credentials_file: s
     terminal): it holds live secrets.
     """
     with start(seed=seed, scale=scale, port=port, **options) as box, _interrupted_by(*_STOP_SIGNALS):
-        path = Path(credentials_file or Path(tempfile.gettempdir()) / f"toolkit-sandbox-{box.port}.json")
+        # by default in a folder made for it (mode 0700, made exclusively): a predictable name in the
+        # shared temp folder let another user plant a link there that the secrets were written through
+        folder = None if credentials_file else Path(tempfile.mkdtemp(prefix="toolkit-sandbox-"))
+        path = Path(credentials_file) if credentials_file else folder / f"credentials-{box.port}.json"
         try:
-            path.touch(mode=0o600)
-            path.chmod(0o600)
-            path.write_text(json.dumps({s: box.credentials(s) for s in box.services}, indent=2))
+            _write_privately(path, json.dumps({s: box.credentials(s) for s in box.services}, indent=2))
             print(f"toolkit sandbox on http://127.0.0.1:{box.port} (seed {seed}, scale {scale}); Ctrl-C stops it")
             for service in box.services:
                 print(f"  {service:18s} {box.url(service)}")
@@ -205,6 +207,22 @@ def serve(port: int = 8000, scale: float = 1, seed: int = 0, credentials_file: s
             print("sandbox stopped", flush=True)
         finally:
             path.unlink(missing_ok=True)
+            if folder is not None:
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+
+
+def _write_privately(path: Path, text: str) -> None:
+    """`text` in a file only the user can read, never written through a link: a new file made
+    exclusively beside `path`, then renamed over it (a rename replaces a link, not what it points to)."""
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)   # O_EXCL, mode 0600
+    try:
+        with os.fdopen(handle, "w") as file:
+            file.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 # the signals that stop `toolkit sandbox` as Ctrl-C does: `kill`, and a terminal closing

@@ -1,0 +1,365 @@
+"""A hostile server on 127.0.0.1: answers that lie, loop, break or repeat, for each paging style.
+
+Every case either completes with every row the server served, or fails the load (recorded as failed,
+the view keeping the last complete load): never a complete load with fewer rows than were served.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import warnings
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+import toolkit
+from toolkit.errors import AnswerError, PagingError
+from toolkit.http import RetryPolicy
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        self.answer()
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.answer()
+
+    def answer(self) -> None:
+        url = urlsplit(self.path)
+        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        self.server.asked.append((url.path, query))
+        status, headers, body = self.server.answer(url.path, query)
+        self.send_response(status)
+        for name, value in {"Content-Type": "application/json", **headers}.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture
+def hostile():
+    """`hostile(answer)`: the server's base URL, answering `answer(path, query) -> (status, headers, body)`."""
+    servers = []
+
+    def start(answer: Callable) -> ThreadingHTTPServer:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.answer, server.asked, server.daemon_threads = answer, [], True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+TOKEN = json.dumps({"access_token": "hostile-access", "token_type": "bearer", "expires_in": 3600}).encode()
+
+
+class Style:
+    """One paging style as a service speaks it: which resource, its rows, and a page's answer."""
+
+    def __init__(self, name, service, resource, path, rows, base, credentials, page_size):
+        self.name, self.service, self.resource, self.path = name, service, resource, path
+        self.rows, self.base, self.credentials, self.page_size = rows, base, credentials, page_size
+
+    def window(self, query: dict) -> tuple[int, int]:
+        """Where the page starts and how many rows it asks for."""
+        if self.name == "cursor":
+            cursor = query.get("cursor", "c0")
+            return (int(cursor[1:]) if cursor[1:].isdigit() else 0), int(query["limit"])
+        if self.name == "page_number":
+            size = int(query["pageSize"])
+            return int(query["pageNumber"]) * size, size
+        return int(query["offset"]), int(query["size"])
+
+    def page(self, rows: list, start: int, size: int, total: int | None = None, cursor: str | None = None,
+             served: int | None = None) -> tuple[int, dict, bytes]:
+        total = len(rows) if total is None else total
+        chunk = rows[start:start + size]
+        end = start + len(chunk)
+        if self.name == "cursor":
+            more = end < len(rows)
+            body = {"data": chunk, "pagination": {"hasMore": more, "cursor": cursor or (f"c{end}" if more else None)}}
+            return 200, {}, json.dumps(body).encode()
+        if self.name == "page_number":
+            return 200, {"total-size": str(total)}, json.dumps(chunk).encode()
+        if self.name == "offset":
+            body = {"list": chunk, "offset": start, "pageSize": size, "totalSize": total}
+            return 200, {}, json.dumps(body).encode()
+        return 200, {}, json.dumps(chunk).encode()        # bare array
+
+
+def _tags(n):
+    return [{"id": f"t{i:05}", "name": f"tag {i}"} for i in range(n)]
+
+
+def _notifications(n):
+    return [{"id": f"n{i:05}", "type": "alert", "message": f"note {i}", "severity": "info",
+             "created": 1_790_000_000_000 + i} for i in range(n)]
+
+
+def _submissions(n):
+    return [{"submissionId": i + 1, "name": f"submission {i}", "status": "IN_PROGRESS"} for i in range(n)]
+
+
+def _audiences(n):
+    return [{"id": f"a{i:05}", "name": f"audience {i}"} for i in range(n)]
+
+
+STYLES = {
+    "cursor": Style("cursor", "asset_library", "tags", "/v1/tags", _tags(1500), "/v1",
+                    {"api_key": "hostile-key", "workspace_id": "w1"}, 500),
+    "offset": Style("offset", "audience_platform", "notifications", "/cdp-server/api/v2/notifications",
+                    _notifications(2500), "/cdp-server", {"token": "hostile-token"}, 1000),
+    "page_number": Style("page_number", "translation", "submissions", "/PD/rest/v0/submissions",
+                         _submissions(1000), "/PD", {"username": "u", "password": "hostile-pass",
+                                                     "client_id": "c", "client_secret": "hostile-secret"}, 200),
+    "bare_array": Style("bare_array", "audience_platform", "audiences", "/cdp-server/api/v2/audiences",
+                        _audiences(2500), "/cdp-server", {"token": "hostile-token"}, 1000),
+}
+
+
+def serve(hostile, style: Style, fault: Callable | None = None):
+    """The style's rows served honestly, except where `fault(query, n, honest)` answers otherwise
+    (n counts the list requests, from 1; None from it means the honest answer)."""
+    count = [0]
+
+    def answer(path, query):
+        if path.endswith("/oauth/token"):
+            return 200, {}, TOKEN
+        if path != style.path:
+            return 404, {}, b'{"message": "no such path"}'
+        count[0] += 1
+        start, size = style.window(query)
+
+        def honest():
+            return style.page(style.rows, start, size)
+        given = fault(query, count[0], honest, start, size) if fault else None
+        return given if given is not None else honest()
+
+    return hostile(answer)
+
+
+def connected(server, style: Style, tmp_path):
+    ws = toolkit.Workspace(tmp_path / "ws.duckdb")
+    base = f"http://127.0.0.1:{server.server_address[1]}{style.base}"
+    conn = ws.connect(style.service, base_url=base, **style.credentials)
+    conn.client.transport.retry = RetryPolicy(attempts=3, backoff=0.0)
+    conn.client.transport.sleep = lambda seconds: None
+    return ws, conn
+
+
+def held(ws, style: Style) -> int:
+    if not ws.loads().query("status == 'complete'").shape[0]:
+        return 0
+    return ws.sql(f"select count(*) from {style.service}.{style.resource}").fetchone()[0]
+
+
+def outcome(ws, conn, style: Style, error: type[Exception] | None):
+    """Fetch; with `error`, the load must fail so and leave the view as it was."""
+    before = held(ws, style)
+    if error is None:
+        frame = conn.fetch(style.resource, progress=False)
+        assert len(frame) == len(style.rows) == held(ws, style)
+        return frame
+    with pytest.raises(error):
+        conn.fetch(style.resource, progress=False)
+    last = ws.loads().iloc[-1]
+    assert last["status"] == "failed" and held(ws, style) == before
+    return None
+
+
+@pytest.fixture(params=list(STYLES))
+def style(request) -> Style:
+    return STYLES[request.param]
+
+
+def with_clean_load(hostile, style, tmp_path, fault):
+    """A workspace holding one complete load of the style's rows, then a server with the fault."""
+    clean = serve(hostile, style)
+    ws, conn = connected(clean, style, tmp_path)
+    conn.fetch(style.resource, progress=False)
+    faulty = serve(hostile, style, fault)
+    base = f"http://127.0.0.1:{faulty.server_address[1]}{style.base}"
+    conn = ws.connect(style.service, base_url=base, **style.credentials)
+    conn.client.transport.retry = RetryPolicy(attempts=3, backoff=0.0)
+    conn.client.transport.sleep = lambda seconds: None
+    return ws, conn, faulty
+
+
+# --- 1. a page that is not JSON is never an empty page ----------------------------------------------------
+
+BROKEN = {
+    "html": (200, {"Content-Type": "text/html"}, b"<html><body><h1>502 Bad Gateway</h1></body></html>"),
+    "empty": (200, {}, b""),
+    "cut": None,          # the honest page cut in half
+}
+
+
+@pytest.mark.parametrize("kind", list(BROKEN))
+def test_a_second_page_that_is_not_json_fails_the_load_and_the_view_keeps_the_last(hostile, style, tmp_path, kind):
+    def fault(query, n, honest, start, size):
+        if start == 0:
+            return None
+        if kind == "cut":
+            status, headers, body = honest()
+            return status, headers, body[:len(body) // 2]
+        return BROKEN[kind]
+
+    ws, conn, server = with_clean_load(hostile, style, tmp_path, fault)
+    outcome(ws, conn, style, AnswerError)
+    assert held(ws, style) == len(style.rows)
+    error = ws.loads().iloc[-1]["error"]
+    assert "AnswerError" in error and "not JSON after 3 tries" in error
+    asked_second = [q for path, q in server.asked if path == style.path and style.window(q)[0] == style.page_size]
+    assert len(asked_second) == 3         # asked again like a 5xx, then given up
+
+
+def test_a_proxy_page_served_once_is_asked_again_and_the_load_completes(hostile, style, tmp_path):
+    def fault(query, n, honest, start, size):
+        return BROKEN["html"] if n == 2 else None
+
+    ws, conn = connected(serve(hostile, style, fault), style, tmp_path)
+    outcome(ws, conn, style, None)
+
+
+def test_numbers_past_a_double_or_64_bits_keep_their_digits(hostile, style, tmp_path):
+    huge = b'"huge": 1e400, "long": 123456789012345678901234567890, '
+
+    def fault(query, n, honest, start, size):
+        status, headers, body = honest()
+        if start != style.page_size:
+            return None
+        # the first row of the second page gains two numbers no float or int64 holds
+        at = body.index(b"{", 1 if body.startswith(b"[") else body.index(b"[") + 1)
+        return status, headers, body[:at + 1] + huge + body[at + 1:]
+
+    ws, conn = connected(serve(hostile, style, fault), style, tmp_path)
+    frame = outcome(ws, conn, style, None)
+    extra = [json.loads(x) for x in frame["extra"].dropna() if "huge" in x]
+    assert extra == [{"huge": "1e400", "long": "123456789012345678901234567890"}]
+
+
+def test_a_lone_surrogate_is_kept_as_the_replacement_character(hostile, style, tmp_path):
+    field = "message" if style.name == "offset" else "name"
+
+    def fault(query, n, honest, start, size):
+        status, headers, body = honest()
+        return (status, headers, body.replace(f'"{field}": "'.encode(), f'"{field}": "\\ud800'.encode(), 1)) \
+            if start == style.page_size else None
+
+    ws, conn = connected(serve(hostile, style, fault), style, tmp_path)
+    frame = outcome(ws, conn, style, None)
+    assert frame[field].str.startswith("\ufffd").sum() == 1
+
+
+# --- 2. a total that disagrees with the rows is drift, not the end of the data ---------------------------
+
+@pytest.mark.parametrize("total", [5, 50, 999_999])
+@pytest.mark.parametrize("name", ["offset", "page_number"])
+def test_a_total_that_lies_is_drift_and_every_row_is_kept(hostile, tmp_path, name, total):
+    style = STYLES[name]
+
+    def fault(query, n, honest, start, size):
+        return style.page(style.rows, start, size, total=total)
+
+    ws, conn = connected(serve(hostile, style, fault), style, tmp_path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        outcome(ws, conn, style, None)
+    drift = ws.drift(f"{style.service}.{style.resource}")
+    envelope = drift[drift["kind"] == "envelope"]
+    assert len(envelope) == 1 and f"said {total:,} rows" in envelope.iloc[0]["example"], envelope
+    assert len([w for w in caught if issubclass(w.category, toolkit.DriftWarning)]) == 1
+
+
+# --- 3. a walk that loops or runs away stops; a key is never stored twice ----------------------------------
+
+def test_a_cursor_cycle_stops_with_a_paging_error(hostile, tmp_path):
+    style = STYLES["cursor"]
+
+    def fault(query, n, honest, start, size):
+        # A -> B -> A: each cursor leads to the other, new rows each time
+        cursor = {"c0": "A", "A": "B", "B": "A"}[query.get("cursor", "c0")]
+        return style.page(_tags(10_000), n * 500, 500, cursor=cursor)
+
+    ws, conn, server = with_clean_load(hostile, style, tmp_path, fault)
+    outcome(ws, conn, style, PagingError)
+    assert len(server.asked) == 3 and "led the walk back" in ws.loads().iloc[-1]["error"]
+
+
+@pytest.mark.parametrize("how", ["modulo", "ignored"])
+def test_pages_that_come_back_again_stop_with_a_paging_error(hostile, style, tmp_path, how):
+    if style.name == "cursor" and how == "modulo":
+        pytest.skip("a cursor has no number to take modulo")
+
+    def fault(query, n, honest, start, size):
+        if how == "ignored":          # the paging param ignored: the first page, forever, saying more follow
+            return style.page(style.rows * 100, 0, size, cursor=f"c{n * size}")
+        page = (start // size) % 2
+        return style.page(style.rows * 100, page * size, size)
+
+    ws, conn, server = with_clean_load(hostile, style, tmp_path, fault)
+    outcome(ws, conn, style, PagingError)
+    assert len(server.asked) <= 12       # a few pages, and those asked for ahead
+
+
+def test_a_full_page_of_keys_seen_stops_even_when_its_bytes_differ(hostile, tmp_path):
+    style = STYLES["page_number"]
+
+    def fault(query, n, honest, start, size):
+        rows = [{**row, "name": f"{row['name']} at request {n}"} for row in style.rows[:size]]
+        return 200, {"total-size": "100000"}, json.dumps(rows).encode()
+
+    ws, conn, _ = with_clean_load(hostile, style, tmp_path, fault)
+    outcome(ws, conn, style, PagingError)
+    assert "only rows the walk has had already" in ws.loads().iloc[-1]["error"]
+
+
+def test_a_walk_that_runs_away_stops_at_its_ceiling(hostile, tmp_path):
+    style = STYLES["offset"]
+
+    def fault(query, n, honest, start, size):       # says 2,500 rows, gives new ones forever
+        rows = [{**row, "id": f"n{start + i:07}"} for i, row in enumerate(_notifications(size))]
+        return 200, {}, json.dumps({"list": rows, "offset": start, "pageSize": size, "totalSize": 2500}).encode()
+
+    ws, conn, server = with_clean_load(hostile, style, tmp_path, fault)
+    outcome(ws, conn, style, PagingError)
+    error = ws.loads().iloc[-1]["error"]
+    assert "ceiling of 130 pages" in error and "2,500 rows the service says" in error
+    assert 130 <= len(server.asked) <= 131     # the ceiling's pages, and perhaps one asked for ahead
+
+
+def test_a_key_is_stored_once_the_later_row_wins(hostile, style, tmp_path):
+    field = "message" if style.name == "offset" else "name"
+
+    def fault(query, n, honest, start, size):
+        if start != style.page_size:
+            return None
+        # the second page begins with the first page's first 25 rows again, changed (data that moved)
+        rows = list(style.rows)
+        rows[start:start + 25] = [{**row, field: "again"} for row in style.rows[:25]]
+        return style.page(rows, start, size)
+
+    ws, conn = connected(serve(hostile, style, fault), style, tmp_path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        frame = conn.fetch(style.resource, progress=False)
+    key = toolkit.catalog.resource(style.service, style.resource).key[0]
+    served = len(style.rows) - 25       # 25 rows were never served: their places held the repeats
+    assert frame[key].is_unique and len(frame) == served == held(ws, style)
+    assert (frame[field] == "again").sum() == 25
+    drift = ws.drift(f"{style.service}.{style.resource}")
+    assert drift[drift["kind"] == "duplicate_key"].iloc[0]["count"] == 25
+    assert any("earlier rows of a repeated key" in str(w.message) for w in caught)
