@@ -10,11 +10,13 @@ run on a smaller N.
 The query strings are the ones the ceiling and `pull` send (same parameter order), so that the
 sandbox's read cache (cache_reads=True) answers dlt as it answers them.
 
-    .venv/bin/python benchmarks/dlt_compare.py --records 100000     # dlt alone, every style
+It is a library of benchmarks/fetch.py, which runs it beside toolkit's own pulls (it used to run
+alone too, importing fetch.py's sandbox set-up, and the two scripts imported each other):
+
+    .venv/bin/python benchmarks/fetch.py --only paging --records 100000     # toolkit and dlt, every style
 """
 from __future__ import annotations
 
-import argparse
 import os
 import tempfile
 import time
@@ -178,41 +180,3 @@ def rest_api_pull(style: str, base_url: str, headers: dict, path: str, params: d
     took = time.perf_counter() - started
     rows = sum(_loaded_rows(pipeline, f"records_{n}") for n in range(len(pages)))
     return {"rows": rows, "seconds": took}
-
-
-def main() -> None:
-    import sys
-    sys.path.insert(0, str(Path(__file__).parent))
-    from fetch import STYLES, Sandbox, _ceiling, _in_child, fetch_token, scale_for, submission_ids
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--records", type=int, default=100_000)
-    parser.add_argument("--rest-api", type=int, default=0, help="also run rest_api on this many records")
-    args = parser.parse_args()
-    print(f"dlt {version()}" if available() else "dlt is not installed (pip install -e '.[bench]')")
-    if not available():
-        return
-    for style, (service, *_) in TARGETS.items():
-        # as benchmarks/fetch.py does: no rate limit, one token, the read cache filled by a discarded walk
-        box = Sandbox(service, scale_for(style, args.records), enforce_limits=False)
-        token = fetch_token(box.credentials) if service == "translation" else None
-        filters = {"submission_ids": submission_ids(box.credentials)} if service == "translation" else {}
-        _in_child(_ceiling, service, STYLES[style][1], box.credentials, filters)
-        target = request_of(style, box.credentials, filters, token)
-        call = {**target, "params": target.pop("walks")}
-        for label, function in (("dlt best", dlt_pull), ("rest_api", rest_api_pull)):
-            if label == "rest_api" and not args.rest_api:
-                continue
-            extra = {"max_records": args.rest_api} if label == "rest_api" else {}
-            result, peak = _in_child(_call, function, style, {**call, **extra})
-            print(f"{style:12s} {label}: {result['rows']:,} rows in {result['seconds']:.1f} s "
-                  f"({result['rows'] / result['seconds']:,.0f}/s, peak {peak:.0f} MB)")
-        box.stop()
-
-
-def _call(function: Any, style: str, kwargs: dict) -> dict:
-    return function(style, **kwargs)
-
-
-if __name__ == "__main__":
-    main()
