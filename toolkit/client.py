@@ -325,8 +325,8 @@ class Client:
 
         pool = ThreadPoolExecutor(ahead, thread_name_prefix="toolkit-page") \
             if ahead > 0 and hasattr(style, "after_full") else None
-        # pages asked for ahead, in walk order: (params, rows before it, params by name, answer)
-        asked: deque[tuple[dict, int, dict, Future]] = deque()
+        # pages asked for ahead, in walk order: (params, rows before it, (request, params by name), answer)
+        asked: deque[tuple[dict, int, tuple[Prepared, dict], Future]] = deque()
         request = style.start({to_wire.get(k, k): v for k, v in params.items() if v is not None})
         watch = Watch(entry.id, style, max_pages)
         seen = 0
@@ -334,8 +334,8 @@ class Client:
             while request is not None:
                 watch.asking(request)
                 if asked:                  # _ask_ahead keeps the walk's next page at the front
-                    params_of, _, named, answer = asked.popleft()
-                    body, response = self.exchange(prepared_for(params_of)[0], decode, answer.result())
+                    _, _, (prepared, named), answer = asked.popleft()
+                    body, response = self.exchange(prepared, decode, answer.result())
                 else:
                     prepared, named = prepared_for(request)
                     body, response = self.exchange(prepared, decode)
@@ -369,7 +369,7 @@ class Client:
 
         def ask(params: dict, before: int) -> None:
             prepared, named = prepared_for(params)
-            asked.append((params, before, named, pool.submit(self.send, prepared)))
+            asked.append((params, before, (prepared, named), pool.submit(self.send, prepared)))
 
         if not asked:
             ask(request, seen)
