@@ -54,8 +54,10 @@ def test_export_with_history_holds_while_another_threads_queries_fail(filled, tm
 
     thread = threading.Thread(target=analyst)
     thread.start()
-    try:
-        paths = [ws.export(folder / f"snap-{i}.duckdb", history=True) for i in range(30)]
+    paths = []
+    try:  # 30 exports at least, and as many as it takes the analyst to fail 30 queries alongside them
+        while len(paths) < 30 or (len(failures) <= 30 and len(paths) < 300):
+            paths.append(ws.export(folder / f"snap-{len(paths)}.duckdb", history=True))
     finally:
         stop.set()
         thread.join(10)

@@ -11,7 +11,10 @@ can run it: a Client, or a workspace's Connection (which records the calls it ma
 """
 from __future__ import annotations
 
+import contextlib
 import io
+import os
+import tempfile
 import time
 import zipfile
 from collections.abc import Callable, Mapping
@@ -53,9 +56,33 @@ class Downloaded:
         with zipfile.ZipFile(io.BytesIO(self.data)) as archive:
             return archive.infolist()
 
-    def save(self, path: str | Path) -> Path:
-        target = Path(path)
-        target.write_bytes(self.data)
+    def save(self, path: str | Path, overwrite: bool = False) -> Path:
+        """Write the zip to `path`, whole or not at all; an existing file is replaced only with
+        `overwrite=True`."""
+        target = Path(path).expanduser()
+        if target.is_dir():
+            raise IsADirectoryError(f"{target} is a folder: give a file name such as {target / 'files.zip'}")
+        if not overwrite:
+            try:  # created exclusively: a file that appears meanwhile is not ours to replace either
+                file = target.open("xb")
+            except FileExistsError:
+                raise FileExistsError(f"{target} exists: pass overwrite=True to replace it, "
+                                      "or save to another path") from None
+            with file:
+                try:
+                    file.write(self.data)
+                except BaseException:  # a full disk: no half a zip left behind
+                    target.unlink(missing_ok=True)
+                    raise
+            return target
+        handle, scratch = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+        try:
+            with os.fdopen(handle, "wb") as file:
+                file.write(self.data)
+            os.replace(scratch, target)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(scratch)
         return target
 
 

@@ -61,8 +61,11 @@ MANIFEST_SCHEMA = pa.schema([
 
 
 def export(con: duckdb.DuckDBPyConnection, path: Path, format: str = "duckdb", history: bool = False,
-           overwrite: bool = False) -> Path:
+           overwrite: bool = False, workspace: Path | None = None) -> Path:
     """Write the snapshot in a hidden folder next to `path` and move it into place only when complete.
+
+    `overwrite` replaces only a snapshot of the same format that toolkit wrote (`replaceable`), never
+    `workspace` (the open one), another workspace, a file or a folder that holds anything else.
 
     The folder (`.NAME.tmp-PID-XXXXXXXX`) is locked while it is written and removed whatever happens; one
     left by an export whose process died (kill -9, a crash) is removed by the next export to the same
@@ -71,8 +74,10 @@ def export(con: duckdb.DuckDBPyConnection, path: Path, format: str = "duckdb", h
     if format not in FORMATS:
         raise ValueError(f"format is one of {', '.join(FORMATS)}, not {format!r}")
     path = path.expanduser().absolute()
-    if path.exists() and not overwrite:
-        raise FileExistsError(f"{path} exists: pass overwrite=True to replace it")
+    if path.exists() or path.is_symlink():
+        if not overwrite:
+            raise FileExistsError(f"{path} exists: pass overwrite=True to replace it")
+        replaceable(path, format, workspace)
     remove_leftovers(path.parent)
     resources = _resources(con, history)
     with _scratch(path) as scratch:
@@ -177,6 +182,72 @@ def remove_leftovers(folder: Path) -> list[Path]:
                 entry.unlink(missing_ok=True)
             removed.append(entry)
     return removed
+
+
+DUCKDB_MAGIC = (8, b"DUCK")  # the file format's magic bytes and where they are
+
+
+def replaceable(path: Path, format: str, workspace: Path | None = None) -> None:
+    """Raise WorkspaceError unless `path` is a snapshot toolkit wrote in `format`, safe to replace:
+    a DuckDB file with a `_manifest` and no load beyond it, or a folder holding only what its
+    `manifest.json` lists. Anything else may be someone's work: it is never replaced."""
+    def refuse(what: str) -> WorkspaceError:
+        return WorkspaceError(f"{path} {what}: export to another path, or remove it yourself if it can go")
+
+    if workspace is not None and workspace.exists() and os.path.samefile(path, workspace):
+        raise refuse("is the open workspace, not a snapshot")
+    if path.is_symlink():
+        raise refuse("is a symbolic link; toolkit replaces only the snapshots it wrote")
+    if format == "parquet":
+        if not path.is_dir():
+            raise refuse("is a file, not a Parquet snapshot folder")
+        strangers = _not_in_manifest(path)
+        if strangers:
+            raise refuse(f"holds {len(strangers):,} file(s) its manifest.json does not list, "
+                         f"{strangers[0]} the first")
+        return
+    if path.is_dir():
+        raise refuse("is a folder, not a DuckDB snapshot")
+    with path.open("rb") as file:
+        file.seek(DUCKDB_MAGIC[0])
+        if file.read(len(DUCKDB_MAGIC[1])) != DUCKDB_MAGIC[1]:
+            raise refuse("is not a DuckDB file")
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as error:
+        raise refuse(f"cannot be opened to see what it holds ({str(error).splitlines()[0][:120]})") from None
+    try:
+        names = {name for (name,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE "
+                                                 "schema_name = 'main'").fetchall()}
+        if "_manifest" not in names:
+            if "_loads" in names:
+                loads = con.execute("SELECT count(*) FROM _loads").fetchone()[0]
+                raise refuse(f"is a toolkit workspace with {loads:,} load(s) and their history")
+            raise refuse("is a DuckDB file toolkit did not write")
+        if "_loads" in names:
+            beyond = con.execute("SELECT count(*) FROM _loads WHERE load_id NOT IN "
+                                 "(SELECT unnest(load_ids) FROM _manifest)").fetchone()[0]
+            if beyond:
+                raise refuse(f"is a snapshot used as a workspace since: {beyond:,} load(s) are not "
+                             "in its manifest")
+    finally:
+        con.close()
+
+
+def _not_in_manifest(folder: Path) -> list[str]:
+    """The files of a folder its toolkit manifest does not list (all of them without a manifest)."""
+    try:
+        document = orjson.loads((folder / "manifest.json").read_bytes())
+        listed = {"manifest.json", "_loads.parquet"}
+        if document.get("format") == "toolkit snapshot":
+            listed |= {f for entry in document.get("resources", []) for f in entry.get("files", [])}
+        else:
+            listed = set()
+    except (OSError, orjson.JSONDecodeError, AttributeError, TypeError):
+        listed = set()
+    found = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
+                   if not p.is_dir() or p.is_symlink())
+    return [name for name in found if name not in listed]
 
 
 def _resources(con: duckdb.DuckDBPyConnection, history: bool) -> list[dict[str, Any]]:

@@ -474,7 +474,7 @@ class Store:
             ws.export("snapshot-2026-11-22.duckdb"); toolkit.open_snapshot("snapshot-2026-11-22.duckdb")
         """
         with self._lock:
-            return snapshots.export(self._con, Path(path), format, history, overwrite)
+            return snapshots.export(self._con, Path(path), format, history, overwrite, self.path)
 
     # -- plumbing ----------------------------------------------------------------------------------
 

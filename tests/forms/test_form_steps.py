@@ -9,6 +9,7 @@ import pytest
 import requests
 
 from toolkit import audit
+from toolkit.errors import ToolkitError
 from toolkit.forms import AssetImport, Download, MultipartUpload, SubmissionWizard
 
 MIB = 1024 * 1024
@@ -145,6 +146,20 @@ def test_a_download_is_polled_saved_and_listed(env, tmp_path):
     with zipfile.ZipFile(tmp_path / "deliverables.zip") as archive:
         assert sorted(archive.namelist()) == sorted(files.name)
     assert [s["step"] for s in helper.steps] == ["start_download", "prepare", "download_files", "list"]
+
+
+def test_a_download_never_replaces_a_file_unless_told(env, tmp_path):
+    e = env("translation")
+    ids = e.box.examples("translation")
+    earlier = tmp_path / "deliverables.zip"
+    earlier.write_bytes(b"last week's deliverables")
+    helper = Download(e.client, wait=advance(e))
+    with pytest.raises(ToolkitError, match="exists: tick 'replace a file of that name'"):
+        helper.run(ids["submission_id"], earlier, source_files=True)
+    assert earlier.read_bytes() == b"last week's deliverables" and helper.steps == []
+    files = helper.run(ids["submission_id"], earlier, overwrite=True, source_files=True)
+    with zipfile.ZipFile(earlier) as archive:
+        assert sorted(archive.namelist()) == sorted(files.name)
 
 
 def test_the_download_widget_uses_its_fields(env, tmp_path, monkeypatch):

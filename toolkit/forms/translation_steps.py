@@ -130,32 +130,40 @@ class Download(Steps):
         self.references = lookup_field(conn, start, "language_reference_files", parent=self.submission)
         self.path = W.Text(description="save as", placeholder="submission-<id>.zip",
                            style={"description_width": "190px"})
+        self.overwrite = W.Checkbox(description="replace a file of that name", value=False, indent=False)
         self.path_written: Path | None = None
         inputs = [f.row for f in (self.submission, self.source_files, self.targets, self.references)]
-        super().__init__(conn, [*inputs, self.path], wait=wait, interval=interval, timeout=timeout)
+        super().__init__(conn, [*inputs, self.path, self.overwrite], wait=wait, interval=interval,
+                         timeout=timeout)
 
     def run_from_widgets(self) -> Any:
         what = {name: value_of(field) for name, field in (("source_files", self.source_files),
                                                            ("deliverable_target_ids", self.targets),
                                                            ("language_reference_files", self.references))}
         return self.run(value_of(self.submission), self.path.value.strip() or None,
-                        **{k: v for k, v in what.items() if v is not None})
+                        overwrite=self.overwrite.value, **{k: v for k, v in what.items() if v is not None})
 
-    def run(self, submission_id: int, path: str | Path | None = None, *, wait: Wait | None = None,
-            **what: Any) -> pd.DataFrame:
+    def run(self, submission_id: int, path: str | Path | None = None, *, overwrite: bool = False,
+            wait: Wait | None = None, **what: Any) -> pd.DataFrame:
         """Start (source_files=True, deliverable_target_ids=[...], language_reference_files=[...]),
-        poll, save the zip to `path` (submission-<id>.zip by default); returns its files as a DataFrame."""
-        return self.guarded(lambda: self._run(submission_id, path, wait, what))
+        poll, save the zip to `path` (submission-<id>.zip by default; an existing file only with
+        `overwrite=True`); returns its files as a DataFrame."""
+        return self.guarded(lambda: self._run(submission_id, path, overwrite, wait, what))
 
-    def _run(self, sid: Any, path: str | Path | None, wait: Wait | None, what: dict[str, Any]) -> pd.DataFrame:
+    def _run(self, sid: Any, path: str | Path | None, overwrite: bool, wait: Wait | None,
+             what: dict[str, Any]) -> pd.DataFrame:
         if sid in (None, "", MISSING):
             raise ToolkitError("give a submission id")
+        target = Path(path or f"submission-{sid}.zip").expanduser()
+        if target.exists() and not overwrite:  # said before the service prepares a zip for nothing
+            raise ToolkitError(f"{target} exists: tick 'replace a file of that name' (overwrite=True) "
+                               "or give another path")
         # the client-side step (toolkit.downloads), through the connection so that its calls are the form's
         got = downloads.submission_files(self.conn, sid, polls=max(1, int(self.timeout // self.interval)),
                                          interval=self.interval, wait=wait or self.wait, **what)
         self.step("start_download", f"download {got.download_id}")
         self.step("prepare", f"prepared after {got.polls} poll(s) {self.interval:g} s apart", True)
-        target = got.save(Path(path or f"submission-{sid}.zip"))
+        target = got.save(target, overwrite=overwrite)
         self.path_written = target
         self.step("download_files", f"{len(got.data):,} bytes saved to {target}")
         files = pd.DataFrame([(i.filename, i.file_size, i.compress_size) for i in got.files()],
