@@ -236,10 +236,32 @@ def test_rate_limit_headers_and_clock_skew_from_the_answers(box, monkeypatch):
     assert re.search(r"clock skew: \+(29[89]|30[0-2]) s", service.text()), service.text()
 
 
-def test_without_those_headers_the_report_says_so(box):
+def test_the_sandbox_clock_shows_as_skew_and_no_rate_headers_as_none(box):
+    """The sandbox sends its virtual clock as Date (weeks behind this machine's), and no rate headers
+    for the video review service."""
     service = doctor("media_review", credentials=creds(box), say=None).services[0]
-    assert service.rate_limit_headers == {} and service.clock_skew_s is None
-    assert "headers none seen" in service.text() and "no Date header" in service.text()
+    behind = (box.clock.now() - dt.datetime.now(dt.UTC)).total_seconds()
+    assert service.rate_limit_headers == {} and abs(service.clock_skew_s - behind) < 30
+    assert "headers none seen" in service.text()
+
+
+def test_without_a_date_header_the_report_says_so(box, monkeypatch):
+    class NoDate(requests.adapters.HTTPAdapter):
+        def build_response(self, request, response):
+            answer = super().build_response(request, response)
+            del answer.headers["Date"]
+            return answer
+
+    real = doctor_module.connect
+
+    def connect(service, **options):
+        client = real(service, **options)
+        client.transport.session.mount("http://", NoDate())
+        return client
+
+    monkeypatch.setattr(doctor_module, "connect", connect)
+    service = doctor("media_review", credentials=creds(box), say=None).services[0]
+    assert service.clock_skew_s is None and "no Date header" in service.text()
 
 
 def test_text_and_html(box):

@@ -60,6 +60,6 @@ def test_asset_boards_custom_fields_come_when_asked_for_and_their_absence_is_no_
     result = client.pull("asset_boards", progress=False, contract="freeze", include_custom_fields=asked,
                          **filters)
     assert result.rows and ws.drift(load_id=result.load_id).empty
-    held = ws.sql("select custom_fields, extra from asset_library.asset_boards").fetchall()
+    held = ws.sql(f"select custom_fields, extra from {result.table}").fetchall()
     assert all(extra is None for _, extra in held)                          # declared: not in extra
     assert any(fields is not None for fields, _ in held) == asked

@@ -589,3 +589,17 @@ def test_an_upload_from_a_stream_that_cannot_rewind_is_sent_once(stub, tms, slee
     with pytest.raises(RateLimitError):
         tms.call("translation.upload_translatable", submission_id=1, file=Pipe())
     assert len([c for c in stub.calls if c.request.url == url]) == 1 and sleeps == []
+
+
+def test_the_services_clock_is_its_latest_date_header(stub, transport, sleeps):
+    """The Date of every answer, errors too; a later one wins, an earlier one (another thread's answer
+    overtaken) or one that is not an HTTP date is ignored."""
+    assert transport.clock.latest is None
+    for date in ("Mon, 02 Nov 2026 09:00:00 GMT", "Mon, 02 Nov 2026 08:59:59 GMT", "yesterday", ""):
+        stub.add("GET", URL, json={}, headers={"Date": date} if date else {})
+    stub.add("GET", URL, json={}, status=404, headers={"Date": "Mon, 02 Nov 2026 10:00:00 +0100"})
+    seen = []
+    for _ in range(5):
+        transport.send("GET", URL)
+        seen.append(transport.clock.latest.isoformat())
+    assert seen == ["2026-11-02T09:00:00+00:00"] * 5, "10:00 +0100 is 09:00 UTC, not later"

@@ -215,12 +215,13 @@ def test_a_refresh_says_which_loads_drifted_from_the_catalog(tmp_path):
 
 def test_a_load_whose_params_were_recorded_masked_is_not_refreshed_with_the_mask(box, tmp_path):
     with toolkit.Workspace(tmp_path / "w.duckdb") as ws:
-        tm = ws.connect("translation", **box.credentials("translation"))
-        tm.pull("submissions", progress=False, name="Website update")
+        cdp = ws.connect("audience_platform", **box.credentials("audience_platform"))
+        ids = box.examples("audience_platform")["profile_ids"][:3]
+        cdp.pull("memberships", progress=False, profile_ids=ids)   # ids it needs: a whole load of them
         # a filter named like a secret is stored as "***" (toolkit.loads.scrub): here, as if one had been
-        ws.sql("""update _loads set params = '{"name": "***"}' where resource = 'submissions'""")
+        ws.sql("""update _loads set params = '{"profile_ids": "***"}' where resource = 'memberships'""")
         before = box.stats()["requests"]
         table = ws.refresh(say=lambda line: None, progress=False)
-    row = table.set_index("resource").loc["translation.submissions"]
-    assert row["kind"] == "skipped" and "recorded masked" in row["error"] and "name" in row["error"]
+    row = table.set_index("resource").loc["audience_platform.memberships"]
+    assert row["kind"] == "skipped" and "recorded masked" in row["error"] and "profile_ids" in row["error"]
     assert box.stats()["requests"] == before, "nothing was asked for with the mask"

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 import duckdb
 import pandas as pd
+import pyarrow as pa
 import pytest
 from matplotlib.figure import Figure
 
@@ -126,19 +127,34 @@ def test_overdue_and_at_risk_measure_against_the_sandbox_clock(ws, box):
     check_figure(translation.plot_overdue(late, translation.percent_complete(ws, now=now)))
 
 
-def test_a_loopback_base_url_is_not_taken_for_the_sandbox(ws, box):
-    """Given no clock, the reports measure against the loads' own times: a real service reached
-    through a localhost tunnel has a loopback base URL too, and no sandbox clock."""
+def test_reports_measure_by_the_services_clock_that_each_load_recorded(ws, box, pulled_at):
+    """Each load records the service's Date header, and the sandbox sends its virtual clock: with no
+    `now=`, the reports measure against that, not this machine's clock (211 overdue where the sandbox
+    counts 40, before), and say so."""
     pulled = source.loads(ws, "translation", "targets")
     assert urlsplit(pulled["base_url"].iloc[-1]).hostname == "127.0.0.1"
+    assert list(pulled["service_clock"].map(source.utc)) == [pulled_at[i] for i in pulled["load_id"]]
+    assert source.clock_of(ws) == (pd.Timestamp(box.clock.now()), source.SERVICE_CLOCK)
+    late = translation.overdue(ws)
+    assert (late.attrs["now"], late.attrs["clock"]) == (pd.Timestamp(box.clock.now()), "service")
+    pd.testing.assert_frame_equal(late, translation.overdue(ws, now=box.clock.now()))
+    assert translation.overdue(ws, now=box.clock.now()).attrs["clock"] == "given"
+    pd.testing.assert_frame_equal(translation.burndown(ws), translation.burndown(ws, as_of=pulled_at))
     finished = source.utc(pulled["finished"].iloc[-1])
-    assert source.translation_now(ws) == finished != pd.Timestamp(box.clock.now())
-    assert translation.overdue(ws).attrs["now"] == finished
-    progress = translation.percent_complete(ws)
-    assert progress["hours_left"].equals(translation.percent_complete(ws, now=finished)["hours_left"])
-    plain = translation.burndown(ws)
-    ends = pulled.set_index("load_id")["finished"].map(source.utc)
-    assert (plain["as_of"] == plain["load_id"].map(ends)).all()
+    by_this_machine = translation.overdue(ws, now=finished)
+    assert (by_this_machine["flag"] == "overdue").sum() > (late["flag"] == "overdue").sum()
+
+
+def test_a_load_without_the_services_clock_is_dated_by_ours_and_says_so(tmp_path):
+    """A service that sends no Date (or a file of an older toolkit): this machine's clock at the end."""
+    with tk.Workspace(tmp_path / "no-date.duckdb") as plain:
+        with plain.load("translation", "http://127.0.0.1:9/PD", "targets", {}, ("id",)) as load:
+            load.write(pa.table({"id": [1], "status": ["READY"], "current_phase": pa.array([None], pa.string())}))
+        finished = source.utc(plain.loads()["finished"].iloc[-1])
+        assert source.clock_of(plain) == (finished, source.OUR_CLOCK)
+        assert list(translation.burndown(plain)["as_of"]) == [finished]
+        page = reports.write_report(plain, tmp_path / "r.html").read_text()
+    assert "by this machine&#x27;s clock when the latest load finished" in page
 
 
 def test_burndown_follows_the_loads_dated_by_the_sandbox_clock(ws, box, pulled_at):
@@ -187,9 +203,9 @@ def test_media_review_teams_against_limits(ws):
 
 
 def test_write_report_is_self_contained_and_holds_no_secret(ws, box, pulled_at, tmp_path):
-    path = reports.write_report(ws, tmp_path / "report.html", now=box.clock.now(), as_of=pulled_at)
+    path = reports.write_report(ws, tmp_path / "report.html")
     page = path.read_text()
-    assert f"measured against {box.clock.now():%d %b %Y %H:%M} UTC" in page
+    assert f"measured against {box.clock.now():%d %b %Y %H:%M} UTC, by the service&#x27;s clock" in page
     images = re.findall(r'<img alt="[^"]*" src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
     assert len(images) >= 15
     assert all(base64.b64decode(image).startswith(b"\x89PNG") for image in images)
@@ -267,3 +283,41 @@ def test_the_demo_finds_secrets_in_nested_and_json_text_in_views_and_escaped_in_
     assert tables("pw-absent-secret") == []
     page.write_text(f"<td>{html.escape(marked)}</td>")
     assert demo._leaks([marked], (page,)) == ["report.html"]
+
+
+def test_text_from_the_services_is_never_taken_for_a_formula(tmp_path):
+    """A tag `$\\frac{$ price $x^$` made write_report raise matplotlib's mathtext ValueError, and no
+    report was written; two dollar signs drew the text between them as a formula."""
+    tags = pd.DataFrame({"kind": ["tag", "tag", "system tag"],
+                         "tag": [r"$\frac{$ price $x^$", "costs $5 or $6", "hidden"],
+                         "audiences": [3, 2, 1], "profiles": [30, 20, 10]})
+    figure = audiences.plot_tags(tags)
+    assert plots.png(figure).startswith(b"\x89PNG")
+    labels = {t.get_text(): t for ax in figure.axes for t in ax.get_yticklabels()}
+    assert {r"$\frac{$ price $x^$", "costs $5 or $6"} <= set(labels)
+    assert not any(t.get_parse_math() for t in labels.values())
+    with tk.Workspace(tmp_path / "tags.duckdb") as held:
+        with held.load("audience_platform", "http://127.0.0.1:9/api", "audiences", {}, ("id",)) as load:
+            load.write(pa.table({"id": ["a", "b"], "name": ["$x^$ fans", "b"], "tags": [[r"$\frac{$ price $x^$"],
+                                 ["costs $5 or $6"]], "system_tags": [[], []], "profile_count": [3, 4],
+                                 "provider": ["manual", "import"], "hidden": [False, False]}))
+        page = reports.write_report(held, tmp_path / "tags.html").read_text()
+    for part in ("Tags and system tags",):
+        drawn = page.split(f">{part}</h3>")[1].split("<h3>")[0]
+        assert "data:image/png;base64," in drawn and "class=note" not in drawn
+
+
+def test_a_figure_that_fails_to_draw_is_a_short_note_and_the_rest_is_written(ws, tmp_path, monkeypatch):
+    class Broken(plots.ReportFigure):
+        def draw(self, renderer):
+            raise RuntimeError("the renderer ran out of memory\n" + "a long traceback line\n" * 50)
+
+    real = audiences.plot_sizes
+    monkeypatch.setattr(audiences, "plot_sizes", lambda sizes: (real(sizes), Broken())[1])
+    page = reports.write_report(ws, tmp_path / "report.html").read_text()
+    notes = re.findall(r"<p class=note>(.*?)</p>", page)
+    assert notes == ["The figure could not be drawn; its table follows: RuntimeError: the renderer ran out "
+                     "of memory"]
+    assert page.count("data:image/png;base64,") >= 14 and "a long traceback line" not in page
+    sizes = page.split(">Audience sizes</h3>")[1].split("<h3>")[0]
+    assert "<table class=data>" in sizes, "the part's table is still there"

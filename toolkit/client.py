@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -387,6 +388,11 @@ class Client:
     @property
     def requests_sent(self) -> int:
         return self.transport.requests
+
+    @property
+    def service_clock(self) -> datetime | None:
+        """The service's clock at its latest answer (its Date header), None before one carried it."""
+        return self.transport.clock.latest
 
 
 def _scrubbed(error: ToolkitError, redactor: Redactor) -> ToolkitError:

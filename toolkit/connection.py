@@ -68,6 +68,11 @@ class Connection:
     def requests_sent(self) -> int:
         return self.client.requests_sent
 
+    @property
+    def service_clock(self) -> Any:
+        """The service's clock at its latest answer (its Date header), None before one carried it."""
+        return self.client.service_clock
+
     def action(self, action: str | Action) -> Action:
         return self.client.action(action)
 
@@ -117,6 +122,9 @@ class Connection:
         """A resource as a typed DataFrame, cached in the workspace; reused when younger than max_age seconds.
 
             tm.fetch("targets", status=["IN_PROCESS", "READY"], max_age=3600)
+
+        Filters the resource does not need narrow it to a subset, stored as `<resource>__filtered`
+        (the frame's `attrs["table"]` says where): the resource's own view keeps its latest whole load.
 
         Options besides the resource's filters: `refresh=True` pulls again whatever the cache holds;
         `workers=N` bounds the requests in flight (a fan-out's members, or the pages a page-number or

@@ -65,13 +65,12 @@ def run(out: str | Path = "demo-output", scale: float = 1) -> int:
         old.unlink(missing_ok=True)
     print(f"toolkit demo: the embedded sandbox (scale {scale:g}) → {out}")
     with tk.sandbox.start(scale=scale) as box, tk.Workspace(database) as ws:
-        as_of: dict[str, Any] = {}
-        if not populate(ws, box, as_of=as_of):
+        if not populate(ws, box):
             print("\nThe demo stopped: a pull failed (see above).")
             return 1
         print("\n4. Export a snapshot and write the report")
         ws.export(snapshot, history=True, overwrite=True)  # with history: the report can be redrawn from it
-        reports.write_report(ws, report, now=box.clock.now(), as_of=as_of)
+        reports.write_report(ws, report)  # measured by the services' clocks, which the loads recorded
         secrets = box.secrets()
     # after the workspace is closed: its file cannot be opened read-only while it is open here
     leaked = _leaks(secrets, (database, Path(f"{database}.wal"), snapshot, report))

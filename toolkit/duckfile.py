@@ -7,6 +7,9 @@
     <service>.<resource>            a view of the latest finished load: the versions still valid (`view_sql`)
     <service>.<resource>__loads     a view of every finished load's rows, with `_load_id` (`loads_view_sql`):
                                     what the copy-per-load layout stored, now computed from the versions
+    <service>.<resource>__filtered  the loads a fetch narrowed by filters the resource does not need
+                                    (`status=[...]`, a few parents' ids), stored as a resource of their
+                                    own (`filtered_of`) so that `<resource>` always shows a whole load
 
 A load's rows are `_valid_from <= seq AND (_valid_to IS NULL OR _valid_to > seq)` (`valid_at`).
 """
@@ -35,6 +38,15 @@ def literal(text: str) -> str:
 def versions_of(service: str, resource: str) -> str:
     """The table of a resource's row versions."""
     return f"{quote(service)}.{quote(resource + '__versions')}"
+
+
+FILTERED = "__filtered"
+
+
+def filtered_of(resource: str) -> str:
+    """The name a resource's filtered loads are stored under: its view shows the latest of them, and
+    the resource's own view, history and diffs never see them."""
+    return resource + FILTERED
 
 
 def old_table_of(service: str, resource: str) -> str:

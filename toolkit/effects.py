@@ -16,6 +16,7 @@ import functools
 from typing import TYPE_CHECKING, Any
 
 from toolkit import catalog
+from toolkit.duckfile import filtered_of
 from toolkit.spec import Action
 
 if TYPE_CHECKING:
@@ -92,12 +93,14 @@ def _affected(action_id: str) -> tuple[str, ...]:
 # --- what a destructive action loses ------------------------------------------------------------------
 
 def _read(workspace: Any, service: str, resource: str) -> pd.DataFrame | None:
-    """The resource's latest load, or None when the workspace does not hold one (or cannot be read:
+    """The resource's latest whole load, else its latest filtered one (the boards of the assets asked
+    for are all of those assets' boards), or None when the workspace holds neither (or cannot read it:
     a sentence about what is lost must not fail the form that shows it)."""
     try:
-        if workspace is None or workspace.latest(service, resource) is None:
-            return None
-        return workspace.read(service, resource)
+        for name in (resource, filtered_of(resource)):
+            if workspace is not None and workspace.latest(service, name) is not None:
+                return workspace.read(service, name)
+        return None
     except Exception:
         return None
 

@@ -36,6 +36,7 @@ import orjson
 import pyarrow as pa
 
 from toolkit import catalog, decoding, drift, frames, increments
+from toolkit.duckfile import filtered_of
 from toolkit.errors import (
     AnswerError,
     ApiError,
@@ -77,6 +78,7 @@ class LoadResult:
     cached: bool = False
     kind: str = "full"  # or "incremental" (toolkit.increments), or "cached"
     drift: list = field(default_factory=list)
+    table: str = ""     # where the load's rows are: "service.resource", or "service.resource__filtered"
 
 
 def progress_bar(total: int | None, description: str, unit: str, show: bool | None = None):
@@ -266,15 +268,19 @@ def _pull(client: Client, store: Any, name: str, keep: bool, /, *, refresh: bool
     resource = catalog.resource(client.service.key, name)
     ws = store
     key = _params_key(filters)
+    narrowed = narrowing(resource, filters)
+    stored = filtered_of(name) if narrowed else name  # a subset never becomes the resource's view
+    where = f"{resource.service}.{stored}"
+    incremental = incremental and not narrowed
     if not refresh and max_age is not None:
-        cached = ws.fresh_load(resource.service, client.base_url, name, key, max_age)
+        cached = ws.fresh_load(resource.service, client.base_url, stored, key, max_age)
         if cached:
-            return LoadResult(cached, name, cached=True, kind="cached"), None
+            return LoadResult(cached, name, cached=True, kind="cached", table=where), None
     workers = workers or client.service.max_concurrency
     before = client.requests_sent  # an incremental plan's own questions count as the load's requests
     step, previous = None, None
     if incremental and resource.incremental is not None:
-        previous = ws.previous_load(resource.service, client.base_url, name, key)
+        previous = ws.previous_load(resource.service, client.base_url, stored, key)
         step = previous and increments.plan(client, store, resource, filters, previous)
     if step:
         plan = _Plan(lambda: iter(()), None, "pages")
@@ -293,7 +299,7 @@ def _pull(client: Client, store: Any, name: str, keep: bool, /, *, refresh: bool
         plan = _plan(client, store, resource, filters, workers, on_error, contract)
         builds_on, carry = None, None
     categoricals = [column.name for column in resource.columns if column.dtype == "category"]
-    with ws.load(resource.service, client.base_url, name, key, resource.key, keep, categoricals,
+    with ws.load(resource.service, client.base_url, stored, key, resource.key, keep, categoricals,
                  builds_on=builds_on, carry=carry) as load, _gc_paused(), _Batcher(load) as batcher:
         tally = drift.Tally(resource, contract, client.redactor, load)
         try:
@@ -310,9 +316,10 @@ def _pull(client: Client, store: Any, name: str, keep: bool, /, *, refresh: bool
             load.requests = client.requests_sent - before
             load.failed_ids.extend(plan.failed)
             load.drift = tally.found()  # and its drift (contract="freeze": what refused it)
+            load.service_clock = client.service_clock
     # after the commit, which keeps one row per key (and counts the others as drift)
     result = LoadResult(load.load_id, name, load.rows, load.requests, list(plan.failed), kind=load.kind,
-                        drift=load.drift)
+                        drift=load.drift, table=where)
     if load.drift:
         warnings.warn(drift.warning(resource, load.load_id, load.drift), DriftWarning, stacklevel=3)
     return result, load.kept
@@ -326,9 +333,27 @@ def fetch(client: Client, store: Any, name: str, /, **options: Any) -> pd.DataFr
     """
     result, written = _pull(client, store, name, True, **options)
     service, ws = client.service.key, store
-    frame = ws.read(service, name, result.load_id) if written is None else \
-        ws.frame_of(service, name, result.load_id, written)
-    return frames.conform(frame, catalog.resource(service, name))
+    stored = result.table.split(".", 1)[1]
+    frame = ws.read(service, stored, result.load_id) if written is None else \
+        ws.frame_of(service, stored, result.load_id, written)
+    frame = frames.conform(frame, catalog.resource(service, name))
+    frame.attrs["table"] = result.table
+    return frame
+
+
+def narrowing(resource: Resource, filters: dict) -> list[str]:
+    """The filters given that the resource does not need: they narrow its rows to a subset, which is
+    stored apart (`duckfile.filtered_of`). Params the action requires, and the ids of a fan-out
+    whose parent is no resource (the analyst's to give), are part of what the resource is."""
+    action = catalog.ACTIONS[resource.action]
+    style = action.paging or catalog.SERVICES[resource.service].paging
+    walking = {getattr(style, name) for name in ("limit", "cursor", "page", "size", "offset")
+               if isinstance(getattr(style, name, None), str)}
+    # a page size or a place in the walk changes how the rows come, not which
+    needed = {param.name for param in action.params if param.required or param.wire in walking}
+    if resource.fan_out and (resource.service, resource.parent) not in catalog.RESOURCES:
+        needed |= {resource.parent, f"{resource.fan_out}s"}
+    return sorted(name for name, value in filters.items() if value is not None and name not in needed)
 
 
 def _params_key(filters: dict) -> dict:

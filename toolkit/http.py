@@ -20,6 +20,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import requests
@@ -254,6 +255,29 @@ class OAuthPasswordAuth(requests.auth.AuthBase):
         return request
 
 
+class ServiceClock:
+    """The service's clock as its answers tell it: the latest `Date` header seen (RFC 9110 §6.6.1 asks
+    a server with a clock to send one). Reports measure deadlines by it, since this machine's clock
+    may be off, and a sandbox's virtual clock is not this machine's at all."""
+
+    def __init__(self) -> None:
+        self.latest: datetime | None = None
+        self._lock = threading.Lock()
+
+    def saw(self, header: str | None) -> None:
+        """Note an answer's Date; one that is missing or not an HTTP date is ignored."""
+        if not header:
+            return
+        try:
+            moment = email.utils.parsedate_to_datetime(header)
+        except (TypeError, ValueError, IndexError):
+            return
+        moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+        with self._lock:  # answers of several threads: the clock never goes back
+            if self.latest is None or moment > self.latest:
+                self.latest = moment
+
+
 class Transport:
     """Sends one request with auth, retries, the rate budget and a timeout; nothing about storage."""
 
@@ -273,6 +297,7 @@ class Transport:
         self.retry = retry or RetryPolicy()
         self.timeout, self.sleep = timeout, sleep
         self.requests = 0
+        self.clock = ServiceClock()
         if isinstance(auth, OAuthPasswordAuth):
             # the token request is safe to repeat: it follows the same retries as any other
             auth.post = lambda url, **kwargs: self.send("POST", url, idempotent=True, **kwargs)
@@ -310,6 +335,8 @@ class Transport:
             except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as error:
                 failure = error
             took = (time.perf_counter() - started) * 1000
+            if response is not None:
+                self.clock.saw(response.headers.get("Date"))
             status = response.status_code if response is not None else type(failure).__name__
             log.debug("%s %s -> %s in %.1f ms (try %d)", method, self.redactor.scrub(url), status, took, attempt)
             if (response is not None and response.status_code == 401 and not reauthed and auth is None

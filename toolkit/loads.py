@@ -126,7 +126,9 @@ class Load:
     """One pull being written: batches go into a transaction that commits when the `with` block ends.
 
     `requests` and `failed_ids` are counters the fetcher updates; they are saved with the load, and so
-    is `drift`, what the answers held beyond the declared shapes (toolkit.drift; None: not looked at).
+    is `drift`, what the answers held beyond the declared shapes (toolkit.drift; None: not looked at),
+    and `service_clock`, the service's own clock at its latest answer (its Date header), which reports
+    measure deadlines by.
     With `keep=True` the batches written stay in `kept`, so that the caller can make its DataFrame
     from them (`Store.frame_of`) instead of reading the load back; the `categoricals` among their
     columns are kept dictionary-encoded.
@@ -146,6 +148,7 @@ class Load:
         self.status, self.rows, self.requests, self.batches = "new", 0, 0, 0
         self.failed_ids: list = []
         self.drift: list[dict] | None = None
+        self.service_clock: datetime | None = None
         self._versions = versions_of(service, resource)
         self._stage: str | None = None  # the temporary table of this load's rows, when they are merged
         self._targets: list[str] = []   # the tables a batch's columns are added to: the stage and the versions
@@ -372,9 +375,9 @@ class Load:
             cursor.execute(view_sql(self.service, self.resource))
             cursor.execute(loads_view_sql(self.service, self.resource))
         cursor.execute("UPDATE _loads SET status = 'complete', finished = ?, \"rows\" = ?, requests = ?, "
-                       "failed_ids = ?, seq = ?, drift = ? WHERE load_id = ?",
+                       "failed_ids = ?, seq = ?, drift = ?, service_clock = ? WHERE load_id = ?",
                        [_now(), self.rows, self.requests, [str(i) for i in self.failed_ids], self.seq,
-                        self._drift_json(), self.load_id])
+                        self._drift_json(), self.service_clock, self.load_id])
         cursor.execute("COMMIT")
         self.status = "complete"
 
@@ -454,9 +457,9 @@ class Load:
         ws = self.workspace
         with ws._lock:
             ws._con.execute("UPDATE _loads SET status = 'failed', finished = ?, \"rows\" = 0, requests = ?, "
-                            "error = ?, failed_ids = ?, drift = ? WHERE load_id = ?",
+                            "error = ?, failed_ids = ?, drift = ?, service_clock = ? WHERE load_id = ?",
                             [_now(), self.requests, text, [str(i) for i in self.failed_ids], self._drift_json(),
-                             self.load_id])
+                             self.service_clock, self.load_id])
         self.status, self.rows = "failed", 0
 
     def _drift_json(self) -> str | None:

@@ -24,6 +24,7 @@ write, shows them so (`loads()`, `history()`).
 """
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import timedelta
@@ -38,8 +39,10 @@ import pyarrow as pa
 from toolkit import snapshots
 from toolkit.diffs import Diff, diff_loads
 from toolkit.duckfile import (
+    FILTERED,
     FINISHED,
     MIGRATE_HINT,
+    filtered_of,
     loads_view_sql,
     migrate,
     old_layout,
@@ -63,7 +66,8 @@ CREATE TABLE IF NOT EXISTS _categories (
 ALTER TABLE _loads ADD COLUMN IF NOT EXISTS seq BIGINT;
 ALTER TABLE _loads ADD COLUMN IF NOT EXISTS kind VARCHAR;
 ALTER TABLE _loads ADD COLUMN IF NOT EXISTS builds_on VARCHAR;
-ALTER TABLE _loads ADD COLUMN IF NOT EXISTS drift JSON"""
+ALTER TABLE _loads ADD COLUMN IF NOT EXISTS drift JSON;
+ALTER TABLE _loads ADD COLUMN IF NOT EXISTS service_clock TIMESTAMPTZ"""
 INTERRUPTED = "interrupted: the process ended during the load"
 # `_loads` as a read-only workspace shows it: a running load there has no writer left (module docstring)
 _LOADS_READ = ("(SELECT * REPLACE (CASE WHEN status = 'running' THEN 'failed' ELSE status END AS status, "
@@ -71,6 +75,16 @@ _LOADS_READ = ("(SELECT * REPLACE (CASE WHEN status = 'running' THEN 'failed' EL
                f"CASE WHEN status = 'running' THEN '{INTERRUPTED}' ELSE error END AS error) FROM _loads)")
 _OPEN: dict[str, int] = {}  # workspaces open read-write in this process, by file
 _OPEN_LOCK = threading.Lock()
+
+
+# DuckDB's words for a table it cannot find: 'Table with name targets does not exist!' or, when the
+# schema is missing too, 'Table with name "translation.targets" does not exist because schema ...'
+_MISSING_TABLE = re.compile(r'Table with name "?(?:(?P<schema>[^".\s]+)\.)?(?P<name>[^"\s!]+)"? does not exist')
+
+
+class UnknownTableError(WorkspaceError, duckdb.CatalogException):
+    """A query names a table the workspace does not hold; says what it holds (a CatalogException too,
+    so code that caught DuckDB's error goes on working)."""
 
 
 class Query:
@@ -259,9 +273,11 @@ class Store:
         return {"added": begun - both, "changed": both, "removed": ended - both}
 
     def mark_stale(self, service: str, resources: str | Iterable[str]) -> None:
-        """After a write: the cached loads of these resources are not reused any more (they stay readable)."""
+        """After a write: the cached loads of these resources, filtered ones too, are not reused any more
+        (they stay readable)."""
         self._check_open()
         names = [resources] if isinstance(resources, str) else list(resources)
+        names += [filtered_of(name) for name in names]  # a subset is as out of date as the whole
         if names and not self.read_only:
             self._fetch("UPDATE _loads SET status = 'stale' WHERE status = 'complete' AND service = ? "
                         "AND list_contains(?, resource)", [service, names])
@@ -272,7 +288,9 @@ class Store:
         """One load's rows (the latest complete one by default) as a DataFrame."""
         load_id = load_id or self.latest(service, resource)
         if load_id is None:
-            raise WorkspaceError(f"no complete load of {service}.{resource} in {self.path or 'memory'}")
+            raise WorkspaceError(self._not_held(service, resource) if not self._fetch(
+                "SELECT 1 FROM _loads WHERE service = ? AND resource = ? LIMIT 1", [service, resource])
+                else f"no complete load of {service}.{resource} in {self.path or 'memory'}")
         if not self._has_table(service, resource):  # a load that never wrote a batch
             return pd.DataFrame()
         with self._lock:
@@ -312,7 +330,17 @@ class Store:
                 raise WorkspaceError(f"{at!r} is not a complete load of {service}.{resource}")
             found = found[0][0]
         else:
-            moment = pd.Timestamp(at)
+            try:
+                moment = pd.Timestamp(at)
+            except (ValueError, TypeError):
+                ids = [row[0] for row in self._fetch(f"SELECT load_id FROM _loads WHERE service = ? AND resource = ? "
+                                                     f"AND status IN {FINISHED} ORDER BY seq DESC LIMIT 3",
+                                                     [service, resource])]
+                raise WorkspaceError(f"{at!r} is neither a load id nor a moment; the latest loads of {service}."
+                                     f"{resource} are {', '.join(ids) or 'none'} (ws.history(...) lists them "
+                                     "all)") from None
+            if pd.isna(moment):
+                raise WorkspaceError(f"{at!r} is not a moment: give a load id or a date and time")
             moment = moment.tz_localize("UTC") if moment.tzinfo is None else moment.tz_convert("UTC")
             rows = self._fetch(f"SELECT load_id FROM _loads WHERE service = ? AND resource = ? AND status IN "
                                f"{FINISHED} AND finished <= ? ORDER BY seq DESC LIMIT 1",
@@ -381,9 +409,25 @@ class Store:
         return {name: list(values) for name, values in rows}
 
     def sql(self, query: str, params: Any = None) -> Query | None:
-        """A DuckDB relation (`.df()`, `.to_arrow_table()`, `.show()`); a statement like UPDATE runs at once."""
-        relation = self._user.sql(query, params=params)
+        """A DuckDB relation (`.df()`, `.to_arrow_table()`, `.show()`); a statement like UPDATE runs at once.
+        A table the workspace does not hold is an UnknownTableError saying what it holds."""
+        try:
+            relation = self._user.sql(query, params=params)
+        except duckdb.CatalogException as error:
+            missing = _MISSING_TABLE.search(str(error))
+            if missing is None or not self._has_loads_table():
+                raise
+            schema, name = missing.group("schema"), missing.group("name")
+            if schema is None:  # DuckDB names the schema only when that is missing too: the query has it
+                named = re.search(rf'"?(\w+)"?\s*\.\s*"?{re.escape(name)}\b', query)
+                schema = named.group(1) if named else None
+            hint = "".join(f" ({line.strip()})" for line in str(error).splitlines()[1:2])
+            raise UnknownTableError(self._not_held(schema, name) + hint) from None
         return Query(relation, self) if relation is not None else None
+
+    def _has_loads_table(self) -> bool:
+        return bool(self._fetch("SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() "
+                                "AND schema_name = 'main' AND table_name = '_loads'"))
 
     def loads(self) -> pd.DataFrame:
         """Every load: when, what, params (JSON), rows, requests, status, error, failed ids, key."""
@@ -453,17 +497,48 @@ class Store:
                               (before, numbers[before]), (after, numbers[after]), list(key), categories)
 
     def resolve(self, resource: str) -> tuple[str, str]:
-        """("service", "resource") from "service.resource", or from "resource" if only one service has it."""
+        """("service", "resource") from "service.resource", or from "resource" if only one service has
+        it; a resource the workspace holds no load of is a WorkspaceError naming those it holds."""
         self._check_open()
+        if not isinstance(resource, str) or not resource:
+            raise WorkspaceError(f"name a resource as 'service.resource', not {resource!r}")
         if "." in resource:
             service, name = resource.split(".", 1)
+            if not self._fetch("SELECT 1 FROM _loads WHERE service = ? AND resource = ? LIMIT 1", [service, name]):
+                raise WorkspaceError(self._not_held(service, name))
             return service, name
         services = [row[0] for row in self._fetch(
             "SELECT DISTINCT service FROM _loads WHERE resource = ? ORDER BY 1", [resource])]
+        if not services:
+            raise WorkspaceError(self._not_held(None, resource))
         if len(services) != 1:
-            found = f"services {', '.join(services)} all have" if services else "no load of"
-            raise WorkspaceError(f"{found} {resource!r}: say which, as 'service.{resource}'")
+            raise WorkspaceError(f"services {', '.join(services)} all have {resource!r}: say which, "
+                                 f"as 'service.{resource}'")
         return services[0], resource
+
+    def _not_held(self, service: str | None, name: str) -> str:
+        """What to say of a resource the workspace holds no load of: what it holds instead."""
+        held = [f"{s}.{r}" for s, r in self._fetch("SELECT DISTINCT service, resource FROM _loads ORDER BY 1, 2")]
+        subsets = [h for h in held if h.endswith("." + filtered_of(name)) and (service is None or
+                                                                              h == f"{service}.{filtered_of(name)}")]
+        asked = f"{service}.{name}" if service else repr(name)
+        if subsets:
+            return (f"{asked} has no load of the whole resource, only filtered ones: {subsets[0]}. Fetch it "
+                    f"without filters for the whole, or read {subsets[0]}")
+        listed = ", ".join(held[:12]) + (f" and {len(held) - 12} more" if len(held) > 12 else "")
+        return f"no load of {asked} in this workspace; it holds {listed or 'nothing yet'}"
+
+    def tables(self) -> pd.DataFrame:
+        """What each view of the workspace shows: one row per `service.resource` (and its
+        `__filtered` loads) with the latest finished load's id, when it finished, its rows, the
+        filters it was fetched with (JSON) and how many loads the history holds."""
+        return self._frame(f"""
+            SELECT service || '.' || resource AS "table", service, resource,
+                   arg_max(load_id, coalesce(seq, 0)) AS load_id, max(finished) AS finished,
+                   arg_max("rows", coalesce(seq, 0)) AS "rows", arg_max(params, coalesce(seq, 0)) AS params,
+                   resource LIKE '%{FILTERED}' AS filtered, count(*) AS loads
+            FROM {self._loads_table()} WHERE status IN {FINISHED}
+            GROUP BY ALL ORDER BY service, resource""")
 
     # -- snapshots ---------------------------------------------------------------------------------
 

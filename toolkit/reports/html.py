@@ -21,7 +21,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from toolkit.reports import assets, audiences, media, plots, translation
-from toolkit.reports.source import frame, has, translation_now
+from toolkit.reports.source import CLOCKS, clock_of, frame, has
 
 CSS = """
 body { font-family: -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: #1f2933;
@@ -87,12 +87,24 @@ def _part(part: Part) -> str:
     try:
         figure, data = part.draw()
     except Exception as error:  # one report that cannot be drawn must not cost the others
-        return "\n".join([*out, f"<p class=note>This report could not be drawn from this source: "
-                                f"{html.escape(type(error).__name__)}: {html.escape(str(error))}</p>"])
+        return "\n".join([*out, _note("This report could not be drawn from this source", error)])
     if figure is not None:
-        out.append(f'<img alt="{html.escape(part.heading)}" src="{plots.data_uri(figure)}">')
-    out.append(_table(data, part.rows, part.columns))
+        try:
+            out.append(f'<img alt="{html.escape(part.heading)}" src="{plots.data_uri(figure)}">')
+        except Exception as error:  # nor one figure its table, or the page
+            out.append(_note("The figure could not be drawn; its table follows", error))
+    try:
+        out.append(_table(data, part.rows, part.columns))
+    except Exception as error:
+        out.append(_note("The table could not be written", error))
     return "\n".join(out)
+
+
+def _note(what: str, error: Exception) -> str:
+    """A short note in place of what failed: the error's first line, never a page of it."""
+    first = (str(error).strip().splitlines() or [""])[0]
+    said = f"{type(error).__name__}: {plots.shorten(first, 200)}" if first else type(error).__name__
+    return f"<p class=note>{html.escape(what)}: {html.escape(said)}</p>"
 
 
 def _parts(source: Any, now: Any, as_of: Mapping[str, Any] | None) -> dict[str, list[Part]]:
@@ -191,8 +203,9 @@ def _summary(source: Any, now: Any) -> str:
                                "GROUP BY 1 ORDER BY 1")
         rows = [f"{html.escape(s)}: {r} resources, {n} loads" for s, n, r in
                 zip(counts["service"], counts["loads"], counts["resources"], strict=True)]
-    moment = translation_now(source, now)
-    as_of = f" Translation deadlines are measured against {moment:%d %b %Y %H:%M} UTC." if moment else ""
+    moment, clock = clock_of(source, now)
+    as_of = (f" Translation deadlines are measured against {moment:%d %b %Y %H:%M} UTC, by "
+             f"{html.escape(CLOCKS[clock])}." if moment else "")
     return (f"<p class=meta>From the {html.escape(kind.lower())} {html.escape(str(where or 'in memory'))}; "
             f"{'; '.join(rows) or 'no loads'}. Written {datetime.now(UTC):%d %b %Y %H:%M} UTC.{as_of}</p>")
 
@@ -201,9 +214,9 @@ def write_report(source: Any, path: str | Path, now: Any = None, title: str = "t
                  as_of: Mapping[str, Any] | None = None) -> Path:
     """Write the HTML report of `source` (a Workspace or a Snapshot) to `path`; returns the path.
 
-    `now` is the moment translation deadlines are measured against (by default the latest load's
-    end; for the sandbox, `box.clock.now()`); `as_of` dates loads for the burndown (load id →
-    moment, see `translation.burndown`).
+    `now` is the moment translation deadlines are measured against (by default the service's clock
+    at the latest load of targets, which the page names); `as_of` dates loads for the burndown (load
+    id → moment, see `translation.burndown`).
     """
     path = Path(path)
     sections = _parts(source, now, as_of)

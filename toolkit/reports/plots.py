@@ -10,10 +10,13 @@ from __future__ import annotations
 import base64
 import io
 from collections.abc import Iterable, Sequence
+from typing import Any
 
+from matplotlib import rc_context
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 WIDTH = 9.0          # inches: 900 px at the report's 100 px per inch
 DPI = 150            # rendered sharper than shown
@@ -31,7 +34,17 @@ FLAG = {"overdue": RED, "at risk": GOLD}
 
 
 class ReportFigure(Figure):
-    """A Figure that Jupyter shows as a PNG: made without pyplot, no backend would display it otherwise."""
+    """A Figure that Jupyter shows as a PNG: made without pyplot, no backend would display it otherwise.
+
+    Its text is the services' data (tags, names), never mathtext: `$` is a dollar sign, and a tag
+    such as `$\\frac{$` is drawn as it is instead of failing the figure (and the report with it).
+    """
+
+    def draw(self, renderer: Any) -> None:
+        with rc_context({"text.parse_math": False}):  # the tick labels a draw makes are plain too
+            for text in self.findobj(Text):
+                text.set_parse_math(False)
+            super().draw(renderer)
 
     def _repr_png_(self) -> bytes:
         return png(self, dpi=100)

@@ -5,12 +5,13 @@ lists the loads, and `<service>.<resource>__loads` (a workspace, or a snapshot e
 `history=True`) gives every load's rows with `_load_id`, which the reports over time need: a view
 computed from the row versions (toolkit.duckfile), or the table of copies an older export holds.
 
-"Now" is when the latest load finished, whatever the base URL. The sandbox runs on a virtual clock
-that the loads' wall-clock times do not show, and only its handle knows that clock (a real service
-reached through a localhost tunnel has a loopback URL too): so a report that compares against now
-takes `now=` (`box.clock.now()`), and the burndown `as_of=`, the moment each load saw.
+"Now" is the service's own clock at the latest load: each load records the `Date` header of the
+service's latest answer (`_loads.service_clock`), so a deadline is measured as the service measures
+it, whether this machine's clock is off or the service is the sandbox on its virtual clock. A load
+without one (a service that sends no Date, a file of an older toolkit) is dated by this machine's
+clock when it finished. `now=` overrides both; every report says which clock it used (`clock_of`).
 
-    late = reports.translation.overdue(ws, now=box.clock.now())
+    late = reports.translation.overdue(ws); late.attrs["now"], late.attrs["clock"]
 """
 from __future__ import annotations
 
@@ -51,12 +52,15 @@ def table(source: Any, service: str, resource: str, columns: str = "*") -> pd.Da
 
 
 def loads(source: Any, service: str, resource: str) -> pd.DataFrame:
-    """The finished loads of a resource, oldest first: load_id, base_url, started, finished, rows."""
+    """The finished loads of a resource, oldest first: load_id, base_url, started, finished, rows, and
+    service_clock (the service's clock at the load's latest answer; NULL where it was not recorded)."""
     if not has(source, "main", "_loads"):
-        return pd.DataFrame(columns=["load_id", "base_url", "started", "finished", "rows"])
-    return frame(source, "SELECT load_id, base_url, started, finished, \"rows\" FROM _loads WHERE service = ? "
-                 "AND resource = ? AND status IN ('complete', 'stale') ORDER BY finished, started",
-                 [service, resource])
+        return pd.DataFrame(columns=["load_id", "base_url", "started", "finished", "rows", "service_clock"])
+    clock = "service_clock" if has_column(source, "main", "_loads", "service_clock") else \
+        "NULL::TIMESTAMPTZ AS service_clock"
+    return frame(source, f"SELECT load_id, base_url, started, finished, \"rows\", {clock} FROM _loads "
+                 "WHERE service = ? AND resource = ? AND status IN ('complete', 'stale') "
+                 "ORDER BY finished, started", [service, resource])
 
 
 def history(source: Any, service: str, resource: str) -> bool:
@@ -72,10 +76,29 @@ def utc(value: Any) -> pd.Timestamp | None:
     return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
 
 
-def translation_now(source: Any, now: Any = None) -> pd.Timestamp | None:
-    """The moment the translation reports measure against: `now` when given (the sandbox's
-    `box.clock.now()`), else when the latest load of targets finished; None with no load."""
+GIVEN, SERVICE_CLOCK, OUR_CLOCK = "given", "service", "this machine"
+CLOCKS = {GIVEN: "the moment given (now=)", SERVICE_CLOCK: "the service's clock (its Date header) at the latest load",
+          OUR_CLOCK: "this machine's clock when the latest load finished (the service sent no Date)"}
+
+
+def load_moment(service_clock: Any, finished: Any) -> tuple[pd.Timestamp | None, str]:
+    """When a load saw the service: by the service's clock where recorded, else by ours; and which."""
+    moment = utc(service_clock)
+    return (moment, SERVICE_CLOCK) if moment is not None else (utc(finished), OUR_CLOCK)
+
+
+def clock_of(source: Any, now: Any = None, service: str = "translation",
+             resource: str = "targets") -> tuple[pd.Timestamp | None, str]:
+    """The moment a report measures against and the clock it comes from (a key of CLOCKS): `now` when
+    given, else the latest load of `service.resource` as the service's clock saw it; None with no load."""
     if now is not None:
-        return utc(now)
-    pulled = loads(source, "translation", "targets")
-    return None if pulled.empty else utc(pulled["finished"].iloc[-1])
+        return utc(now), GIVEN
+    pulled = loads(source, service, resource)
+    if pulled.empty:
+        return None, GIVEN
+    return load_moment(pulled["service_clock"].iloc[-1], pulled["finished"].iloc[-1])
+
+
+def translation_now(source: Any, now: Any = None) -> pd.Timestamp | None:
+    """The moment the translation reports measure against (`clock_of` without which clock)."""
+    return clock_of(source, now)[0]

@@ -2,10 +2,11 @@
 submission, overdue and at-risk targets, the burndown over the loads, word counts and quotes.
 
 A target is done once PROCESSED, DELIVERED or COMPLETED; CANCELLED ones are left out of progress;
-every other status is open. "Now" is `source.translation_now`: the latest load's end, or `now=`
-(for the sandbox, its virtual clock: `box.clock.now()`).
+every other status is open. "Now" is `source.clock_of`: the service's clock at the latest load of
+targets (its Date header; the sandbox sends its virtual clock), or `now=`; the frames say which in
+`attrs["now"]` and `attrs["clock"]`, and so does the HTML report.
 
-    late = reports.translation.overdue(ws, now=box.clock.now()); reports.translation.plot_overdue(late)
+    late = reports.translation.overdue(ws); reports.translation.plot_overdue(late)
 """
 from __future__ import annotations
 
@@ -21,13 +22,14 @@ from matplotlib.patches import Patch
 
 from toolkit.reports import plots
 from toolkit.reports.source import (
+    clock_of,
     frame,
     has,
     has_column,
     history,
+    load_moment,
     loads,
     table,
-    translation_now,
     utc,
 )
 
@@ -172,11 +174,13 @@ def percent_complete(source: Any, now: Any = None) -> pd.DataFrame:
         FROM {SERVICE}.targets t {names} GROUP BY 1""")
     found["open"] = found["targets"] - found["done"]
     found["percent"] = (100 * found["done"] / found["targets"].where(found["targets"] > 0)).round(1)
-    moment = translation_now(source, now)
+    moment, clock = clock_of(source, now)
     if "due_date" in found and moment is not None:
         found["hours_left"] = ((found["due_date"] - moment).dt.total_seconds() / 3600).round(1)
-    return found.sort_values(["open", "due_date" if named else "submission_id"], ascending=[False, True],
-                             key=lambda c: c.gt(0) if c.name == "open" else c, ignore_index=True)
+    found = found.sort_values(["open", "due_date" if named else "submission_id"], ascending=[False, True],
+                              key=lambda c: c.gt(0) if c.name == "open" else c, ignore_index=True)
+    found.attrs.update(now=moment, clock=clock)
+    return found
 
 
 def plot_percent_complete(progress: pd.DataFrame, limit: int = 25) -> Figure:
@@ -213,18 +217,20 @@ def overdue(source: Any, now: Any = None, within_hours: float = AT_RISK_HOURS) -
     """Open targets past their due date ("overdue") or due within `within_hours` and not yet in their
     workflow's last phase ("at risk"), soonest due first, with `hours_left` (negative: hours late)."""
     targets = _targets_with_phase(source)
-    moment = translation_now(source, now)
+    moment, clock = clock_of(source, now)
     columns = ["target_id", "submission_id", "document_name", "target_language", "status", "current_phase",
                "due_date", "hours_left", "flag"]
     if targets.empty or moment is None:
-        return pd.DataFrame(columns=columns)
+        empty = pd.DataFrame(columns=columns)
+        empty.attrs.update(now=moment, clock=clock)
+        return empty
     open_ = targets[~targets["status"].isin((*DONE, CANCELLED)) & targets["due_date"].notna()].copy()
     open_["hours_left"] = ((open_["due_date"] - moment).dt.total_seconds() / 3600).round(1)
     late = open_["hours_left"] < 0
     risky = ~late & (open_["hours_left"] < within_hours) & (open_["step"] < open_["last_step"])
     open_["flag"] = np.where(late, "overdue", np.where(risky, "at risk", ""))
     found = open_[open_["flag"] != ""].sort_values(["due_date", "target_id"], ignore_index=True)[columns]
-    found.attrs["now"] = moment
+    found.attrs.update(now=moment, clock=clock)
     return found
 
 
@@ -260,8 +266,8 @@ def plot_overdue(late: pd.DataFrame, submissions: pd.DataFrame | None = None, li
 def burndown(source: Any, as_of: Mapping[str, Any] | None = None) -> pd.DataFrame:
     """Per load of targets: `as_of`, `open`, `in_phase` (being worked on), `done`; oldest first.
 
-    A load is dated when it finished, or by `as_of` (load id → moment) where that names it: the
-    sandbox's clock when the load was pulled, which the loads' own wall-clock times do not show.
+    A load is dated by `as_of` (load id → moment) where that names it, else by the service's clock
+    at the load (its Date header), else by this machine's when it finished.
     """
     columns = ["load_id", "as_of", "open", "in_phase", "done", "cancelled"]
     pulled = loads(source, SERVICE, "targets")
@@ -280,8 +286,9 @@ def burndown(source: Any, as_of: Mapping[str, Any] | None = None) -> pd.DataFram
         FROM {rows} GROUP BY 1""")
     merged = pulled.merge(counts, on="load_id")
     given = {load: utc(moment) for load, moment in (as_of or {}).items()}
-    merged["as_of"] = pd.to_datetime([given.get(load) or utc(end) for load, end in
-                                      zip(merged["load_id"], merged["finished"], strict=True)], utc=True)
+    merged["as_of"] = pd.to_datetime([given.get(load) or load_moment(seen, end)[0] for load, seen, end in
+                                      zip(merged["load_id"], merged["service_clock"], merged["finished"],
+                                          strict=True)], utc=True)
     return merged.sort_values(["as_of", "finished"], ignore_index=True)[columns]
 
 

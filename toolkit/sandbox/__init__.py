@@ -176,7 +176,7 @@ def start(seed: int = 0, scale: float = 1, latency_ms: float = 0,
     built = {key: cls(seed, scale, clock, options) for key, cls in classes.items()}
     plan = DriftPlan(drift, seed, {key: [action.id for action in emulator.actions]
                                    for key, emulator in built.items()})
-    app = App(built, FaultPlan(faults, seed), latency_ms, enforce_limits, cache_reads, max_body, plan)
+    app = App(built, FaultPlan(faults, seed), latency_ms, enforce_limits, cache_reads, max_body, plan, clock)
     server = SandboxServer(app, port, read_timeout, idle_timeout)
     server.start()
     return Sandbox(server, app, clock)

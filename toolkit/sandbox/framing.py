@@ -133,8 +133,9 @@ def _chunked(rfile: BinaryIO, max_body: int) -> bytes:
     raise Malformed(431, f"more than {MAX_HEADERS} trailer lines")
 
 
-def encode(response: Response, close: bool = False) -> bytes:
-    """Status line, headers and body as one buffer, written with one call."""
+def encode(response: Response, close: bool = False, date: str | None = None) -> bytes:
+    """Status line, headers and body as one buffer, written with one call; `date` is the Date header
+    (RFC 9110: a server with a clock sends one), the sandbox's virtual clock as an HTTP date."""
     body = response.body
     content_type = response.content_type
     if body is None:
@@ -152,6 +153,8 @@ def encode(response: Response, close: bool = False) -> bytes:
             payload = orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
         content_type = content_type or "application/json"
     lines = [f"HTTP/1.1 {response.status} {PHRASES.get(response.status, 'Unknown')}"]
+    if date:
+        lines.append(f"Date: {date}")
     if content_type:
         lines.append(f"Content-Type: {content_type}")
     if response.status != 204 and response.status >= 200:   # RFC 9110: 204 carries no Content-Length

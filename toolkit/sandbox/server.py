@@ -17,17 +17,20 @@ request that stops arriving is answered 408 and its connection closed.
 from __future__ import annotations
 
 import contextlib
+import email.utils
 import socket
 import sys
 import threading
 import time
 import traceback
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from http.server import ThreadingHTTPServer
 from socketserver import StreamRequestHandler
 from typing import Any
 from urllib.parse import parse_qs
 
+from toolkit.sandbox.clock import Clock
 from toolkit.sandbox.drift import DriftPlan
 from toolkit.sandbox.emulator import Emulator
 from toolkit.sandbox.faults import FaultPlan
@@ -65,8 +68,10 @@ class App:
 
     def __init__(self, emulators: Mapping[str, Emulator], faults: FaultPlan, latency_ms: float = 0,
                  enforce_limits: bool = True, cache_reads: bool = False, max_body: int = MAX_BODY,
-                 drift: DriftPlan | None = None) -> None:
+                 drift: DriftPlan | None = None, clock: Clock | None = None) -> None:
         self.emulators = dict(emulators)
+        self.clock = clock
+        self._date: tuple[datetime, str] | None = None
         # None unless something drifts: an answer is then encoded exactly as the handler gave it
         self.drift = drift or None
         self.max_body = max_body
@@ -79,6 +84,15 @@ class App:
         self.latency = latency_ms / 1000
         self.limits = dict(LIMITS) if enforce_limits else {}
         self.traffic = Traffic()
+
+    def http_date(self) -> str | None:
+        """The Date every answer carries: the virtual clock's now (None without a clock)."""
+        if self.clock is None:
+            return None
+        now, known = self.clock.now(), self._date
+        if known is None or known[0] != now:  # formatted once per clock move, not per answer
+            known = self._date = (now, email.utils.format_datetime(now.astimezone(UTC), usegmt=True))
+        return known[1]
 
     def dispatch(self, method: str, target: str, headers: Headers, body: bytes, host: str) -> Any:
         """The encoded answer for one request, or DROP."""
@@ -226,7 +240,7 @@ class App:
                 if self.drift is not None:
                     result = self.drift.apply(route.action.id if route.action else None, result)
                 # serialised under the lock: another request may be changing these records
-                return encode(result)
+                return encode(result, date=self.http_date())
             except Reject as reject:
                 return _with_headers(emulator.error(reject.status, reject.message, **reject.extra),
                                      reject.headers)
@@ -303,7 +317,7 @@ class _Handler(StreamRequestHandler):
             # the body is not read (or only a small one, dropped), so that nothing it holds is kept
             small = 0 <= length <= SMALL_BODY and "100-continue" not in headers.get("expect", "").lower()
             if small and self._drop(length):
-                self.wfile.write(encode(refusal, not keep))
+                self.wfile.write(encode(refusal, not keep, app.http_date()))
                 return keep
             return self._refuse(refusal, unread=True)
         if headers.get("expect", "").lower() == "100-continue":
@@ -321,7 +335,7 @@ class _Handler(StreamRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
             return False
         if isinstance(answer, Response):
-            answer = encode(answer, not keep)
+            answer = encode(answer, not keep, app.http_date())
         elif not keep:
             answer = answer.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n", 1)
         self.wfile.write(answer)
@@ -337,7 +351,7 @@ class _Handler(StreamRequestHandler):
     def _refuse(self, answer: Response, unread: bool = False) -> bool:
         """Answer and close; with a body left `unread`, drop what still arrives for a moment first,
         so that the client reads the answer instead of a connection reset."""
-        self.wfile.write(encode(answer, close=True))
+        self.wfile.write(encode(answer, close=True, date=self.server.app.http_date()))
         self.wfile.flush()
         if unread:
             with contextlib.suppress(OSError):
