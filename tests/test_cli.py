@@ -259,3 +259,24 @@ def test_doctor_without_credentials_exits_2_and_names_what_is_missing(env, capsy
     monkeypatch.setenv("TOOLKIT_ASSET_LIBRARY_BASE_URL", env.url("asset_library"))
     assert main(["doctor", "asset_library"]) == 2
     assert "TOOLKIT_ASSET_LIBRARY_API_KEY" in capsys.readouterr().err
+
+
+def test_pull_goes_past_a_resource_that_breaks_and_exits_1(env, tmp_path, capsys, monkeypatch):
+    """Invalid UTF-8 in one resource ended the run before the resources after it; now its line says
+    FAIL, the others are pulled, and the exit code says some failed."""
+    from toolkit import connection
+
+    real = connection.Connection.pull
+
+    def breaks(self, name, **options):
+        if name == "tags":
+            raise UnicodeDecodeError("utf-8", b"\xff\x1b[2J", 0, 1, "invalid start byte\nWARNING: all good")
+        return real(self, name, **options)
+
+    monkeypatch.setattr(connection.Connection, "pull", breaks)
+    workspace = str(tmp_path / "w.duckdb")
+    assert main(["pull", "asset_library", "tags", "boards", "--workspace", workspace]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL asset_library.tags: unexpected UnicodeDecodeError:" in out
+    assert "\x1b" not in out and "\nWARNING: all good" not in out and "\\nWARNING: all good" in out
+    assert re.search(r"ok +asset_library\.boards", out) and out.splitlines()[-1].endswith("1 failed")

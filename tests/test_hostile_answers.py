@@ -363,3 +363,26 @@ def test_a_key_is_stored_once_the_later_row_wins(hostile, style, tmp_path):
     drift = ws.drift(f"{style.service}.{style.resource}")
     assert drift[drift["kind"] == "duplicate_key"].iloc[0]["count"] == 25
     assert any("earlier rows of a repeated key" in str(w.message) for w in caught)
+
+
+def test_a_field_name_holding_terminal_escapes_reaches_no_warning_or_error_raw(hostile, tmp_path):
+    """A field `\x1b[2J...\nWARNING: all good` reached the DriftWarning as it was: it cleared the
+    terminal and forged a line. It is shown escaped; its value is kept as data."""
+    style = STYLES["cursor"]
+    evil = "x\x1b[2J\x1b[H\nWARNING: all good\u202e"
+    rows = [{**row, evil: "value"} for row in style.rows[:10]]
+
+    def evil_page(query, n, honest, start, size):
+        return style.page(rows, start, size)
+
+    ws, conn = connected(serve(hostile, style, evil_page), style, tmp_path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        frame = conn.fetch(style.resource, progress=False)
+    said = [str(w.message) for w in caught]
+    assert len(said) == 1 and "x\\x1b[2J\\x1b[H\\nWARNING: all good\\u202e undeclared (10)" in said[0]
+    assert not any(c in said[0] for c in "\x1b\n\u202e")
+    assert len(frame) == 10 and evil in json.loads(frame["extra"].iloc[0]), "the data itself is kept"
+    fail = toolkit.errors.error_for("asset_library", "asset_library.list_tags", 400, "message",
+                                    {"message": "bad\x1b[31m\nWARNING: all good"})
+    assert str(fail) == "asset_library.list_tags: 400 bad\\x1b[31m\\nWARNING: all good"

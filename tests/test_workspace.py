@@ -490,6 +490,29 @@ def test_a_frame_from_kept_batches_leaves_the_memory_limit_as_it_was(tmp_path):
         assert ws.sql("select current_setting('memory_limit')").fetchall()[0][0] == before
 
 
+def test_the_analysts_queries_get_the_machines_memory_and_a_load_64_mb(tmp_path, monkeypatch):
+    """A file workspace held every query at 64 MB: a sort of 300k rows of text ran out of memory."""
+    monkeypatch.delenv("TOOLKIT_DUCKDB_MEMORY_LIMIT", raising=False)
+    limit = "select current_setting('memory_limit')"
+    with Workspace(tmp_path / "ws.duckdb") as ws:
+        ws.sql("create table t as select range as id, 'asset-' || range as name, "
+               "repeat('description ', 20) as d from range(300000)")
+        assert len(ws.sql("select * from t order by d, name").fetchall()) == 300000
+        whole = ws.sql(limit).fetchall()[0][0]
+        during = []
+        with ws.load("translation", URL, "targets") as load:
+            load.write(pa.table({"id": [1]}))
+            during.append(ws.sql(limit).fetchall()[0][0])
+        assert during == ["61.0 MiB"] and ws.sql(limit).fetchall()[0][0] == whole
+        ws.sql("SET memory_limit = '300MB'")  # the analyst's own choice outlasts a load
+        with ws.load("translation", URL, "targets") as load:
+            load.write(pa.table({"id": [2]}))
+        assert ws.sql(limit).fetchall()[0][0] == "286.1 MiB"
+    monkeypatch.setenv("TOOLKIT_DUCKDB_MEMORY_LIMIT", "200MB")
+    with Workspace(tmp_path / "ws.duckdb") as ws:
+        assert ws.sql(limit).fetchall()[0][0] == "190.7 MiB"
+
+
 @pytest.mark.parametrize(("chosen", "backend"), [(None, "system"), ("mimalloc", "mimalloc")])
 def test_arrow_uses_the_system_allocator_unless_the_analyst_chose_one(chosen, backend):
     env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}

@@ -9,6 +9,7 @@ a required path param is skipped with a message saying what it needs, unless `in
 """
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -16,6 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit import catalog
 from toolkit.errors import ToolkitError
+from toolkit.printable import printable
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from toolkit.connection import Connection
@@ -38,7 +42,7 @@ class Pulled:
         if self.skipped:
             return f"  skip {name}: {self.skipped}"
         if self.error:
-            return f"  FAIL {name}: {self.error}"
+            return f"  FAIL {name}: {printable(self.error)}"
         return f"  ok   {name:<44} {self.rows:>8,} rows {self.requests:>6,} requests {self.seconds:>6.1f} s"
 
 
@@ -77,6 +81,10 @@ def pull_one(client: Connection, name: str, inputs: Mapping[str, Any] | None = N
     except ToolkitError as error:
         return Pulled(resource.service, name, seconds=time.monotonic() - started,
                       error=f"{type(error).__name__}: {error}")
+    except Exception as error:  # one resource's bug or bad bytes never stops the others (nor Ctrl-C's way out)
+        log.warning("%s.%s failed unexpectedly", resource.service, name, exc_info=True)
+        return Pulled(resource.service, name, seconds=time.monotonic() - started,
+                      error=f"unexpected {type(error).__name__}: {printable(error)}")
     return Pulled(resource.service, name, result.rows, result.requests, time.monotonic() - started)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.decoding import ID_KINDS, WIRE_KINDS
+from toolkit.printable import printable
 
 __all__ = ["CallSeen", "Report", "ResourceCheck", "ServiceCheck", "declared_types", "json_type"]
 
@@ -103,7 +104,8 @@ class ResourceCheck:
                                                for name in self.extra))
         notes += [f"type of {name}: {why}" for name, why in self.types_differ.items()]
         notes += [f"paging: {why}" for why in self.paging_differs]
-        return "\n".join([head, *(f"         {note}" for note in notes)])
+        # a field name is the service's text: a newline or an escape in it never forges a line
+        return "\n".join(printable(line) for line in [head, *(f"         {note}" for note in notes)])
 
 
 @dataclass
@@ -134,7 +136,7 @@ class ServiceCheck:
         skew = "no Date header" if self.clock_skew_s is None else f"{self.clock_skew_s:+.0f} s (the service's Date " \
                                                                   "minus this machine's time)"
         lines.append(f"  clock skew: {skew}")
-        lines += [r.line() for r in self.resources]
+        lines = [printable(line) for line in lines] + [r.line() for r in self.resources]
         total = sum(c.ms for c in self.calls)
         lines.append(f"  {len(self.calls)} requests ({', '.join(sorted({c.method for c in self.calls})) or 'none'}), "
                      f"{total:.0f} ms in all")

@@ -31,6 +31,7 @@ from toolkit.errors import ContractError, ValidationError
 from toolkit.frames import DRIFT
 from toolkit.loads import SECRET_NAME, scrub
 from toolkit.paging import PageNumber, Paging, absent
+from toolkit.printable import printable
 from toolkit.rules import MASK
 from toolkit.spec import Action, Column, Resource
 
@@ -211,7 +212,8 @@ class Tally:
 
 def warning(resource: Resource, load_id: str, found: list[dict]) -> str:
     """The line a `DriftWarning` says for one load."""
-    kinds = ", ".join(f"{entry['field']} {entry['kind']} ({entry['count']})" for entry in found[:5])
+    # a field name is the service's text: escaped, so that it cannot clear a terminal or forge a line
+    kinds = ", ".join(f"{printable(entry['field'])} {entry['kind']} ({entry['count']})" for entry in found[:5])
     more = f" and {len(found) - 5} more" if len(found) > 5 else ""
     name = f"{resource.service}.{resource.name}"
     kept = "every value is kept" if not any(entry["kind"] == "duplicate_key" for entry in found) else \

@@ -97,6 +97,27 @@ def session(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     return con
 
 
+def query_memory() -> str:
+    """DuckDB's memory limit for what the analyst asks of a file workspace: half of this machine's
+    memory (DuckDB's own default, 80%, leaves little to the notebook's pandas), or
+    `TOOLKIT_DUCKDB_MEMORY_LIMIT` ("8GB"). A load lowers it to `load_memory()` while it runs."""
+    given = os.environ.get("TOOLKIT_DUCKDB_MEMORY_LIMIT")
+    if given:
+        return given
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # no sysconf (Windows): DuckDB's way of telling
+        return "80%"
+    return f"{max(256, physical // 2 // 2**20)}MB"
+
+
+def load_memory() -> str:
+    """DuckDB's memory limit while a load writes into a file workspace: DuckDB keeps written blocks in
+    its buffer pool up to the limit, so a big load would grow the process with N; bounded, it spills
+    to the file and stays flat (`TOOLKIT_LOAD_MEMORY_LIMIT`, 64MB by default)."""
+    return os.environ.get("TOOLKIT_LOAD_MEMORY_LIMIT", "64MB")
+
+
 def open_duckdb(path: Path | None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """A connection; a file locked by another process becomes `WorkspaceInUseError`, one open in this
     process the other way (read-write against read-only) `WorkspaceOpenHereError`."""
@@ -108,9 +129,7 @@ def open_duckdb(path: Path | None, read_only: bool = False) -> duckdb.DuckDBPyCo
     try:
         con = session(duckdb.connect(str(path) if path else ":memory:", read_only=read_only))
         if path:
-            # DuckDB keeps written blocks in its buffer pool up to 80% of RAM by default, so a big load
-            # would grow the process with N; a file-backed workspace can spill, so bound it
-            con.execute(f"SET memory_limit = '{os.environ.get('TOOLKIT_DUCKDB_MEMORY_LIMIT', '64MB')}'")
+            con.execute(f"SET memory_limit = '{query_memory()}'")
         return con
     except duckdb.ConnectionException as error:
         if "different configuration" not in str(error):

@@ -30,9 +30,15 @@ import os
 import reprlib
 from typing import Any
 
+from toolkit.printable import printable
+
 
 class ToolkitError(Exception):
-    """Base of every error toolkit raises."""
+    """Base of every error toolkit raises. Its text never holds a control character: what a service
+    sent (a message, a field name, a cursor) is shown escaped (toolkit.printable)."""
+
+    def __str__(self) -> str:
+        return printable(super().__str__(), keep_lines=True)
 
 
 class ValidationError(ToolkitError, ValueError):
@@ -181,7 +187,7 @@ def service_message(shape: str, body: Any, fallback: str) -> str:
     `messages` (translation: {messages: [...]}).
     """
     if not isinstance(body, dict):
-        return (str(body).strip() if body else "") or fallback
+        return printable(str(body).strip() if body else "") or fallback
     parts: list[str] = []
     if shape == "messages":
         parts = [str(m) for m in body.get("messages") or []]
@@ -195,7 +201,7 @@ def service_message(shape: str, body: Any, fallback: str) -> str:
     if not parts and body.get("error"):
         parts.append(str(body.get("error_description") or body["error"]))
     text = "; ".join(dict.fromkeys(p for p in parts if p))    # a message repeated in `errors` once
-    return text or fallback
+    return printable(text) if text else fallback
 
 
 def error_for(service: str, action: str, status: int, shape: str, body: Any,

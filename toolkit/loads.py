@@ -34,7 +34,16 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from toolkit.duckfile import VALIDITY, loads_view_sql, quote, row_hash, session, versions_of, view_sql
+from toolkit.duckfile import (
+    VALIDITY,
+    load_memory,
+    loads_view_sql,
+    quote,
+    row_hash,
+    session,
+    versions_of,
+    view_sql,
+)
 from toolkit.errors import WorkspaceError
 from toolkit.readback import casts_unchanged
 
@@ -55,13 +64,24 @@ def load_threads() -> int:
 
 def _share_cores(ws: Any, change: int) -> None:
     """Count the workspace's open loads (under its lock): the first sets DuckDB's threads to
-    load_threads(), the last puts back what they were."""
+    load_threads() and, in a file, its memory to load_memory(); the last puts back what they were
+    (the analyst's queries get the machine's share again, or what they SET themselves)."""
     ws._loads_open += change
     if change > 0 and ws._loads_open == 1:
         ws._threads_before = ws._con.execute("SELECT current_setting('threads')").fetchall()[0][0]
         ws._con.execute(f"SET threads = {load_threads()}")
+        ws._memory_before = None
+        if ws.path is not None:
+            memory = ws._memory_to_restore()
+            try:
+                ws._set_memory(load_memory())
+                ws._memory_before = memory
+            except duckdb.Error:  # a query of the analyst's holds more right now: the load shares its limit
+                pass
     elif change < 0 and ws._loads_open == 0:
         ws._con.execute(f"SET threads = {int(ws._threads_before)}")
+        if ws._memory_before:
+            ws._restore_memory(ws._memory_before)
 
 
 def load_id(started: datetime) -> str:

@@ -30,6 +30,7 @@ import pandas as pd
 
 from toolkit import catalog, fetch
 from toolkit.errors import ValidationError
+from toolkit.printable import printable
 
 COLUMNS = ["service", "resource", "kind", "added", "changed", "removed", "rows", "requests", "seconds", "drift",
            "error"]
@@ -155,7 +156,7 @@ def _pull(client: Any, store: Any, service: str, name: str, params: dict,
                             incremental=incremental, progress=False, **params)
     except Exception as error:  # one resource's failure is its row; the others go on
         return _row(service, name, "failed", requests=client.requests_sent - before,
-                    seconds=time.perf_counter() - started, error=f"{type(error).__name__}: {error}")
+                    seconds=time.perf_counter() - started, error=f"{type(error).__name__}: {printable(error)}")
     counts = {} if result.cached else store.changes(service, name, result.load_id)
     return _row(service, name, result.kind, rows=result.rows, requests=client.requests_sent - before,
                 seconds=time.perf_counter() - started, drift=len(result.drift), **counts)

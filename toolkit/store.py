@@ -47,6 +47,7 @@ from toolkit.duckfile import (
     migrate,
     old_layout,
     open_duckdb,
+    query_memory,
     quote,
     session,
     valid_at,
@@ -135,7 +136,10 @@ class Store:
         self._resource_locks: dict[tuple[str, str], threading.Lock] = {}
         self._load_owners: dict[tuple[str, str], int] = {}  # which thread has a load of a resource open
         self._loads_open, self._threads_before = 0, None    # DuckDB's threads while loads run (loads.py)
+        self._memory_before: str | None = None              # and its memory limit (loads.py)
         self._connection: duckdb.DuckDBPyConnection | None = open_duckdb(self.path, read_only)
+        self._memory_setting = query_memory()  # what the analyst's queries get (duckfile.query_memory)
+        self._memory_shown = self._connection.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
         # ws.sql() relations run here, never on the shared one
         self._user_cursor: duckdb.DuckDBPyConnection | None = session(self._connection.cursor())
         self._user_thread = threading.get_ident()
@@ -386,12 +390,29 @@ class Store:
         Only when no load is running in the workspace, which could need the memory meanwhile."""
         if self.path is None or self._load_owners:
             return
-        limit = self._con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+        setting = self._memory_to_restore()
         try:
-            self._con.execute("SET memory_limit = '8MB'")
+            self._set_memory("8MB")
         except duckdb.Error:  # something holds more than that (a result being read): leave it be
             return
-        self._con.execute(f"SET memory_limit = '{limit}'")
+        self._restore_memory(setting)
+
+    def _memory_to_restore(self) -> str:
+        """The memory limit to put back after lowering it: ours exactly while DuckDB shows what we set,
+        else what it shows (the analyst SET another, which DuckDB shows rounded down)."""
+        shown = self._con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+        if shown != self._memory_shown:
+            shown_as = re.fullmatch(r"([\d.]+)\s*([A-Za-z]+)", shown)
+            # DuckDB shows a tenth of the unit, rounded down: half a tenth more shows the same again
+            self._memory_setting = f"{float(shown_as[1]) + 0.05:.2f}{shown_as[2]}" if shown_as else shown
+        return self._memory_setting
+
+    def _set_memory(self, setting: str) -> None:
+        self._con.execute(f"SET memory_limit = '{setting}'")
+
+    def _restore_memory(self, setting: str) -> None:
+        self._set_memory(setting)
+        self._memory_shown = self._con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
 
     def latest(self, service: str, resource: str) -> str | None:
         """The id of the latest complete (or stale) load of a resource."""
