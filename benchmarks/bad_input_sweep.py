@@ -28,9 +28,9 @@ from requests.adapters import BaseAdapter, HTTPAdapter
 
 import toolkit
 from toolkit import catalog
+from toolkit.catalog.spec import Action, Param
 from toolkit.errors import ModeError, ValidationError, VersionError
-from toolkit.http import OAuthPasswordAuth, RateBudget
-from toolkit.spec import Action, Param
+from toolkit.http.session import OAuthPasswordAuth, RateBudget
 
 BASE_URL = "http://127.0.0.1:9"
 CREDENTIALS = {

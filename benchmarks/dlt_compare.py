@@ -37,7 +37,7 @@ TARGETS = {
     "offset": ("audience_platform", "audience_platform.list_notifications", "list", {"offset": 0, "size": 1000}),
     "page number": ("translation", "translation.list_targets", "$", {"pageNumber": 0, "pageSize": 200}),
 }
-TARGET_CHUNK = 100      # submission ids per /targets request, as toolkit.fetch and the ceiling send them
+TARGET_CHUNK = 100      # submission ids per /targets request, as toolkit.pull.fetch and the ceiling send them
 
 
 def available() -> bool:

@@ -59,7 +59,7 @@ UNLIMITED: set[str] = set()
 def connect(service: str, credentials: dict, workspace=None):
     """toolkit.connect (or workspace.connect) with the parent's token, so that connecting POSTs nothing."""
     import toolkit
-    from toolkit.http import RateBudget, Secret
+    from toolkit.http.session import RateBudget, Secret
     client = (workspace.connect if workspace is not None else toolkit.connect)(service, **credentials)
     if credentials["base_url"] in UNLIMITED:
         client.transport.budget = RateBudget(None, None)
@@ -159,7 +159,7 @@ def peak_mb(pid: int | str = "self") -> float:
 
 def _helper_peak() -> float:
     """The typing helper's peak RSS in MB (0 when none ran), read before it is stopped."""
-    typist = sys.modules.get("toolkit.typist")
+    typist = sys.modules.get("toolkit.pull.typist")
     helper = getattr(typist, "_helper", None)
     if helper is None:
         return 0.0
@@ -336,7 +336,7 @@ def paging(records: int, runs: int = 3, rest_api_records: int = 0, styles: Seque
 def _pull_limited(service: str, name: str, credentials: dict, limit: int) -> dict:
     """A pull that stops after `limit` rows: the same code path, a smaller N."""
     import toolkit
-    from toolkit import fetch
+    from toolkit.pull import fetch
     ws = toolkit.Workspace(Path(tempfile.mkdtemp()) / "bench.duckdb")
     client = connect(service, credentials, ws)
     original = fetch._walk

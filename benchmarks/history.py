@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from toolkit import Workspace
-from toolkit.readback import to_frame
+from toolkit.storage.readback import to_frame
 
 sys.path.insert(0, str(Path(__file__).parent))
 from workspace_io import batch

@@ -27,7 +27,7 @@ import pandas as pd
 
 import toolkit as tk
 from toolkit import catalog, demo
-from toolkit.http import RateBudget
+from toolkit.http.session import RateBudget
 
 
 def connected(path: Path, box: tk.sandbox.Sandbox) -> tk.Workspace:

@@ -20,9 +20,9 @@ import orjson
 import requests
 
 import toolkit.sandbox as sandbox
+from toolkit.catalog.spec import Action, Cursor, Param, Service
 from toolkit.sandbox import server
 from toolkit.sandbox.emulator import Emulator
-from toolkit.spec import Action, Cursor, Param, Service
 
 # a generic collection registered here, so the figures do not depend on any service's seed data
 SERVICE = Service("bench", "Benchmark collection", "bearer", ("token",), ("token",), "/v1", "message",

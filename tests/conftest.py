@@ -11,7 +11,7 @@ import pytest
 import responses
 from stubbed_services import BASE, CREDENTIALS, TOKEN_URL, Sleeps, make_client, stub_token  # noqa: F401
 
-from toolkit.http import RetryPolicy
+from toolkit.http.session import RetryPolicy
 
 # Pages are typed in the walk's process: a typing helper started by one test would stay up for the
 # tests after it and type their pages out of reach of their monkeypatches. tests/test_typist.py turns

@@ -6,7 +6,8 @@ import warnings
 import pytest
 
 import toolkit as tk
-from toolkit import audit, catalog
+from toolkit import catalog
+from toolkit.connection import audit
 from toolkit.errors import NotFoundError, WorkspaceError
 from toolkit.sandbox import available
 

@@ -28,9 +28,9 @@ from stubbed_services import CREDENTIALS
 
 import toolkit
 from toolkit import catalog
+from toolkit.catalog.spec import Action, Param
 from toolkit.errors import ModeError, ValidationError, VersionError
-from toolkit.http import OAuthPasswordAuth, RateBudget, Secret
-from toolkit.spec import Action, Param
+from toolkit.http.session import OAuthPasswordAuth, RateBudget, Secret
 
 SECRET = "s3cr3t-never-shown-4b1e"
 LONG = 2**63
@@ -207,7 +207,7 @@ def any_value(param: Param) -> st.SearchStrategy:
 
 
 def must_be_refused(param: Param, value: Any, depth: int = 0) -> bool:
-    """An oracle of its own, not toolkit.rules: values no service can take as they would be sent."""
+    """An oracle of its own, not toolkit.http.rules: values no service can take as they would be sent."""
     if isinstance(value, float) and not math.isfinite(value):
         return True
     if isinstance(value, int) and not isinstance(value, bool) and not -LONG <= value < LONG:

@@ -18,7 +18,7 @@ from vcr.serializers import yamlserializer
 import toolkit
 from toolkit import cassettes, catalog, sandbox
 from toolkit.cassettes.scrub import AUTH_HEADERS, MASK, mask_fields
-from toolkit.paging import Unpaged
+from toolkit.catalog.paging import Unpaged
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = ROOT / cassettes.FOLDER

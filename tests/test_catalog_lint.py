@@ -7,9 +7,10 @@ import string
 import pytest
 
 import toolkit
-from toolkit import catalog, rules
-from toolkit.methods import RESERVED
-from toolkit.spec import CONTENT_TYPES, Action
+from toolkit import catalog
+from toolkit.catalog.spec import CONTENT_TYPES, Action
+from toolkit.http import rules
+from toolkit.http.methods import RESERVED
 
 ACTIONS = list(catalog.ACTIONS.values())
 ID = re.compile(r"^(media_review|asset_library|audience_platform|translation)\.[a-z]+(_[a-z0-9]+)+$")

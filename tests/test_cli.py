@@ -264,7 +264,7 @@ def test_doctor_without_credentials_exits_2_and_names_what_is_missing(env, capsy
 def test_pull_goes_past_a_resource_that_breaks_and_exits_1(env, tmp_path, capsys, monkeypatch):
     """Invalid UTF-8 in one resource ended the run before the resources after it; now its line says
     FAIL, the others are pulled, and the exit code says some failed."""
-    from toolkit import connection
+    from toolkit.connection import connection
 
     real = connection.Connection.pull
 

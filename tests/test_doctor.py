@@ -12,10 +12,10 @@ import pytest
 import requests
 
 import toolkit
-import toolkit.checkup as doctor_module
+import toolkit.checkup.doctor as doctor_module
 from toolkit import catalog
-from toolkit.checkup import doctor
-from toolkit.diagnosis import Report, ResourceCheck
+from toolkit.checkup.doctor import doctor
+from toolkit.checkup.report import Report, ResourceCheck
 from toolkit.errors import ToolkitError, ValidationError
 
 
@@ -208,27 +208,33 @@ def test_services_default_to_those_configured(box, monkeypatch):
     assert [s.service for s in report.services] == ["media_review"] and report.ok
 
 
-def test_rate_limit_headers_and_clock_skew_from_the_answers(box, monkeypatch):
-    ahead = dt.timedelta(minutes=5)
-
-    class Headers(requests.adapters.HTTPAdapter):
-        """What a real service adds to its answers: its clock and its rate limit."""
-
+def answers_changed(monkeypatch, change) -> None:
+    """The doctor's clients see every answer after `change(headers)`: what a real service adds or lacks."""
+    class Changed(requests.adapters.HTTPAdapter):
         def build_response(self, request, response):
             answer = super().build_response(request, response)
-            answer.headers["Date"] = email.utils.format_datetime(dt.datetime.now(dt.UTC) + ahead, usegmt=True)
-            answer.headers["X-RateLimit-Limit"] = "15"
-            answer.headers["X-RateLimit-Remaining"] = "14"
+            change(answer.headers)
             return answer
 
     real = doctor_module.connect
 
     def connect(service, **options):
         client = real(service, **options)
-        client.transport.session.mount("http://", Headers())
+        client.transport.session.mount("http://", Changed())
         return client
 
     monkeypatch.setattr(doctor_module, "connect", connect)
+
+
+def test_rate_limit_headers_and_clock_skew_from_the_answers(box, monkeypatch):
+    ahead = dt.timedelta(minutes=5)
+
+    def real_service(headers):  # its clock and its rate limit
+        headers["Date"] = email.utils.format_datetime(dt.datetime.now(dt.UTC) + ahead, usegmt=True)
+        headers["X-RateLimit-Limit"] = "15"
+        headers["X-RateLimit-Remaining"] = "14"
+
+    answers_changed(monkeypatch, real_service)
     service = doctor("asset_library", credentials=creds(box), say=None).services[0]
     assert service.rate_limit_headers == {"x-ratelimit-limit": "15", "x-ratelimit-remaining": "14"}
     assert 298 <= service.clock_skew_s <= 302
@@ -246,20 +252,7 @@ def test_the_sandbox_clock_shows_as_skew_and_no_rate_headers_as_none(box):
 
 
 def test_without_a_date_header_the_report_says_so(box, monkeypatch):
-    class NoDate(requests.adapters.HTTPAdapter):
-        def build_response(self, request, response):
-            answer = super().build_response(request, response)
-            del answer.headers["Date"]
-            return answer
-
-    real = doctor_module.connect
-
-    def connect(service, **options):
-        client = real(service, **options)
-        client.transport.session.mount("http://", NoDate())
-        return client
-
-    monkeypatch.setattr(doctor_module, "connect", connect)
+    answers_changed(monkeypatch, lambda headers: headers.pop("Date"))
     service = doctor("media_review", credentials=creds(box), say=None).services[0]
     assert service.clock_skew_s is None and "no Date header" in service.text()
 
@@ -274,8 +267,8 @@ def test_text_and_html(box):
 
 def test_toolkit_doctor_is_the_function_even_after_its_modules_are_imported(box):
     import importlib
-    importlib.import_module("toolkit.checkup")         # a submodule named doctor would have shadowed it
-    importlib.import_module("toolkit.diagnosis")
+    importlib.import_module("toolkit.checkup.doctor")         # a submodule named doctor would have shadowed it
+    importlib.import_module("toolkit.checkup.report")
     report = toolkit.doctor("media_review", credentials=creds(box), say=None)
     assert isinstance(report, Report) and report.ok
     assert "doctor" in toolkit.__all__

@@ -15,9 +15,10 @@ import responses
 from stubbed_services import BASE, CREDENTIALS, make_client
 
 import toolkit
-from toolkit import Workspace, catalog, decoding, frames, typist
+from toolkit import Workspace, catalog
 from toolkit.errors import ContractError, DriftWarning, ValidationError
-from toolkit.store import Store
+from toolkit.pull import decoding, frames, typist
+from toolkit.storage.store import Store
 
 NOTIFICATIONS = re.compile(re.escape(BASE["audience_platform"]) + r"/.*notifications")
 ASSETS = re.compile(re.escape(BASE["asset_library"]) + r"/assets")
@@ -56,7 +57,7 @@ def ws():
 
 
 def pull(ws: Workspace, service: str, name: str, **options):
-    conn = toolkit.connection.bind(make_client(service), ws)
+    conn = toolkit.connection.connection.bind(make_client(service), ws)
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
         result = conn.pull(name, progress=False, **options)
@@ -196,7 +197,7 @@ def test_a_status_the_catalog_does_not_know_is_drift_from_the_first_load_on(stub
 
 
 def test_known_values_come_from_the_column_or_the_list_actions_filter_choices():
-    from toolkit import drift
+    from toolkit.pull import drift
     targets = drift.known_values(catalog.resource("translation", "targets"))
     assert targets["status"] == set(catalog.translation.TARGET_STATUSES)          # targetStatus's choices
     submissions = drift.known_values(catalog.resource("translation", "submissions"))
@@ -206,7 +207,7 @@ def test_known_values_come_from_the_column_or_the_list_actions_filter_choices():
 
 
 class Held:
-    """A load whose table held `values` before it (toolkit.loads.Load.held_values)."""
+    """A load whose table held `values` before it (toolkit.storage.loads.Load.held_values)."""
 
     def __init__(self, values: dict) -> None:
         self.values, self.asked = values, []
@@ -221,12 +222,12 @@ def test_a_fan_out_over_given_ids_is_not_compared_with_earlier_loads():
     so an item_type they did not have is no drift; a resource pulled whole still is compared."""
     profiles = catalog.resource("audience_platform", "profiles")
     load = Held({"item_type": {"PERSON"}})
-    tally = toolkit.drift.Tally(profiles, "evolve", None, load)
+    tally = toolkit.pull.drift.Tally(profiles, "evolve", None, load)
     tally.take(frames.to_arrow([{"itemId": "p2", "itemType": "HOUSEHOLD"}], profiles))
     tally.finish()
     assert load.asked == [] and not any(kind == "category" for _, kind in tally.entries)
     notifications = catalog.resource("audience_platform", "notifications")
-    tally = toolkit.drift.Tally(notifications, "evolve", None, Held({"severity": {"INFO"}}))
+    tally = toolkit.pull.drift.Tally(notifications, "evolve", None, Held({"severity": {"INFO"}}))
     tally.take(frames.to_arrow([note(1, severity="WARN")], notifications))
     assert ("severity", "category") in tally.entries
 
@@ -366,7 +367,7 @@ EXPECTED = {"extra_field": "undeclared", "missing_field": "missing", "number_as_
 
 def sandbox_pull(box, ws: Workspace, service: str, name: str):
     conn = ws.connect(service, **box.credentials(service))
-    conn.transport.budget = toolkit.http.RateBudget(None, None)
+    conn.transport.budget = toolkit.http.session.RateBudget(None, None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DriftWarning)
         return conn.pull(name, progress=False)
@@ -433,7 +434,7 @@ def test_a_status_the_catalog_does_not_know_is_refused_on_a_first_frozen_load():
     with Workspace() as ws, toolkit.sandbox.start(seed=3, emulators=emulators, enforce_limits=False,
                                                   drift="unknown_status") as box:
         conn = ws.connect("translation", **box.credentials("translation"))
-        conn.transport.budget = toolkit.http.RateBudget(None, None)
+        conn.transport.budget = toolkit.http.session.RateBudget(None, None)
         with warnings.catch_warnings():          # the parent first (its claimScope drifts), kept
             warnings.simplefilter("ignore", DriftWarning)
             conn.pull("submissions", progress=False)

@@ -1,6 +1,6 @@
 """A clean sandbox answers exactly what the catalog declares: no drift on any resource.
 
-The sandbox is our reading of the services; drift detection (toolkit.drift) compares answers with the
+The sandbox is our reading of the services; drift detection (toolkit.pull.drift) compares answers with the
 catalog's columns. If the two disagree on a clean sandbox, every analyst gets warnings for answers
 that are as expected, and `contract="freeze"` refuses them. So every resource of the catalog is
 pulled frozen from a clean sandbox, then again after clock steps (statuses move; a status the table

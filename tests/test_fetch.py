@@ -19,10 +19,12 @@ import pyarrow.parquet as pq
 import pytest
 
 import toolkit
-from toolkit import Workspace, WorkspaceError, catalog, decoding, fetch, frames, readback
+from toolkit import Workspace, WorkspaceError, catalog
 from toolkit.errors import ToolkitError
-from toolkit.http import RateBudget, RetryPolicy
+from toolkit.http.session import RateBudget, RetryPolicy
+from toolkit.pull import decoding, fetch, frames
 from toolkit.sandbox import Fault, available
+from toolkit.storage import readback
 
 SERVICES = ("media_review", "asset_library", "audience_platform", "translation")
 

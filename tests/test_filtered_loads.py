@@ -9,10 +9,11 @@ import pandas as pd
 import pytest
 
 import toolkit as tk
-from toolkit import catalog, frames
+from toolkit import catalog
 from toolkit.errors import WorkspaceError
-from toolkit.fetch import narrowing
-from toolkit.store import UnknownTableError
+from toolkit.pull import frames
+from toolkit.pull.fetch import narrowing
+from toolkit.storage.store import UnknownTableError
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolkit.filters import MAX_DEPTH, BoolOp, Condition, F, FilterSyntaxError, Not, parse, quote
+from toolkit.http.filters import MAX_DEPTH, BoolOp, Condition, F, FilterSyntaxError, Not, parse, quote
 from toolkit.sandbox import audience_platform_filter as sandbox
 from toolkit.sandbox.wire import Reject
 

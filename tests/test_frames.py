@@ -8,8 +8,9 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from toolkit import Workspace, catalog, frames
-from toolkit.spec import Column, Resource
+from toolkit import Workspace, catalog
+from toolkit.catalog.spec import Column, Resource
+from toolkit.pull import frames
 
 INSTANT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 INSTANT_MS = int(INSTANT.timestamp() * 1000)
@@ -258,7 +259,7 @@ def test_json_text_from_the_wire_keeps_no_object_alive():
     assert len(gc.get_objects()) - before < 50      # pa.array over memoryviews kept one per value
 
 
-# -- what a page held beyond the declared shapes (toolkit.drift reads it) ---------------------------
+# -- what a page held beyond the declared shapes (toolkit.pull.drift reads it) ---------------------------
 
 def drift_in(table: pa.Table) -> dict:
     metadata = table.schema.metadata or {}
@@ -285,7 +286,7 @@ def properties_page(records: list) -> bytes:
 
 
 def decoded(content: bytes):
-    from toolkit import decoding
+    from toolkit.pull import decoding
     action = catalog.ACTIONS[PROPERTIES.action]
     body = decoding.page_decoder(PROPERTIES, action.paging)(content)
     assert body is not None, "the page fits the declared Structs"

@@ -16,7 +16,7 @@ import pytest
 
 import toolkit
 from toolkit.errors import AnswerError, PagingError
-from toolkit.http import RetryPolicy
+from toolkit.http.session import RetryPolicy
 
 
 class Handler(BaseHTTPRequestHandler):

@@ -13,7 +13,7 @@ import responses
 
 from toolkit.catalog import SERVICES
 from toolkit.errors import AuthError, RateLimitError, ServerError, TransportError
-from toolkit.http import RETRY_STATUSES, RateBudget, Redactor, RetryPolicy, Transport, retry_after
+from toolkit.http.session import RETRY_STATUSES, RateBudget, Redactor, RetryPolicy, Transport, retry_after
 
 URL = "http://127.0.0.1:9/v1/things"
 TOKEN_URL = "http://127.0.0.1:9/PD/oauth/token"
@@ -153,7 +153,7 @@ def test_a_retry_after_longer_than_the_cap_is_not_waited_for(stub, sleeps, caplo
                           retry=RetryPolicy(attempts=3, max_retry_after=60))
     answers(stub, responses.GET, URL, 429, headers={"Retry-After": "3600"})
     answers(stub, responses.GET, URL, 200)
-    with caplog.at_level("INFO", logger="toolkit.http"):
+    with caplog.at_level("INFO", logger="toolkit.http.session"):
         assert transport.send("GET", URL).status_code == 429
     assert sleeps == [] and transport.requests == 1
     assert [r.levelname for r in caplog.records] == ["WARNING"]
@@ -165,7 +165,7 @@ def test_a_long_wait_is_a_warning_and_a_short_one_is_info(stub, sleeps, caplog):
     answers(stub, responses.GET, URL, 429, headers={"Retry-After": "45"})
     answers(stub, responses.GET, URL, 503, headers={"Retry-After": "2"})
     answers(stub, responses.GET, URL, 200)
-    with caplog.at_level("INFO", logger="toolkit.http"):
+    with caplog.at_level("INFO", logger="toolkit.http.session"):
         assert transport.send("GET", URL).status_code == 200
     assert sleeps == [45, 2]
     assert [r.levelname for r in caplog.records if "retry" in r.getMessage()] == ["WARNING", "INFO"]

@@ -6,8 +6,9 @@ import pandas as pd
 import pytest
 
 import toolkit
-from toolkit import catalog, fetch, refresh, sandbox
+from toolkit import catalog, sandbox
 from toolkit.errors import TransportError
+from toolkit.pull import fetch, refresh
 
 # parents first, as a refresh pulls them: a fan-out's strategy reads its parent's latest load
 WITH_STRATEGY = sorted(((s, n) for (s, n), r in catalog.RESOURCES.items() if r.incremental is not None),

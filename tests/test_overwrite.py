@@ -8,8 +8,8 @@ import pyarrow as pa
 import pytest
 
 from toolkit import Workspace, open_snapshot
-from toolkit.downloads import Downloaded
 from toolkit.errors import WorkspaceError
+from toolkit.http.downloads import Downloaded
 
 URL = "http://127.0.0.1:9/PD"
 

@@ -7,8 +7,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import responses
 
+from toolkit.catalog.paging import Cursor, Offset, PageNumber, Unpaged, dig
 from toolkit.errors import PagingError, ToolkitError
-from toolkit.paging import Cursor, Offset, PageNumber, Unpaged, dig
 
 
 class Pages:
@@ -426,7 +426,7 @@ def test_a_cursor_walk_does_not_ask_ahead(stub, assets):
 
 
 def test_absent_names_what_the_declared_style_reads_and_the_answer_lacks():
-    from toolkit.paging import absent
+    from toolkit.catalog.paging import absent
     cursor = Cursor()
     assert absent(cursor, {"data": [], "pagination": {"hasMore": False, "cursor": None}}, {}) == []
     assert absent(cursor, {"items": [], "pagination": {"hasMore": True}}, {}) == ["data", "pagination.cursor"]

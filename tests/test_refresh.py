@@ -10,9 +10,10 @@ import pandas as pd
 import pytest
 
 import toolkit
-from toolkit import bulk, catalog, demo, refresh, sandbox
+from toolkit import bulk, catalog, demo, sandbox
+from toolkit.catalog.spec import Incremental
 from toolkit.errors import ValidationError
-from toolkit.spec import Incremental
+from toolkit.pull import refresh
 
 
 @pytest.fixture
@@ -218,7 +219,7 @@ def test_a_load_whose_params_were_recorded_masked_is_not_refreshed_with_the_mask
         cdp = ws.connect("audience_platform", **box.credentials("audience_platform"))
         ids = box.examples("audience_platform")["profile_ids"][:3]
         cdp.pull("memberships", progress=False, profile_ids=ids)   # ids it needs: a whole load of them
-        # a filter named like a secret is stored as "***" (toolkit.loads.scrub): here, as if one had been
+        # a filter named like a secret is stored as "***" (toolkit.storage.loads.scrub): here, as if one had been
         ws.sql("""update _loads set params = '{"profile_ids": "***"}' where resource = 'memberships'""")
         before = box.stats()["requests"]
         table = ws.refresh(say=lambda line: None, progress=False)

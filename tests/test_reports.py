@@ -22,7 +22,7 @@ from matplotlib.figure import Figure
 
 import toolkit as tk
 from toolkit import demo, reports
-from toolkit.http import RateBudget
+from toolkit.http.session import RateBudget
 from toolkit.reports import assets, audiences, media, plots, source, translation
 
 

@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from toolkit import durations, rules
 from toolkit.catalog import ACTIONS
 from toolkit.errors import ModeError, ValidationError, VersionError
-from toolkit.http import Secret
+from toolkit.http import durations, rules
+from toolkit.http.session import Secret
 
 
 def ok(action: str, *, mode: str | None = None, system_version: str | None = None, **params) -> None:

@@ -9,7 +9,7 @@ import requests
 import responses
 
 from toolkit.errors import ApiError, ValidationError
-from toolkit.http import Redactor, Secret
+from toolkit.http.session import Redactor, Secret
 
 SECRETS = ["mr-token-5f2e9a", "al-key-8c1d4b", "ap-token-3e7f0c", "tm-pass-6a9b2d", "tm-secret-1f4e8c"]
 
@@ -201,7 +201,7 @@ def test_secret_params_can_be_given_as_secrets(stub, audience):
 
 
 def test_a_token_asked_for_through_a_connection_is_never_shown(stub, make, token):
-    from toolkit.connection import bind
+    from toolkit.connection.connection import bind
     from toolkit.workspace import Workspace
     token(access="asked-for-token-9c8d7e", refresh="asked-refresh-6f5e4d")
     with Workspace() as ws:

@@ -6,9 +6,10 @@ import pandas as pd
 import pytest
 import responses
 
-from toolkit import effects, rules
 from toolkit.catalog import ACTIONS
+from toolkit.connection import effects
 from toolkit.errors import ValidationError, VersionError
+from toolkit.http import rules
 
 # --- item 2: hosted mode needs paClientId at submission creation ----------------------------------------
 

@@ -1,4 +1,4 @@
-"""The typing helper (toolkit.typist): pages typed in another process give the frames typed here."""
+"""The typing helper (toolkit.pull.typist): pages typed in another process give the frames typed here."""
 from __future__ import annotations
 
 import pickle
@@ -9,8 +9,9 @@ import pandas as pd
 import pytest
 
 import toolkit
-from toolkit import Workspace, typist
-from toolkit.http import RateBudget, RetryPolicy
+from toolkit import Workspace
+from toolkit.http.session import RateBudget, RetryPolicy
+from toolkit.pull import typist
 
 WALKS = {  # a page size small enough for several pages of each paging style
     "cursor": ("asset_library", "assets", {"limit": 25}),
@@ -119,9 +120,9 @@ def test_stop_ends_the_helper_and_the_next_long_walk_starts_another(eager):
 
 
 def test_the_helper_imports_neither_pandas_nor_duckdb_nor_the_widgets():
-    loaded = subprocess.run([sys.executable, "-c", "import sys, toolkit.typist; print(*sorted(sys.modules))"],
+    loaded = subprocess.run([sys.executable, "-c", "import sys, toolkit.pull.typist; print(*sorted(sys.modules))"],
                             capture_output=True, text=True, check=True).stdout.split()
-    assert {"pyarrow", "msgspec", "toolkit.frames"} <= set(loaded)
+    assert {"pyarrow", "msgspec", "toolkit.pull.frames"} <= set(loaded)
     assert not {"pandas", "duckdb", "ipywidgets", "requests"} & set(loaded)
 
 

@@ -19,7 +19,7 @@ import pytest
 
 import toolkit
 from toolkit import Workspace, WorkspaceError, WorkspaceInUseError, open_snapshot
-from toolkit.http import Secret
+from toolkit.http.session import Secret
 
 URL = "http://127.0.0.1:9/PD"
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -135,7 +135,7 @@ def test_lists_and_structs_round_trip(ws):
     owner = [{"id": 1, "name": "Ann", "roles": ["pm"]}, None, {"id": 3, "name": None, "roles": []}]
     put(ws, pa.table({"id": [1, 2, 3], "tags": tags, "owner": owner}))
     frame = ws.read("translation", "targets")
-    # a list inside a struct: Python objects, as DuckDB's .df() gives them (toolkit.readback)
+    # a list inside a struct: Python objects, as DuckDB's .df() gives them (toolkit.storage.readback)
     assert isinstance(frame["tags"].dtype, pd.ArrowDtype) and frame["owner"].dtype == object
     assert frame["owner"].to_numpy()[0]["roles"] == ["pm"]
     assert frame["tags"][0] == ["a", "b"] and frame["tags"][1] == [] and pd.isna(frame["tags"][2])
@@ -457,7 +457,7 @@ def test_long_text_is_stored_with_zstd_and_short_text_and_keys_with_duckdbs_defa
 
 
 def test_a_duckdb_without_per_column_compression_stores_long_text_its_own_way(tmp_path, monkeypatch):
-    from toolkit import loads
+    from toolkit.storage import loads
     monkeypatch.setattr(loads, "_per_column_compression", lambda: False)
     details = [f'{{"value": {i}, "audienceId": "subscription-renewals-{i % 7}"}}' for i in range(5000)]
     with Workspace(tmp_path / "ws.duckdb") as ws:
@@ -518,7 +518,7 @@ def test_arrow_uses_the_system_allocator_unless_the_analyst_chose_one(chosen, ba
     env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
     if chosen:
         env["ARROW_DEFAULT_MEMORY_POOL"] = chosen
-    code = "import toolkit.frames, pyarrow as pa; print(pa.default_memory_pool().backend_name)"
+    code = "import toolkit.pull.frames, pyarrow as pa; print(pa.default_memory_pool().backend_name)"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == backend
 
@@ -535,7 +535,7 @@ def test_arrow_uses_the_system_allocator_unless_the_analyst_chose_one(chosen, ba
     (pa.struct([("a", pa.int64()), ("b", pa.string())]), pa.struct([("b", pa.string()), ("a", pa.int64())]), False),
 ])
 def test_a_kept_column_is_used_only_when_it_casts_to_the_stored_type_unchanged(source, target, unchanged):
-    from toolkit.readback import casts_unchanged as _casts_unchanged
+    from toolkit.storage.readback import casts_unchanged as _casts_unchanged
     assert _casts_unchanged(source, target) is unchanged
 
 

@@ -13,8 +13,9 @@ import duckdb
 import pyarrow as pa
 import pytest
 
-from toolkit import Workspace, open_snapshot, snapshots
+from toolkit import Workspace, open_snapshot
 from toolkit.errors import WorkspaceError
+from toolkit.storage import snapshots
 
 URL = "http://127.0.0.1:9/PD"
 
@@ -118,7 +119,7 @@ def test_a_replacement_that_fails_keeps_the_snapshot_it_was_to_replace(filled, t
 
 PAUSED_EXPORT = textwrap.dedent("""
     import sys, threading, pyarrow as pa, toolkit
-    from toolkit import snapshots
+    from toolkit.storage import snapshots
     folder, name, format = sys.argv[1], sys.argv[2], sys.argv[3]
     ws = toolkit.Workspace()
     with ws.load("translation", "http://x", "targets", {}, ("id",)) as load:

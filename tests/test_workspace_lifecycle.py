@@ -124,7 +124,7 @@ def test_read_only_in_the_process_that_writes_the_file_is_a_clear_error(tmp_path
 
 KILLED_PULL = textwrap.dedent("""
     import sys, toolkit
-    from toolkit import loads
+    from toolkit.storage import loads
     from toolkit.sandbox import asset_library
     entered = loads.Load.__enter__
 

@@ -10,19 +10,19 @@ from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
 # Public names load their modules when first used, so that a process that needs only part of toolkit
-# (the helper that types pages, toolkit.typist) does not import pandas, DuckDB and the widgets.
+# (the helper that types pages, toolkit.pull.typist) does not import pandas, DuckDB and the widgets.
 _ERRORS = ("AnswerError", "ApiError", "AuthError", "ContractError", "DriftWarning", "ModeError", "NotFoundError", "PagingError",
            "RateLimitError", "ServerError", "ToolkitError", "TransportError", "ValidationError", "VersionError",
            "WorkspaceError", "WorkspaceInUseError", "WorkspaceOpenHereError")
-_WHERE = {"Client": "toolkit.client", "connect": "toolkit.client", "Connection": "toolkit.connection", "doctor": "toolkit.checkup", "F": "toolkit.filters", "Secret": "toolkit.http",
-          "Snapshot": "toolkit.snapshots", "open_snapshot": "toolkit.snapshots", "actions": "toolkit.tables",
-          "resources": "toolkit.tables", "Workspace": "toolkit.workspace", **dict.fromkeys(_ERRORS, "toolkit.errors")}
+_WHERE = {"Client": "toolkit.http.client", "connect": "toolkit.http.client", "Connection": "toolkit.connection.connection", "doctor": "toolkit.checkup.doctor", "F": "toolkit.http.filters", "Secret": "toolkit.http.session",
+          "Snapshot": "toolkit.storage.snapshots", "open_snapshot": "toolkit.storage.snapshots", "actions": "toolkit.catalog.tables",
+          "resources": "toolkit.catalog.tables", "Workspace": "toolkit.workspace", **dict.fromkeys(_ERRORS, "toolkit.errors")}
 
 if _TYPE_CHECKING:
     from toolkit import sandbox
-    from toolkit.checkup import doctor
-    from toolkit.client import Client, connect
-    from toolkit.connection import Connection
+    from toolkit.catalog.tables import actions, resources
+    from toolkit.checkup.doctor import doctor
+    from toolkit.connection.connection import Connection
     from toolkit.errors import (
         AnswerError,
         ApiError,
@@ -42,10 +42,10 @@ if _TYPE_CHECKING:
         WorkspaceInUseError,
         WorkspaceOpenHereError,
     )
-    from toolkit.filters import F
-    from toolkit.http import Secret
-    from toolkit.snapshots import Snapshot, open_snapshot
-    from toolkit.tables import actions, resources
+    from toolkit.http.client import Client, connect
+    from toolkit.http.filters import F
+    from toolkit.http.session import Secret
+    from toolkit.storage.snapshots import Snapshot, open_snapshot
     from toolkit.workspace import Workspace
 
 

@@ -16,14 +16,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolkit import catalog
-from toolkit.errors import ToolkitError
-from toolkit.printable import printable
+from toolkit.errors import ToolkitError, printable
 
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from toolkit.connection import Connection
-    from toolkit.spec import Resource
+    from toolkit.catalog.spec import Resource
+    from toolkit.connection.connection import Connection
 
 
 @dataclass

@@ -20,7 +20,7 @@ def _sandbox(args: argparse.Namespace) -> int:
 
 
 def _actions(args: argparse.Namespace) -> int:
-    from toolkit.tables import actions
+    from toolkit.catalog.tables import actions
     table = actions(args.service)
     columns = ["action", "version", "method", "path", "doc"]
     print(table[columns].to_string(index=False, max_colwidth=70))
@@ -28,15 +28,15 @@ def _actions(args: argparse.Namespace) -> int:
 
 
 def _resources(args: argparse.Namespace) -> int:
-    from toolkit.tables import resources
+    from toolkit.catalog.tables import resources
     print(resources(args.service).to_string(index=False, max_colwidth=60))
     return 0
 
 
 def _call(args: argparse.Namespace) -> int:
     from toolkit import catalog
-    from toolkit.client import connect
     from toolkit.errors import ToolkitError
+    from toolkit.http.client import connect
     try:
         action = catalog.action(args.action)
     except KeyError as error:
@@ -67,7 +67,7 @@ def _call(args: argparse.Namespace) -> int:
 def _pull(args: argparse.Namespace) -> int:
     from toolkit import bulk, catalog
     from toolkit.errors import ToolkitError
-    from toolkit.loads import scrub_url
+    from toolkit.storage.loads import scrub_url
     from toolkit.workspace import Workspace
     known = [name for (service, name) in catalog.RESOURCES if service == args.service]
     unknown = [name for name in args.resources if name not in known]
@@ -125,7 +125,7 @@ def _refresh(args: argparse.Namespace) -> int:
 
 def _doctor(args: argparse.Namespace) -> int:
     from toolkit import catalog
-    from toolkit.checkup import doctor
+    from toolkit.checkup.doctor import doctor
     from toolkit.errors import ToolkitError
     unknown = [s for s in args.services if s not in catalog.SERVICES]
     if unknown:
@@ -178,8 +178,8 @@ def _export(args: argparse.Namespace) -> int:
 def _migrate(args: argparse.Namespace) -> int:
     import duckdb
 
-    from toolkit.duckfile import old_layout
     from toolkit.errors import ToolkitError
+    from toolkit.storage.file import old_layout
     from toolkit.workspace import Workspace
     if not Path(args.workspace).exists():
         print(f"toolkit migrate: no workspace at {args.workspace}", file=sys.stderr)

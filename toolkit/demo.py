@@ -27,7 +27,7 @@ import duckdb
 import pandas as pd
 
 from toolkit import bulk
-from toolkit.duckfile import quote
+from toolkit.storage.file import quote
 
 SERVICES = ("media_review", "asset_library", "audience_platform", "translation")
 STEPS, HOURS = 5, 3

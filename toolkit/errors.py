@@ -19,7 +19,7 @@
         └── ServerError        5xx
 
 `ApiError` carries the service, the action, the status, the service's own message and the request id.
-No error message ever holds a secret: `toolkit.http` scrubs them before an error is built.
+No error message ever holds a secret: `toolkit.http.session` scrubs them before an error is built.
 
     UserWarning
     └── DriftWarning           a load kept answers that differ from the declared shapes (`ws.drift()`)
@@ -27,15 +27,36 @@ No error message ever holds a secret: `toolkit.http` scrubs them before an error
 from __future__ import annotations
 
 import os
+import re
 import reprlib
 from typing import Any
 
-from toolkit.printable import printable
+# Text from the services made safe to print: a field name, a cursor or a message holding terminal
+# escapes (`\x1b[2J`), a newline that forges a line of its own (`\nWARNING: all good`) or a
+# right-to-left override is shown as its escape, never acted on by a terminal, a log or a notebook:
+# C0 and C1 controls, DEL, and the format characters that reorder or hide text (bidi overrides and
+# isolates, zero-width joiners).
+_HIDDEN = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(found: re.Match[str]) -> str:
+    char = found.group()
+    return _NAMED.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
+
+
+def printable(value: object, keep_lines: bool = False) -> str:
+    """`value` as text with every control and hiding character escaped; `keep_lines` leaves the
+    newlines of a message toolkit itself wrote on several lines."""
+    text = str(value)
+    if not keep_lines:
+        return _HIDDEN.sub(_escape, text)
+    return "\n".join(_HIDDEN.sub(_escape, line) for line in text.split("\n"))
 
 
 class ToolkitError(Exception):
     """Base of every error toolkit raises. Its text never holds a control character: what a service
-    sent (a message, a field name, a cursor) is shown escaped (toolkit.printable)."""
+    sent (a message, a field name, a cursor) is shown escaped (`printable`)."""
 
     def __str__(self) -> str:
         return printable(super().__str__(), keep_lines=True)

@@ -1,4 +1,4 @@
-"""The workspace: the DuckDB file of `toolkit.store` that a notebook connects its services to.
+"""The workspace: the DuckDB file of `toolkit.storage.store` that a notebook connects its services to.
 
     ws = toolkit.Workspace("reporting.duckdb")
     tm = ws.connect("translation", **sandbox.credentials("translation"))
@@ -17,10 +17,11 @@ from typing import Any
 
 import pandas as pd
 
-from toolkit import forms, refresh
-from toolkit.client import connect
-from toolkit.connection import Connection, Screens, bind
-from toolkit.store import Store
+from toolkit import forms
+from toolkit.connection.connection import Connection, Screens, bind
+from toolkit.http.client import connect
+from toolkit.pull import refresh
+from toolkit.storage.store import Store
 
 SCREENS = Screens(form=forms.Form, gallery=forms.Gallery)
 
@@ -61,7 +62,7 @@ class Workspace(Store):
 
         A name not held raises ValidationError (listing what is held) before anything is sent. A
         held parent left out of `resources` is not pulled: its children read its latest load
-        (toolkit.refresh.refresh says what each strategy then does).
+        (toolkit.pull.refresh.refresh says what each strategy then does).
 
             ws.refresh()                    # everything held
             ws.refresh("translation", max_age=3600)

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 import toolkit as tk
-from toolkit.http import RateBudget
+from toolkit.catalog.spec import Action
+from toolkit.http.session import RateBudget
 from toolkit.sandbox import available
-from toolkit.spec import Action
 
 
 @dataclass

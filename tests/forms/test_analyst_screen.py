@@ -10,12 +10,13 @@ import ipywidgets as W
 import pandas as pd
 import pytest
 
-from toolkit import audit, fetch
+from toolkit.catalog.spec import Param
+from toolkit.connection import audit
 from toolkit.forms import AssetImport, SubmissionWizard
 from toolkit.forms.fields import build, placeholder
 from toolkit.forms.form import as_display
 from toolkit.forms.translation_steps import LANGUAGES
-from toolkit.spec import Param
+from toolkit.pull import fetch
 
 TITLE = "Analyst test board"
 

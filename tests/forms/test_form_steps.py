@@ -8,7 +8,7 @@ import ipywidgets as W
 import pytest
 import requests
 
-from toolkit import audit
+from toolkit.connection import audit
 from toolkit.errors import ToolkitError
 from toolkit.forms import AssetImport, Download, MultipartUpload, SubmissionWizard
 

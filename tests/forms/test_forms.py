@@ -8,7 +8,8 @@ import ipywidgets as W
 import pytest
 
 import toolkit as tk
-from toolkit import audit, catalog
+from toolkit import catalog
+from toolkit.connection import audit
 from toolkit.errors import ApiError
 from toolkit.forms import Form, Gallery, affected_resources, write_actions
 

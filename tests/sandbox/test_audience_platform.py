@@ -9,8 +9,8 @@ from jsonschema import Draft201909Validator
 
 import toolkit.sandbox as sandbox
 from toolkit.catalog import audience_platform as catalog
+from toolkit.catalog.spec import CONTENT_TYPES
 from toolkit.sandbox.audience_platform import AudiencePlatform
-from toolkit.spec import CONTENT_TYPES
 
 SERVICE = "audience_platform"
 MERGE = {"Content-Type": "application/merge-patch+json"}

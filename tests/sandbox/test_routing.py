@@ -1,8 +1,8 @@
 """Routes come from the catalog: versions, literal segments first, trailing slashes, 404 and 405."""
 import requests
 
+from toolkit.catalog.spec import Action, Service
 from toolkit.sandbox.routing import Router, dot_segment
-from toolkit.spec import Action, Service
 
 
 def test_literal_segment_beats_placeholder(toy):

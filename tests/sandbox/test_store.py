@@ -1,9 +1,9 @@
 """The generic handlers: create, get, merge patch, replace, delete, with the catalog's statuses."""
 import requests
 
+from toolkit.catalog.spec import Action
 from toolkit.sandbox.store import Store, generic_handler, merge_patch
 from toolkit.sandbox.wire import Headers, Request
-from toolkit.spec import Action
 
 
 def test_create_get_patch_put_delete(toy):

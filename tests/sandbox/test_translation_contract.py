@@ -14,8 +14,8 @@ import requests
 
 import toolkit.sandbox
 from toolkit.catalog import translation as catalog
+from toolkit.catalog.spec import Action
 from toolkit.sandbox.translation import Translation
-from toolkit.spec import Action
 
 ACTIONS = [a for a in catalog.ACTIONS if not a.destructive]
 DESTRUCTIVE = [a for a in catalog.ACTIONS if a.destructive]

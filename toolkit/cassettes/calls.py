@@ -17,10 +17,10 @@ from typing import Any
 
 import orjson
 
-from toolkit.client import Client
+from toolkit.catalog.paging import Cursor, Offset, PageNumber, Unpaged
+from toolkit.catalog.spec import Action, camel
 from toolkit.errors import ApiError, ToolkitError
-from toolkit.paging import Cursor, Offset, PageNumber, Unpaged
-from toolkit.spec import Action, camel
+from toolkit.http.client import Client
 
 WALK_PAGES = 3          # pages walked at most: enough to show paging replays in order
 WALK_SIZE = 10          # rows per page of the walk

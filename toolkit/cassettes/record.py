@@ -26,10 +26,10 @@ from vcr.serializers import yamlserializer
 from toolkit import catalog
 from toolkit.cassettes.calls import example_params, exercise, summary, walk_params
 from toolkit.cassettes.scrub import FORM_SECRET_FIELDS, MASK, Scrubber, json_body, norm
-from toolkit.client import Client, connect, credentials_from_env
-from toolkit.http import RateBudget
-from toolkit.rules import version_tuple
-from toolkit.spec import Action
+from toolkit.catalog.spec import Action
+from toolkit.http.client import Client, connect, credentials_from_env
+from toolkit.http.rules import version_tuple
+from toolkit.http.session import RateBudget
 
 FOLDER = "cassettes"
 REAL_FOLDER = "cassettes-real"

@@ -4,7 +4,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from toolkit.catalog import asset_library, audience_platform, media_review, translation
-from toolkit.spec import Action, Resource, Service
+from toolkit.catalog.spec import Action, Resource, Service
 
 MODULES = (media_review, asset_library, audience_platform, translation)
 

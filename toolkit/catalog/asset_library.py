@@ -1,7 +1,7 @@
 """The asset library's public API v1: assets, boards, custom fields, imports, roles, tags and uploads
 (seed 000, part B; wire facts from services.md, and the public types compared field by field in
 docs/public-specs.md: a version's uploadedAt and summary, tags sent as {id}, an optional recordedAt)."""
-from toolkit.spec import Action, Column, Cursor, Incremental, Param, Resource, Service, Unpaged
+from toolkit.catalog.spec import Action, Column, Cursor, Incremental, Param, Resource, Service, Unpaged
 
 SERVICE = Service(
     key="asset_library",

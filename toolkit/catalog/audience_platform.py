@@ -1,7 +1,7 @@
 """The customer data platform's API v1/v2: profiles, schema, audiences, integrations, privacy,
 notifications, metrics, users and monitoring (seed 001). Modelled on Apache Unomi where the seed is
 silent (services.md): `{list, offset, pageSize, totalSize}` pages, `itemId` profiles, `systemTags`."""
-from toolkit.spec import Action, Column, Incremental, Offset, Param, Resource, Service, Unpaged
+from toolkit.catalog.spec import Action, Column, Incremental, Offset, Param, Resource, Service, Unpaged
 
 SERVICE = Service(
     key="audience_platform",

@@ -1,5 +1,5 @@
 """The video review platform's API v2: the teams of the user (seed 000, part A)."""
-from toolkit.spec import Action, Column, PageNumber, Param, Resource, Service
+from toolkit.catalog.spec import Action, Column, PageNumber, Param, Resource, Service
 
 SERVICE = Service(
     key="media_review",

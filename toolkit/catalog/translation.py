@@ -1,6 +1,6 @@
 """The translation management system's REST API v0 (seed 002): submissions, files, targets, phases,
 quotes, projects, glossaries, translation memories and webhooks, in client or hosted mode."""
-from toolkit.spec import Action, Column, Incremental, PageNumber, Param, Resource, Service, Unpaged
+from toolkit.catalog.spec import Action, Column, Incremental, PageNumber, Param, Resource, Service, Unpaged
 
 SERVICE = Service(
     key="translation",

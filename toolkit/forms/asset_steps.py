@@ -25,10 +25,10 @@ import requests
 from toolkit import catalog
 from toolkit.errors import ToolkitError
 from toolkit.forms.steps import Steps, Wait, lookup_field, value_of
-from toolkit.http import RETRY_STATUSES
+from toolkit.http.session import RETRY_STATUSES
 
 if TYPE_CHECKING:
-    from toolkit.connection import Connection
+    from toolkit.connection.connection import Connection
 
 MIB = 1024 * 1024
 PART = 5 * MIB

@@ -30,7 +30,7 @@ from typing import Any
 
 import ipywidgets as W
 
-from toolkit.spec import Param
+from toolkit.catalog.spec import Param
 
 
 class _Missing:

@@ -22,14 +22,15 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 import pandas as pd
 
-from toolkit import audit, effects, rules
+from toolkit.catalog.spec import CONTENT_TYPES
+from toolkit.connection import audit, effects
 from toolkit.errors import ApiError, ToolkitError, ValidationError
 from toolkit.forms.fields import MISSING, Field, build
 from toolkit.forms.lookups import Choices, lookup_for
-from toolkit.spec import CONTENT_TYPES
+from toolkit.http import rules
 
 if TYPE_CHECKING:
-    from toolkit.connection import Connection
+    from toolkit.connection.connection import Connection
 
 LOOKUP_KINDS = ("id", "string", "list", "int_list", "object")
 SPINNER = '<i class="fa fa-spinner fa-spin"></i> '

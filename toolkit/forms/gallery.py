@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 import ipywidgets as W
 
 from toolkit import catalog
+from toolkit.catalog.spec import Action
 from toolkit.forms.form import Form
-from toolkit.spec import Action
 
 if TYPE_CHECKING:
-    from toolkit.connection import Connection
+    from toolkit.connection.connection import Connection
 
 LABEL = 96
 

@@ -21,9 +21,9 @@ from toolkit.forms.fields import MISSING
 if TYPE_CHECKING:
     import pandas as pd
 
-    from toolkit.connection import Connection
+    from toolkit.catalog.spec import Action
+    from toolkit.connection.connection import Connection
     from toolkit.forms.fields import Field
-    from toolkit.spec import Action
 
 
 @dataclass(frozen=True)

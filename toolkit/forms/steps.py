@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
-from toolkit import audit, effects
+from toolkit.catalog.spec import Param
+from toolkit.connection import audit, effects
 from toolkit.errors import ToolkitError
 from toolkit.forms.fields import Field, build
 from toolkit.forms.form import LOOKUP_KINDS, error_html, note, show
 from toolkit.forms.lookups import Choices, lookup_for
-from toolkit.spec import Param
 
 if TYPE_CHECKING:
-    from toolkit.connection import Connection
+    from toolkit.connection.connection import Connection
 
 Wait = Callable[[float], Any]
 

@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 import pandas as pd
 
-from toolkit import downloads
+from toolkit.catalog.spec import Param
 from toolkit.errors import ToolkitError
 from toolkit.forms.fields import LABEL_WIDTH, MISSING, build
 from toolkit.forms.steps import Steps, Wait, lookup_field, value_of
-from toolkit.spec import Param
+from toolkit.http import downloads
 
 if TYPE_CHECKING:
-    from toolkit.connection import Connection
+    from toolkit.connection.connection import Connection
 
 TARGET_FORMATS = ("TXML", "TXLF", "NON_PARSABLE")
 WORKFLOW = Param("workflow_id", "body", "id", required=True, example=22, doc="workflow of the batch")
@@ -158,7 +158,7 @@ class Download(Steps):
         if target.exists() and not overwrite:  # said before the service prepares a zip for nothing
             raise ToolkitError(f"{target} exists: tick 'replace a file of that name' (overwrite=True) "
                                "or give another path")
-        # the client-side step (toolkit.downloads), through the connection so that its calls are the form's
+        # the client-side step (toolkit.http.downloads), through the connection so that its calls are the form's
         got = downloads.submission_files(self.conn, sid, polls=max(1, int(self.timeout // self.interval)),
                                          interval=self.interval, wait=wait or self.wait, **what)
         self.step("start_download", f"download {got.download_id}")

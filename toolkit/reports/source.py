@@ -3,7 +3,7 @@
 Every report asks SQL of the source: `<service>.<resource>` is the latest load in all three, `_loads`
 lists the loads, and `<service>.<resource>__loads` (a workspace, or a snapshot exported with
 `history=True`) gives every load's rows with `_load_id`, which the reports over time need: a view
-computed from the row versions (toolkit.duckfile), or the table of copies an older export holds.
+computed from the row versions (toolkit.storage.file), or the table of copies an older export holds.
 
 "Now" is the service's own clock at the latest load: each load records the `Date` header of the
 service's latest answer (`_loads.service_clock`), so a deadline is measured as the service measures
@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from toolkit.duckfile import quote
+from toolkit.storage.file import quote
 
 FINISHED = ("complete", "stale")
 

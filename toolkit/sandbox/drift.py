@@ -22,8 +22,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from toolkit import catalog
+from toolkit.catalog.spec import Column, Cursor, Offset, PageNumber, Paging, Resource, Unpaged
 from toolkit.sandbox.wire import Response
-from toolkit.spec import Column, Cursor, Offset, PageNumber, Paging, Resource, Unpaged
 
 KINDS = ("extra_field", "renamed_field", "missing_field", "number_as_string", "null_for_list",
          "unknown_status", "envelope_key")

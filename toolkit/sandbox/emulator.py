@@ -46,11 +46,11 @@ from http import HTTPStatus
 from types import ModuleType
 from typing import Any
 
+from toolkit.catalog.spec import Action, Service
 from toolkit.sandbox.clock import Clock
 from toolkit.sandbox.seeds import Seeds
 from toolkit.sandbox.store import Bind, Store, generic_handler
 from toolkit.sandbox.wire import Part, Reject, Request, Response
-from toolkit.spec import Action, Service
 
 __all__ = ["ERROR_BODIES", "Bind", "Emulator", "Extra", "Part", "Reject", "Request", "Response"]
 

@@ -18,8 +18,8 @@ import binascii
 from typing import Any
 from urllib.parse import urlencode
 
+from toolkit.catalog.spec import Action, Cursor, Offset, PageNumber, Paging, Unpaged
 from toolkit.sandbox.wire import Reject, Request, Response
-from toolkit.spec import Action, Cursor, Offset, PageNumber, Paging, Unpaged
 
 
 def answer_list(request: Request, action: Action, records: list[Any], clamp: bool = False,

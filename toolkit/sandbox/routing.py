@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
-from toolkit.spec import Action, Service
+from toolkit.catalog.spec import Action, Service
 
 _PLACEHOLDER = re.compile(r"{(\w+)}")
 

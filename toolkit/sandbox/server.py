@@ -30,6 +30,7 @@ from socketserver import StreamRequestHandler
 from typing import Any
 from urllib.parse import parse_qs
 
+from toolkit.catalog.spec import CONTENT_TYPES
 from toolkit.sandbox.clock import Clock
 from toolkit.sandbox.drift import DriftPlan
 from toolkit.sandbox.emulator import Emulator
@@ -38,7 +39,6 @@ from toolkit.sandbox.framing import PHRASES, Malformed, body_length, encode, rea
 from toolkit.sandbox.routing import Router, dot_segment
 from toolkit.sandbox.traffic import Limit, Traffic
 from toolkit.sandbox.wire import Headers, Reject, Request, Response
-from toolkit.spec import CONTENT_TYPES
 
 # the limits the real services enforce (reference/services.md); only the asset library documents one
 LIMITS: Mapping[str, Limit] = {"asset_library": Limit(per_second=15, concurrent=10)}

@@ -22,9 +22,9 @@ from typing import Any
 
 import json_merge_patch
 
+from toolkit.catalog.spec import Action
 from toolkit.sandbox.pages import answer_list
 from toolkit.sandbox.wire import Reject, Request, Response
-from toolkit.spec import Action
 
 NewId = Callable[[str], Any]                                            # collection → a new record's id
 Created = Callable[[str, dict[str, Any], Request], dict[str, Any]]     # collection, record, request → record

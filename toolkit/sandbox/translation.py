@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from toolkit.catalog import translation as catalog
+from toolkit.catalog.spec import Action
 from toolkit.sandbox.clock import Clock
 from toolkit.sandbox.emulator import Emulator
 from toolkit.sandbox.seeds import Seeds
@@ -41,7 +42,6 @@ from toolkit.sandbox.translation_state import State
 from toolkit.sandbox.translation_uploads import Uploads
 from toolkit.sandbox.translation_work import Work
 from toolkit.sandbox.wire import Reject, Request, Response
-from toolkit.spec import Action
 
 ACCESS_SECONDS = 3600
 REFRESH_MS = 30 * DAY

@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from toolkit.catalog.spec import Action
 from toolkit.sandbox.clock import Clock
 from toolkit.sandbox.pages import answer_list
 from toolkit.sandbox.seeds import Seeds
 from toolkit.sandbox.translation_model import Documents, Rows, Submission, Targets, Workflow
 from toolkit.sandbox.wire import Reject, Request, Response
-from toolkit.spec import Action
 
 
 def version_tuple(text: str) -> tuple[int, ...]:

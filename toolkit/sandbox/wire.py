@@ -16,7 +16,7 @@ from urllib.parse import SplitResult, parse_qs, urlsplit
 
 import orjson
 
-from toolkit.spec import Action
+from toolkit.catalog.spec import Action
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 

@@ -1,0 +1,247 @@
+"""The catalog's schema: Service, Action, Param, Resource and the paging styles, as frozen data.
+
+Everything else is derived from these records: the client's methods and request building, the
+client-side rules, the fetchers, the forms, the sandbox's routes and the catalog-wide tests.
+This module imports nothing of the engine, so the catalog stays plain data.
+
+    Param("asset_id", "path", "id", required=True, example="4b7c…", rules=("not_blank",))
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from toolkit.catalog.paging import Cursor, Offset, PageNumber, Paging, Unpaged
+
+__all__ = ["Action", "Column", "Cursor", "Offset", "PageNumber", "Paging", "Param", "Resource", "Service",
+           "Unpaged", "camel", "snake"]
+
+Where = Literal["path", "query", "body", "raw", "form", "file", "local"]
+Kind = Literal[
+    "string", "text", "id", "integer", "number", "boolean", "datetime", "epoch_ms", "duration",
+    "url", "email", "list", "int_list", "object", "file", "secret",
+]
+BodyKind = Literal["json", "merge_patch", "json_patch", "form", "multipart"]
+ResponseKind = Literal["record", "list", "page", "bytes", "none", "boolean", "text"]
+Auth = Literal["bearer", "api_key", "basic_or_bearer", "oauth_password"]
+
+CONTENT_TYPES: Mapping[str, str] = {
+    "json": "application/json",
+    "merge_patch": "application/merge-patch+json",
+    "json_patch": "application/json-patch+json",
+    "form": "application/x-www-form-urlencoded",
+    "multipart": "multipart/form-data",
+}
+
+
+def camel(name: str) -> str:
+    """snake_case → camelCase, the wire spelling of every service but the media review one."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def snake(name: str) -> str:
+    """camelCase or any wire spelling → snake_case, for DataFrame columns and Python names."""
+    name = re.sub(r"[^0-9A-Za-z]+", "_", name)
+    name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+    return name.strip("_").lower()
+
+
+# The paging styles are declared with the catalog but live in toolkit.catalog.paging with their one method.
+
+
+# --- the records -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Param:
+    """One input of an action.
+
+    `name` is the Python keyword; `wire` its spelling on the wire (camelCase of `name` unless given).
+    `where`: path, query, body (a field of the JSON or form body), raw (the value is the whole body),
+    form (a field of a form or multipart body), file (a multipart file part), local (checked by the
+    client-side rules but never sent, e.g. the batch's target format at a source upload).
+    `repeatable`: a list goes out as the key repeated (`tag=a&tag=b`); otherwise a query list is
+    joined with commas. `rules` name checks in `toolkit.http.rules` run before anything is sent.
+    """
+    name: str
+    where: Where
+    kind: Kind = "string"
+    required: bool = False
+    doc: str = ""
+    example: Any = None
+    wire: str = ""
+    choices: tuple[Any, ...] = ()
+    repeatable: bool = False
+    rules: tuple[str, ...] = ()
+    default: Any = None
+    secret: bool = False
+    min_version: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.wire:
+            object.__setattr__(self, "wire", self.name if self.where == "path" else camel(self.name))
+        if self.kind == "secret":
+            object.__setattr__(self, "secret", True)
+
+
+@dataclass(frozen=True)
+class Action:
+    """One callable endpoint (or one per version where `versions` lists several).
+
+    `path` is relative to the service's base URL and to its version prefix; `version_paths` gives a
+    different path for a version where the document says so. Placeholders use the Python names of
+    the path params (`/assets/{asset_id}`).
+    """
+    id: str
+    group: str
+    method: str
+    path: str
+    doc: str
+    params: tuple[Param, ...] = ()
+    versions: tuple[str, ...] = ("",)
+    version_paths: Mapping[str, str] = field(default_factory=dict)
+    body: BodyKind | None = None
+    body_in_list: bool = False          # the body params go as the one object of a JSON array (a batch)
+    content_types: tuple[BodyKind, ...] = ()
+    response: ResponseKind = "record"
+    paging: Paging | None = None
+    writes: bool | None = None
+    destructive: bool | None = None
+    retry_safe: bool = False            # a POST that may be repeated (reads that happen to POST)
+    modes: tuple[str, ...] = ("client", "hosted")
+    min_version: str | None = None
+    checks: tuple[str, ...] = ()        # cross-param rules in toolkit.http.rules
+    status: int = 200                   # the success status the service answers with
+
+    def __post_init__(self) -> None:
+        if self.writes is None:
+            object.__setattr__(self, "writes", self.method != "GET")
+        if self.destructive is None:
+            object.__setattr__(self, "destructive", self.method == "DELETE")
+        if self.body and not self.content_types:
+            object.__setattr__(self, "content_types", (self.body,))
+
+    @property
+    def service(self) -> str:
+        return self.id.split(".", 1)[0]
+
+    @property
+    def name(self) -> str:
+        """The method name on the client: the id without its service."""
+        return self.id.split(".", 1)[1]
+
+    def path_for(self, version: str = "") -> str:
+        return self.version_paths.get(version, self.path)
+
+    def param(self, name: str) -> Param:
+        for param in self.params:
+            if param.name == name:
+                return param
+        raise KeyError(name)
+
+    @property
+    def example(self) -> dict[str, Any]:
+        """The example params, enough to make the call."""
+        return {p.name: p.example for p in self.params if p.example is not None}
+
+
+@dataclass(frozen=True)
+class Service:
+    """A service: its auth, its version prefix, its limits and its default paging."""
+    key: str
+    title: str
+    auth: Auth
+    credentials: tuple[str, ...]                  # the keys ws.connect takes besides base_url
+    secrets: tuple[str, ...]                      # which of them are secret
+    base_path: str                                # the path part of the real base URL (`/v1`, `/PD`)
+    error_shape: str                              # how the service's error body reads, see toolkit.errors
+    version_prefix: str = ""                      # `/api/{version}`
+    default_version: str = ""
+    paging: Paging | None = None
+    rate_per_second: float | None = None
+    max_concurrency: int = 8
+    doc: str = ""
+
+
+@dataclass(frozen=True)
+class Column:
+    """A typed column of a Resource: `dtype` is string, id, integer, number, boolean, timestamp,
+    category, list or json. `source` is the dotted wire path when it differs from camel(name).
+
+    `optional`: the field may be absent from every record of a load without being drift (a JSON
+    Schema keyword only some properties have, a field sent only when a request asks for it).
+    `values`: a category column's documented values; any other is drift (toolkit.pull.drift), where a
+    column without them is compared with what earlier loads held.
+    """
+    name: str
+    dtype: str = "string"
+    source: str = ""
+    doc: str = ""
+    optional: bool = False
+    values: tuple[str, ...] = ()
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        """The wire path the column reads: `("coverVersion", "fileName")`."""
+        return tuple((self.source or camel(self.name)).split("."))
+
+
+@dataclass(frozen=True)
+class Incremental:
+    """How a resource is pulled again with only what may have changed since its last complete load
+    (toolkit.pull.increments runs it). `strategy` is one of:
+
+    - "open_statuses": ask for the rows whose `field` is not in a `final` status (the list action's
+      `filter` param takes the open ones) and again for the ones held open (`ids`, the param taking
+      keys); the held rows in a final status stay as they are.
+    - "open_parents": pull again only the rows of the `parent` resource's rows that are open now or
+      were in its previous load (`field` is the column naming the parent's key); the others stay.
+    - "created_after": ask with the list action's filter language for rows whose `field` is at or
+      after the newest held (`filter` is the param); held rows stay, unless the envelope's `total`
+      of every row disagrees with what is held (something was deleted): then a full pull.
+    - "changed_parents" (a fan-out): fan out again only over the ids whose `parent` row is new or
+      changed since the previous load (`field` is the fan-out's column naming it, `parent_field` the
+      parent's, when its name differs); the other ids' rows stay, those of ids no longer fanned over
+      go. Sound only where a child row cannot change without its parent row changing, or where
+      what else changes it is declared: the rows copy fields of the `copies` resource's row that
+      their `via` column names, and an id with a held row naming a row of it that is new, changed
+      or gone since is fanned over again too. Both resources must have been loaded before and since
+      the previous load (refresh orders them first), else a full pull.
+    - "open_members" (a fan-out): fan out again only over the ids not held in a `final` status of
+      `field` (new ids, open ones, those that failed last time); a row in a final status stays.
+    """
+    strategy: str
+    field: str = ""
+    final: tuple[str, ...] = ()
+    filter: str = ""
+    ids: str = ""
+    parent: str = ""
+    total: str = ""
+    parent_field: str = ""
+    copies: str = ""
+    via: str = ""
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A dataset an analyst reports on: how it is pulled, its key and its typed columns.
+
+    Pulled by one `action` (paged or not), fanned out over ids: `fan_out` names the action param that
+    takes one id per request and `parent` where the ids come from (a filter the analyst gives, such as
+    `profile_ids`, or another resource's key).
+    """
+    name: str
+    service: str
+    action: str
+    key: tuple[str, ...]
+    columns: tuple[Column, ...]
+    doc: str
+    fan_out: str | None = None
+    parent: str | None = None
+    parent_key: str | None = None
+    filters: tuple[str, ...] = ()
+    items: str | None = None            # where the rows are in a record answer
+    incremental: Incremental | None = None  # how to pull only what changed; None: a full pull
+    max_pages: int | None = None        # a walk's ceiling; None: from the service's total (paging.Watch)

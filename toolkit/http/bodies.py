@@ -1,0 +1,102 @@
+"""What a JSON body may hold, and the shapes of the documents' bodies the client can check.
+
+    json_problem({"a": float("nan")})     # "holds nan (at a): JSON carries finite numbers of 64 bits"
+"""
+from __future__ import annotations
+
+import datetime as dt
+import numbers
+from typing import Any
+
+from toolkit.http.kinds import is_number
+from toolkit.http.session import Secret
+
+Problem = str | None
+
+MAX_JSON_DEPTH = 64       # the documents' bodies nest a few levels; orjson stops at 254, repr sooner
+
+
+def json_problem(value: Any, where: str = "", depth: int = 0) -> Problem:
+    """Why a body value cannot go out as the JSON it reads as (None when it can). At the top a Secret,
+    a timedelta or a set of strings are fine: the client writes them out before encoding."""
+    at = f" (at {where})" if where else ""
+    if depth > MAX_JSON_DEPTH:
+        return f"nests deeper than {MAX_JSON_DEPTH} levels"
+    if type(value).__module__ == "numpy" and hasattr(value, "tolist"):     # sent with OPT_SERIALIZE_NUMPY
+        return json_problem(value.tolist(), where, depth)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"has a key that is not a string{at}: {type(key).__name__}"
+            found = json_problem(item, f"{where}.{key}" if where else key, depth + 1)
+            if found:
+                return found
+        return None
+    if isinstance(value, list | tuple) or (depth == 0 and isinstance(value, set)):
+        for index, item in enumerate(value):
+            found = json_problem(item, f"{where}[{index}]", depth + 1)
+            if found:
+                return found
+        return None
+    if isinstance(value, bool | str | dt.date | dt.time) or value is None:
+        return None
+    if depth == 0 and isinstance(value, Secret | dt.timedelta):
+        return None
+    if isinstance(value, numbers.Real):
+        return None if is_number(value) else f"holds {value!r}{at}: JSON carries finite numbers of 64 bits"
+    if isinstance(value, bytes | bytearray):
+        return f"cannot send bytes in a JSON body{at}: decode them to text"
+    return f"cannot send a {type(value).__name__} in a JSON body{at}"
+
+
+# --- the shapes of the documents' bodies -----------------------------------------------------------
+
+def _blank(value: Any) -> bool:
+    return not isinstance(value, str) or not value.strip()
+
+
+def import_package_problem(package: Any) -> Problem:
+    """What the audience platform's import refuses, where its document and the sandbox agree: type
+    `url` carries an http(s) URL; type `enclosed` an audience with an id and a name, and its members."""
+    if not isinstance(package, dict):
+        return "must be a JSON object with a type"
+    kind = package.get("type")
+    if kind == "url":
+        from_url = package.get("url")
+        if _blank(from_url) or not from_url.startswith(("http://", "https://")):
+            return "url must be an http(s) URL of a file holding the enclosed package"
+        return None
+    if kind != "enclosed":
+        return "type must be enclosed (the audience and its members) or url (a URL to such a file)"
+    audience = package.get("audience")
+    if not isinstance(audience, dict):
+        return "audience must be an object with an id and a name"
+    for field in ("id", "name"):
+        if _blank(audience.get(field)):
+            return f"audience.{field} must not be blank"
+    tags = audience.get("tags", [])
+    if not isinstance(tags, list) or any(_blank(tag) for tag in tags):
+        return "audience.tags must be a list of non-blank strings"
+    members = package.get("members")
+    if not isinstance(members, list) or any(_blank(member) for member in members):
+        return "members must be a list of profile ids"
+    return None
+
+
+JSON_PATCH_OPS = ("add", "remove", "replace", "move", "copy", "test")      # RFC 6902, 4
+
+
+def patch_problem(kind: str, patch: Any) -> Problem:
+    """A merge patch is an object (RFC 7386); a JSON Patch a list of operations (RFC 6902), each an
+    object with an `op` and a `path`: sent under the other content type, either is a 400."""
+    if kind == "merge_patch":
+        return None if isinstance(patch, dict) else \
+            "a JSON Merge Patch is an object; a list of operations is a JSON Patch (content_type json_patch)"
+    if kind == "json_patch":
+        if not isinstance(patch, list | tuple):
+            return "a JSON Patch is a list of operations; an object is a JSON Merge Patch (content_type merge_patch)"
+        for index, op in enumerate(patch):
+            if not isinstance(op, dict) or op.get("op") not in JSON_PATCH_OPS or not isinstance(op.get("path"), str):
+                return (f"operation [{index}] must be an object with an op ({', '.join(JSON_PATCH_OPS)}) "
+                        "and a path")
+    return None

@@ -1,0 +1,481 @@
+"""The client: any catalog action, checked, sent and parsed; pages walked; methods from the catalog.
+
+It speaks HTTP and nothing else: no workspace, no DataFrame, no widget (`toolkit.connection.connection` binds a
+client to a workspace; importing this module loads none of pandas, DuckDB, Arrow or ipywidgets).
+
+    tm = toolkit.connect("translation", base_url=..., username=..., password=..., client_id=..., client_secret=...)
+    tm.call("translation.get_submission", submission_id=12)
+    tm.get_submission(submission_id=12)             # the same, with a real signature for Tab and ?
+    for page in tm.pages("translation.list_submissions"): ...
+"""
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import logging
+import os
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+import requests
+
+from toolkit import catalog
+from toolkit.catalog import paging
+from toolkit.catalog.paging import Watch
+from toolkit.catalog.spec import CONTENT_TYPES, Action, Service
+from toolkit.errors import AnswerError, ToolkitError, VersionError, error_for
+from toolkit.http import answers, rules
+from toolkit.http.bodies import patch_problem
+from toolkit.http.methods import with_methods
+from toolkit.http.session import (
+    ApiKeyAuth,
+    BasicAuth,
+    BearerAuth,
+    OAuthPasswordAuth,
+    RateBudget,
+    Redactor,
+    RetryPolicy,
+    Secret,
+    Transport,
+    request_id,
+    retry_after,
+)
+from toolkit.http.wire import MASK, Prepared, file_part, opened_files, wire_value
+
+log = logging.getLogger("toolkit.http.session")
+
+
+@dataclass
+class Page:
+    """One page of a walk: its rows, the parsed answer and the HTTP answer (headers, timing)."""
+    rows: list
+    body: Any
+    response: requests.Response
+    params: dict[str, Any]
+    total: int | None = None      # the rows the service says the walk holds, where its style reads one
+    full: bool = False            # as many rows as were asked for: another page may follow
+
+
+class Client:
+    """A connection to one service: `call`, `pages`, and one method per action of the service."""
+
+    def __init__(self, service: str, *, base_url: str, version: str | None = None, mode: str = "client",
+                 system_version: str | None = None, timeout: tuple[float, float] = (10.0, 60.0),
+                 retry: RetryPolicy | None = None, **credentials: Any) -> None:
+        self.service: Service = catalog.SERVICES[service]
+        self.base_url = base_url.rstrip("/")
+        self.version = version or self.service.default_version
+        self.mode, self.system_version = mode, system_version
+        if mode not in ("client", "hosted"):
+            raise rules.ValidationError("mode", mode, "must be client or hosted")
+        self._secrets = {k: Secret(v.reveal() if isinstance(v, Secret) else v)
+                         for k, v in credentials.items() if k in self.service.secrets and v is not None}
+        self._plain = {k: v for k, v in credentials.items() if k not in self.service.secrets}
+        unknown = set(credentials) - set(self.service.credentials)
+        if unknown:
+            raise rules.ValidationError(sorted(unknown)[0], MASK, f"unknown credential; {service} takes "
+                                        f"base_url, {', '.join(self.service.credentials)}")
+        # who the client logs in as, where it can know it: HTTP Basic names the user, a token does not
+        self.login: str | None = self._plain.get("username") \
+            if self.service.auth == "basic_or_bearer" and "token" not in self._secrets else None
+        self.redactor = Redactor(s.reveal() for s in self._secrets.values())
+        if self._plain.get("username") and "password" in self._secrets:
+            self.redactor.add_basic(self._plain["username"], self._secrets["password"])
+        host = urlsplit(self.base_url).hostname or ""
+        self.transport = Transport(
+            auth=self._auth(timeout), redactor=self.redactor, timeout=timeout, retry=retry,
+            budget=RateBudget(self.service.rate_per_second, self.service.max_concurrency),
+            pool=max(10, self.service.max_concurrency), trust_env=not _loopback(host))
+
+    def __repr__(self) -> str:
+        return f"<toolkit.Client {self.service.key} {self.base_url} ({len(self._secrets)} secrets ***)>"
+
+    # --- auth ------------------------------------------------------------------------------------
+
+    def _auth(self, timeout: tuple[float, float]) -> Any:
+        s, p, kind = self._secrets, self._plain, self.service.auth
+        if kind == "bearer":
+            return BearerAuth(self._need(s, "token"))
+        if kind == "api_key":
+            return ApiKeyAuth(self._need(s, "api_key"), self._need(p, "workspace_id"))
+        if kind == "basic_or_bearer":
+            if "token" in s:
+                return BearerAuth(s["token"])
+            return BasicAuth(self._need(p, "username"), self._need(s, "password"))
+        return OAuthPasswordAuth(self.base_url + "/oauth/token", self._need(p, "client_id"),
+                                 self._need(s, "client_secret"), self._need(p, "username"),
+                                 self._need(s, "password"), self.redactor, timeout)
+
+    def _need(self, given: Mapping[str, Any], key: str) -> Any:
+        if not given.get(key):
+            raise rules.ValidationError(key, None, f"{self.service.key} needs the credential {key} "
+                                        f"(or TOOLKIT_{self.service.key.upper()}_{key.upper()})")
+        return given[key]
+
+    def auth_headers(self) -> dict[str, str]:
+        """The auth headers as a preview shows them: names real, values masked."""
+        kind = self.service.auth
+        if kind == "api_key":
+            return {"x-api-key": MASK, "x-air-workspace-id": str(self._plain.get("workspace_id"))}
+        return {"Authorization": ("Basic " if kind == "basic_or_bearer" and "token" not in self._secrets
+                                  else "Bearer ") + MASK}
+
+    # --- building and sending ----------------------------------------------------------------------
+
+    def action(self, action: str | Action) -> Action:
+        found = action if isinstance(action, Action) else catalog.action(action, self.service.key)
+        if found.service != self.service.key:
+            raise ToolkitError(f"{found.id} belongs to {found.service}, not {self.service.key}")
+        return found
+
+    def prepare(self, action: str | Action, *, version: str | None = None,
+                headers: Mapping[str, str] | None = None, content_type: str | None = None,
+                **params: Any) -> Prepared:
+        """Check the params and build the request, without sending it."""
+        entry = self.action(action)
+        version = self._version(entry, version)
+        rules.check(entry, params, mode=self.mode if self.service.key == "translation" else None,
+                    system_version=self.system_version, login=self.login)
+        path = entry.path_for(version)
+        prefix = self.service.version_prefix.format(version=version) if version else ""
+        prepared = Prepared(entry, entry.method, "", headers=dict(headers or {}), redactor=self.redactor)
+        body: dict[str, Any] = {}
+        form: dict[str, Any] = {}
+        files: dict[str, Any] = {}
+        for param in entry.params:
+            if param.name not in params or param.where == "local":
+                continue
+            value = params[param.name]
+            if param.secret and value is not None:
+                self.redactor.add(value)        # a service may echo it back in an error
+            if param.where == "path":
+                path = path.replace(f"{{{param.name}}}", requests.utils.quote(str(value), safe=""))
+            elif param.where == "query":
+                if value is None:
+                    continue
+                wire = wire_value(param, value, True)
+                for item in wire if isinstance(wire, list) else [wire]:
+                    prepared.query.append((param.wire, str(item)))
+            elif param.where == "raw":
+                body = wire_value(param, value, False)
+            elif param.where == "body":
+                body[param.wire] = wire_value(param, value, False)
+            elif param.where == "form" and value is not None:
+                form[param.wire] = str(wire_value(param, value, True))
+            elif param.where == "file":
+                files[param.wire] = file_part(value)
+        prepared.url = _unchanged_by_sending(self.base_url + prefix + path, entry)
+        kind = content_type or _patch_kind(entry, body)
+        if kind and kind not in CONTENT_TYPES:
+            kind = next((k for k, v in CONTENT_TYPES.items() if v == content_type), kind)
+        if content_type and kind not in entry.content_types:
+            raise rules.ValidationError("content_type", content_type, "must be one of " + ", ".join(
+                CONTENT_TYPES[k] for k in entry.content_types), entry.id)
+        raw = next((p for p in entry.params if p.where == "raw" and p.name in params), None)
+        problem = patch_problem(kind, body) if raw is not None else None
+        if problem:
+            raise rules.ValidationError(raw.name, params[raw.name], problem, entry.id)
+        if kind == "multipart":
+            prepared.files, prepared.data = files, form
+        elif kind == "form":
+            prepared.data = form
+        elif kind:
+            prepared.json = [body] if entry.body_in_list and raw is None else body
+            prepared.headers.setdefault("Content-Type", CONTENT_TYPES[kind])
+        return prepared
+
+    def _version(self, entry: Action, version: str | None) -> str:
+        if entry.versions == ("",):
+            return ""
+        # a client set to v1 is refused a v2-only action as a call with version="v1" is: quietly calling
+        # v2 would reach a server the caller chose v1 for (v2 is the default, which has every action)
+        wanted = version or self.version
+        if wanted in entry.versions:
+            return wanted
+        raise VersionError(entry.id, " or ".join(entry.versions), wanted)
+
+    def _auth_for(self, entry: Action) -> Any:
+        """The token endpoint authenticates the client itself (HTTP Basic), never with a bearer token."""
+        auth = self.transport.auth
+        if isinstance(auth, OAuthPasswordAuth) and entry.path.rstrip("/").endswith("/oauth/token"):
+            return (auth.client_id, auth.client_secret.reveal())
+        return None
+
+    def send(self, prepared: Prepared) -> requests.Response:
+        """Send a prepared request; an error status raises the service's error class."""
+        entry = prepared.action
+        data = prepared.data
+        if prepared.json is not None:
+            data = orjson.dumps(prepared.json, option=orjson.OPT_SERIALIZE_NUMPY)   # ids from a DataFrame
+        uploads = prepared.files or {}
+        response = self.transport.send(
+            prepared.method, prepared.url, params=prepared.query_string() or None, data=data,
+            parts=(lambda: opened_files(uploads)) if uploads else None, headers=prepared.headers or None,
+            idempotent=prepared.idempotent, auth=self._auth_for(entry),
+            repeatable=all(u.repeatable for u in uploads.values()))   # a file object that cannot be rewound
+        if response.status_code >= 400:
+            try:
+                body = response.json()
+            except ValueError:
+                body = response.text[:500]
+            error = error_for(self.service.key, entry.id, response.status_code, self.service.error_shape,
+                              body, response.reason, request_id(response.headers))
+            wait = retry_after(response.headers.get("Retry-After")) if response.status_code == 429 else None
+            if wait is not None and wait > self.transport.retry.max_retry_after:
+                error.message += (f" (the service asks to wait {wait:.0f} s, longer than this client's "
+                                  f"max_retry_after of {self.transport.retry.max_retry_after:.0f} s: try again later)")
+                error.args = (f"{entry.id}: {response.status_code} {error.message}",)
+            raise _scrubbed(error, self.redactor)
+        return response
+
+    def call(self, action: str | Action, *, version: str | None = None,
+             headers: Mapping[str, str] | None = None, content_type: str | None = None, **params: Any) -> Any:
+        """Check, send and parse one action: parsed JSON, bytes for downloads, None for empty answers."""
+        prepared = self.prepare(action, version=version, headers=headers, content_type=content_type, **params)
+        return self.result_of(prepared.action, self.send(prepared), prepared)
+
+    def result_of(self, entry: Action, response: requests.Response, prepared: Prepared | None = None) -> Any:
+        """The parsed answer of a sent request; tokens it hands out are learnt by the redactor. Given
+        the request, an unreadable answer to a read is asked for again (`exchange`)."""
+        result = self.exchange(prepared, response=response)[0] if prepared is not None else \
+            self.parse(entry, response)
+        if isinstance(result, dict):
+            for key in ("access_token", "refresh_token"):      # tokens the caller asked for: never shown
+                self.redactor.add(result.get(key))
+        return result
+
+    @staticmethod
+    def parse(entry: Action, response: requests.Response, tries: int = 1) -> Any:
+        """The answer as its action declares it. A read's answer that is not JSON raises AnswerError
+        (an empty page is `[]` or an envelope, never an empty body); a write's is given as text, since
+        the write was done whatever its answer says."""
+        if entry.response == "bytes":
+            return response.content
+        reads = entry.method == "GET" or entry.response in ("page", "list")
+        if entry.response == "none" or response.status_code == 204 or (not response.content and not reads):
+            return None
+        if entry.response == "text":
+            return response.text
+        if reads:
+            return answers.body_of(entry.id, response.status_code, response.headers.get("Content-Type"),
+                                   response.content, tries)
+        try:
+            return answers.loads(response.content)
+        except ValueError:
+            return response.text
+
+    def exchange(self, prepared: Prepared, decode: Callable[[bytes], Any | None] | None = None,
+                 response: requests.Response | None = None) -> tuple[Any, requests.Response]:
+        """Send (unless `response` is its answer already) and read: the body and the answer. A read
+        whose 2xx body is not JSON is sent again like a 5xx (proxies serve their error pages for a
+        moment) up to the retry policy's attempts, then raises AnswerError."""
+        entry, tries = prepared.action, 1
+        response = response if response is not None else self.send(prepared)
+        while True:
+            body = decode(response.content) if decode is not None else None
+            if body is not None:
+                return body, response
+            try:
+                return self.parse(entry, response, tries), response
+            except AnswerError as error:
+                policy = self.transport.retry
+                if not prepared.idempotent or tries >= policy.attempts:
+                    raise _scrubbed(error, self.redactor) from None
+                wait = policy.wait(tries, None)
+                log.info("%s: %s; retry %d in %.2f s", entry.id, error.problem, tries, wait)
+                self.transport.sleep(wait)
+                tries += 1
+                response = self.send(prepared)
+
+    def pages(self, action: str | Action, *, version: str | None = None,
+              headers: Mapping[str, str] | None = None, ahead: int = 0,
+              decode: Callable[[bytes], Any | None] | None = None, max_pages: int | None = None,
+              **params: Any) -> Iterator[Page]:
+        """Walk every page of a list action with the service's paging style.
+
+        `ahead`: with page numbers or offsets, ask for up to this many following pages on threads
+        while this one is read, supposing each comes back full; a page that does not (the data moved)
+        drops the guesses after it and the walk goes on from the page the service says is next. The
+        pages, their order and their rows are those of a walk one request at a time.
+        `decode`: reads an answer's bytes into its body, or None to have it parsed as JSON
+        (the fetchers pass `toolkit.pull.decoding.page_decoder`).
+        `max_pages`: the walk's ceiling (`paging.Watch` says what it is when not given). A cursor,
+        page or offset asked for twice, or a page whose rows came before, raises PagingError.
+        """
+        entry = self.action(action)
+        style = entry.paging or (self.service.paging if entry.response == "page" else None)
+        if style is None:
+            raise ToolkitError(f"{entry.id} is not a list action")
+        # the styles speak wire names (`pageNumber`), the params Python names (`page_number`)
+        to_wire = {p.name: p.wire for p in entry.params if p.where == "query"}
+        to_name = {wire: name for name, wire in to_wire.items()}
+        first: tuple[Prepared, dict] | None = None
+
+        def prepared_for(request: dict) -> tuple[Prepared, dict]:
+            nonlocal first
+            named = {to_name.get(k, k): v for k, v in request.items()}
+            prepared = _repaged(entry, first, named) if first else None
+            if prepared is None:
+                prepared = self.prepare(entry, version=version, headers=headers, **named)
+                first = first or (prepared, named)
+            return prepared, named
+
+        pool = ThreadPoolExecutor(ahead, thread_name_prefix="toolkit-page") \
+            if ahead > 0 and hasattr(style, "after_full") else None
+        # pages asked for ahead, in walk order: (params, rows before it, (request, params by name), answer)
+        asked: deque[tuple[dict, int, tuple[Prepared, dict], Future]] = deque()
+        request = style.start({to_wire.get(k, k): v for k, v in params.items() if v is not None})
+        watch = Watch(entry.id, style, max_pages)
+        seen = 0
+        try:
+            while request is not None:
+                watch.asking(request)
+                if asked:                  # _ask_ahead keeps the walk's next page at the front
+                    _, _, (prepared, named), answer = asked.popleft()
+                    body, response = self.exchange(prepared, decode, answer.result())
+                else:
+                    prepared, named = prepared_for(request)
+                    body, response = self.exchange(prepared, decode)
+                rows = style.rows(body)
+                total = paging.total_of(style, body, response.headers)
+                watch.answered(request, rows, response.content, total)
+                seen += len(rows)
+                page = Page(rows, body, response, named, total, paging.full(style, request, rows))
+                if pool is None:
+                    yield page
+                    request = style.next(request, body, response.headers, rows, seen)
+                else:          # the following pages are asked for before this one is handed over
+                    request = style.next(request, body, response.headers, rows, seen)
+                    self._ask_ahead(pool, asked, ahead, style, request, seen, body, response.headers, prepared_for)
+                    yield page
+        finally:
+            if pool is not None:
+                for *_, answer in asked:
+                    answer.cancel()
+                pool.shutdown(wait=False, cancel_futures=True)
+
+    def _ask_ahead(self, pool: ThreadPoolExecutor, asked: deque, ahead: int, style: Any, request: dict | None,
+                   seen: int, body: Any, headers: Mapping, prepared_for: Any) -> None:
+        """Keep `ahead` pages asked for, starting at `request`; guesses a short page proved wrong go."""
+        if asked and asked[0][0] != request:
+            for *_, answer in asked:
+                answer.cancel()           # one already sent is answered and its answer dropped
+            asked.clear()
+        if request is None:
+            return
+
+        def ask(params: dict, before: int) -> None:
+            prepared, named = prepared_for(params)
+            asked.append((params, before, (prepared, named), pool.submit(self.send, prepared)))
+
+        if not asked:
+            ask(request, seen)
+        while len(asked) < ahead:
+            last, before, *_ = asked[-1]
+            guess = style.after_full(last, body, headers, before)
+            if guess is None:
+                break
+            ask(guess, before + int(last[style.size]))
+
+    def rows(self, action: str | Action, **params: Any) -> list:
+        """Every row of a list action, all pages walked."""
+        return [row for page in self.pages(action, **params) for row in page.rows]
+
+    @property
+    def requests_sent(self) -> int:
+        return self.transport.requests
+
+    @property
+    def service_clock(self) -> datetime | None:
+        """The service's clock at its latest answer (its Date header), None before one carried it."""
+        return self.transport.clock.latest
+
+
+def _scrubbed(error: ToolkitError, redactor: Redactor) -> ToolkitError:
+    error.args = tuple(redactor.scrub(a) for a in error.args)
+    if hasattr(error, "message"):
+        error.message = redactor.scrub(error.message)
+    if getattr(error, "body", None) is not None:
+        error.body = _scrub_json(error.body, redactor)
+    return error
+
+
+def _scrub_json(value: Any, redactor: Redactor) -> Any:
+    if isinstance(value, dict):
+        return {k: _scrub_json(v, redactor) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub_json(v, redactor) for v in value]
+    return redactor.scrub(value) if isinstance(value, str) else value
+
+
+def _unchanged_by_sending(url: str, entry: Action) -> str:
+    """The URL, refused if the URL library would send another path: it resolves `.` and `..`
+    segments (RFC 3986, 5.2.4), so `/boards/../assets/X` would reach `DELETE /assets/X`."""
+    if any(segment in (".", "..") for segment in urlsplit(url).path.split("/")):
+        raise rules.ValidationError("url", url, "a path param holds a dot segment ('.' or '..') that would "
+                                    "send the request to another path", entry.id)
+    return url
+
+
+def _patch_kind(entry: Action, body: Any) -> str | None:
+    """The body kind when the caller names none: where an action takes both patches, a list of
+    operations is a JSON Patch and an object a merge patch (RFC 6902 and 7386 tell them apart so)."""
+    if entry.body == "merge_patch" and "json_patch" in entry.content_types and isinstance(body, list | tuple):
+        return "json_patch"
+    return entry.body
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def client_class(service: str) -> type[Client]:
+    """The Client subclass of a service, with one method per action (built once)."""
+    return with_methods(Client, service)
+
+
+def credentials_from_env(service: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The credentials given, completed from TOOLKIT_<SERVICE>_<FIELD> environment variables."""
+    fields = ("base_url", *catalog.SERVICES[service].credentials)
+    found = {f: os.environ[f"TOOLKIT_{service.upper()}_{f.upper()}"] for f in fields
+             if os.environ.get(f"TOOLKIT_{service.upper()}_{f.upper()}")}
+    return {**found, **{k: v for k, v in given.items() if v is not None}}
+
+
+def _repaged(entry: Action, first: tuple[Prepared, dict], named: dict) -> Prepared | None:
+    """The next page's request built from the first page's checked one when only scalar query params
+    (the page, offset or cursor the paging style set) differ: a walk of /targets with 100 submission
+    ids would otherwise check and encode the same ids again on every page. None: prepare it afresh."""
+    prepared, before = first
+    by_name = {p.name: p for p in entry.params}
+    changed = [name for name in named.keys() | before.keys() if named.get(name) != before.get(name)]
+    if any(name not in by_name or by_name[name].where != "query" or isinstance(named.get(name), list | tuple | dict)
+           for name in changed):
+        return None
+    wires = {by_name[name].wire for name in changed}
+    query = []
+    for param in entry.params:           # the order prepare() gives, so the query reads the same
+        if param.wire not in wires:
+            query.extend(item for item in prepared.query if item[0] == param.wire)
+        elif named.get(param.name) is not None:
+            query.append((param.wire, str(wire_value(param, named[param.name], True))))
+    return dataclasses.replace(prepared, query=query, headers=dict(prepared.headers))
+
+
+def connect(service: str, **credentials: Any) -> Client:
+    """A client of one service: `base_url` plus its credentials (or the environment's)."""
+    if service not in catalog.SERVICES:
+        raise KeyError(f"no service {service!r}; services are {', '.join(catalog.SERVICES)}")
+    given = credentials_from_env(service, credentials)
+    if not given.get("base_url"):
+        raise rules.ValidationError("base_url", None, f"is required (or TOOLKIT_{service.upper()}_BASE_URL)")
+    return client_class(service)(service, **given)

@@ -1,0 +1,639 @@
+"""Resources into the workspace: walk the pages or fan out over ids, type the rows, load them atomically.
+
+Every function takes the client that sends and the store that keeps (a connection hands both); this
+module imports neither the connection nor the workspace.
+
+A plain resource walks its list action's pages; a fan-out resource calls its action once per id,
+the ids given by the analyst (`profile_ids=...`) or read from the parent resource's latest load, with
+bounded concurrency over the client's Session (the HTTP layer keeps the service's rate budget).
+Rows are typed per page and written to the workspace in batches inside one load, so a failure leaves
+nothing visible. Answers are decoded straight into the Resource's declared fields where they fit
+(`toolkit.pull.decoding`); once a walk proves long, its pages are typed in a helper process while the
+walk goes on with the next request (`toolkit.pull.typist`), and a batch is written on a thread of its own
+while the next fills (DuckDB releases the GIL). With page numbers or offsets, `workers - 1` following
+pages are asked for ahead (Client.pages), so a walk over a slow link does not wait for one answer at a
+time; a cursor walk cannot. Python's garbage collector is paused while pages are parsed: with
+millions of fresh objects alive it would otherwise spend most of the pull scanning them.
+
+Answers that differ from the declared shapes are kept and the load records how (`toolkit.pull.drift`,
+`ws.drift()`, a `DriftWarning`), or with `contract="freeze"` the first difference refuses the load.
+"""
+from __future__ import annotations
+
+import gc
+import os
+import sys
+import warnings
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+import orjson
+import pyarrow as pa
+
+from toolkit import catalog
+from toolkit.catalog.spec import Action, Resource
+from toolkit.errors import (
+    AnswerError,
+    ApiError,
+    DriftWarning,
+    PagingError,
+    ToolkitError,
+    TransportError,
+    ValidationError,
+)
+from toolkit.http.rules import version_tuple
+from toolkit.pull import decoding, drift, frames, increments
+from toolkit.pull.typist import Typist
+from toolkit.storage.file import filtered_of
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from toolkit.http.client import Client
+
+# rows per batch written: one DuckDB row group. Against 50,000, a pull of a million notifications
+# (small rows) ran 13% faster, its batches half as many; wide rows stop at BATCH_BYTES first
+BATCH_ROWS = 122_880
+# and at most this many bytes of Arrow: one batch is written while the next fills, so this bounds
+# the pull's memory whatever the width of a row (50,000 assets hold about 40 MB, notifications 10)
+BATCH_BYTES = 16 * 2**20
+TARGET_CHUNK = 100            # submission ids per /targets request
+SECRET_WORDS = ("secret", "password", "credentials", "token", "apikey")
+SECRET_ENDINGS = ("secret", "password", "credentialsjson", "apikey", "token")   # not tokenUrl
+
+
+@dataclass
+class LoadResult:
+    """What one pull did: its load id, rows, requests, the ids that failed, whether it came from cache,
+    and how its answers differed from the declared shapes (`ws.drift()` has the same)."""
+    load_id: str
+    resource: str
+    rows: int = 0
+    requests: int = 0
+    failed_ids: list = field(default_factory=list)
+    cached: bool = False
+    kind: str = "full"  # or "incremental" (toolkit.pull.increments), or "cached"
+    drift: list = field(default_factory=list)
+    table: str = ""     # where the load's rows are: "service.resource", or "service.resource__filtered"
+
+
+def progress_bar(total: int | None, description: str, unit: str, show: bool | None = None):
+    """tqdm: a line on a terminal, nothing when output is a log or CI, and in a notebook one plain text
+    output updated in place that ends as a summary (pages, rows, requests, seconds).
+
+    Not tqdm's notebook widget: a closed widget stays in the saved notebook, and after a reload each
+    one reads "Error displaying widget: model not found"; text is saved and reads the same.
+    """
+    from tqdm.auto import tqdm
+    in_notebook = _in_notebook()
+    quiet = os.environ.get("TOOLKIT_PROGRESS", "").lower() in ("0", "false", "off") or os.environ.get("CI")
+    # an explicit show=True wins over the environment; otherwise tqdm decides by the terminal
+    disable = False if show else True if quiet or show is False else (False if in_notebook else None)
+    if not (in_notebook and disable is False):
+        return tqdm(total=total, desc=description, unit=unit, disable=disable, leave=False, dynamic_ncols=True)
+    from types import SimpleNamespace
+
+    from IPython.display import Pretty, display
+    from tqdm.std import tqdm as plain
+
+    handle = display(display_id=True)       # a handle to an output not shown yet
+    shown: list[str] = []
+
+    def write(text: str) -> None:           # tqdm writes "\r<line>" and, on close, "\n"
+        line = text.strip().replace(" · , ", " · ").replace(" ·  · ", " · ")   # tqdm's ", " before a postfix
+        if line and line != (shown[-1] if shown else None):
+            (handle.update if shown else handle.display)(Pretty(line))
+            shown.append(line)
+
+    line = SimpleNamespace(write=write, flush=lambda: None)
+    of = "/{total_fmt}" if total else ""
+    return plain(total=total, desc=description, unit=unit, file=line, leave=True, mininterval=0.5,
+                 bar_format="{desc}: {n_fmt}" + of + " {unit} · {postfix} · {elapsed_s:.1f} s")
+
+
+def _in_notebook() -> bool:
+    """A running Jupyter kernel, not merely ipykernel imported (nbclient imports it in tests)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return getattr(shell, "kernel", None) is not None
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+class _Batcher:
+    """Collects typed pages and writes them to the load in batches of BATCH_ROWS rows or BATCH_BYTES.
+
+    A batch is written on a thread of its own while the next pages arrive: DuckDB compresses and
+    writes without the GIL, so on a machine with two cores the walk hardly waits for the workspace.
+    One batch is in flight at most, so memory stays bounded; a failed write fails the load.
+    """
+
+    def __init__(self, load: Any) -> None:
+        self.load, self.tables, self.pending, self.rows, self.bytes = load, [], 0, 0, 0
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="toolkit-write")
+        self._writing: Future | None = None
+
+    def __enter__(self) -> _Batcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._wait()      # before the load commits or rolls back: no write may land after that
+        finally:
+            self._writer.shutdown(wait=True)
+
+    def add(self, table: pa.Table) -> None:
+        self.tables.append(table)
+        self.pending += table.num_rows
+        self.rows += table.num_rows
+        self.bytes += table.nbytes
+        if self.pending >= BATCH_ROWS or self.bytes >= BATCH_BYTES:
+            self.flush()
+
+    def flush(self, *, wait: bool = False) -> None:
+        if self.tables:
+            batch = _joined(self.tables)
+            self.tables, self.pending, self.bytes = [], 0, 0
+            self._wait()
+            self._writing = self._writer.submit(self.load.write, batch)
+        if wait:
+            self._wait()
+
+    def _wait(self) -> None:
+        writing, self._writing = self._writing, None
+        if writing is not None:
+            writing.result()
+
+
+def _joined(tables: list[pa.Table]) -> pa.Table:
+    """Typed pages as one batch. A column Arrow cannot unify (one page's ids text, the others'
+    integers: toolkit.pull.frames) is text in each, as the workspace widens the stored column."""
+    try:
+        return pa.concat_tables(tables, promote_options="permissive")
+    except (pa.ArrowTypeError, pa.ArrowInvalid):
+        pass
+    kinds: dict[str, set] = {}
+    for table in tables:
+        for item in table.schema:
+            kinds.setdefault(item.name, set()).add(item.type)
+    clashing = {name for name, types in kinds.items() if len(types - {pa.null()}) > 1}
+    return pa.concat_tables([_as_text(table, clashing) for table in tables],
+                            promote_options="permissive")
+
+
+def _as_text(table: pa.Table, names: set[str]) -> pa.Table:
+    for name in names & set(table.column_names):
+        column = table.column(name)
+        try:
+            text = column.cast(pa.string())
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            text = pa.array([None if v is None else orjson.dumps(v, default=str).decode()
+                             for v in column.to_pylist()], pa.string())
+        table = table.set_column(table.column_names.index(name), name, text)
+    return table
+
+
+def _split_filters(client: Client, resource: Resource, action: Action, filters: dict) -> tuple[list | None, dict]:
+    """The fan-out ids (or None) and the action params from what the analyst passed."""
+    ids = None
+    params = {}
+    names = {p.name for p in action.params}
+    plural = f"{resource.fan_out}s" if resource.fan_out else None
+    for name, value in filters.items():
+        if value is None:
+            continue
+        if name in (resource.parent, plural) and resource.fan_out:
+            ids = list(value.tolist() if hasattr(value, "tolist") else value)
+        elif name in names and name != resource.fan_out:
+            params[name] = value
+        elif name not in resource.filters:
+            takes = sorted({*resource.filters, *(n for n in names if n != resource.fan_out)}
+                           | ({plural} if plural else set()))
+            raise ValidationError(name, value, f"unknown filter; {resource.name} takes {', '.join(takes)}")
+        else:
+            params[name] = value
+    for param in action.params:
+        if param.required and param.name not in params and param.name != resource.fan_out \
+                and param.default is not None:
+            params[param.name] = param.default
+    return ids, params
+
+
+def _parent_ids(client: Client, store: Any, service: str, parent_name: str, column: str | None = None,
+                contract: str = "evolve") -> list:
+    """The ids of the parent resource, from its latest load (pulled now when there is none, under the
+    child's contract: a frozen fetch writes nothing, its parent's load included)."""
+    parent = catalog.resource(service, parent_name)
+    if store.fresh_load(service, client.base_url, parent.name, {}, None) is None:
+        pull(client, store, parent.name, contract=contract)
+    frame = store.read(service, parent.name)
+    return frame[column or parent.key[0]].dropna().tolist()
+
+
+def pull(client: Client, store: Any, name: str, /, *, refresh: bool = False, max_age: float | timedelta | None = None,
+         on_error: str = "raise", workers: int | None = None, progress: bool | None = None,
+         incremental: bool = False, contract: str = "evolve", **filters: Any) -> LoadResult:
+    """Pull one resource with the client into the store; the load is reused when younger than max_age.
+    With `incremental=True` only what may have changed since the resource's previous complete load
+    with the same filters is asked for, as its catalog entry declares (toolkit.pull.increments); without
+    such a load or a declaration, a full pull. Answers that differ from the declared shapes are kept
+    and reported (`contract="evolve"`), or refused with nothing written (`contract="freeze"`:
+    `ContractError` at the first difference)."""
+    return _pull(client, store, name, False, refresh=refresh, max_age=max_age, on_error=on_error, workers=workers,
+                 progress=progress, incremental=incremental, contract=contract, **filters)[0]
+
+
+def _pull(client: Client, store: Any, name: str, keep: bool, /, *, refresh: bool = False,
+          max_age: float | timedelta | None = None, on_error: str = "raise", workers: int | None = None,
+          progress: bool | None = None, incremental: bool = False, contract: str = "evolve",
+          **filters: Any) -> tuple[LoadResult, list[pa.Table] | None]:
+    """The pull; with `keep`, also the batches it wrote (None when the load was reused or builds on
+    another, whose batches are not the whole view)."""
+    if on_error not in ("raise", "skip"):
+        raise ValidationError("on_error", on_error, "must be raise or skip")
+    contract = drift.contract_of(contract)
+    resource = catalog.resource(client.service.key, name)
+    ws = store
+    key = _params_key(filters)
+    narrowed = narrowing(resource, filters)
+    stored = filtered_of(name) if narrowed else name  # a subset never becomes the resource's view
+    where = f"{resource.service}.{stored}"
+    incremental = incremental and not narrowed
+    if not refresh and max_age is not None:
+        cached = ws.fresh_load(resource.service, client.base_url, stored, key, max_age)
+        if cached:
+            return LoadResult(cached, name, cached=True, kind="cached", table=where), None
+    workers = workers or client.service.max_concurrency
+    before = client.requests_sent  # an incremental plan's own questions count as the load's requests
+    step, previous = None, None
+    if incremental and resource.incremental is not None:
+        previous = ws.previous_load(resource.service, client.base_url, stored, key)
+        step = previous and increments.plan(client, store, resource, filters, previous)
+    if step:
+        plan = _Plan(lambda: iter(()), None, "pages")
+        failed = plan.failed
+
+        def run(given: dict) -> Iterator[tuple[pa.Table, int]]:
+            part = _plan(client, store, resource, given, workers, on_error, contract)
+            try:
+                yield from part.tables()
+            finally:
+                failed.extend(part.failed)
+
+        plan.tables = lambda: step.tables(run)
+        keep, builds_on, carry = False, previous, step.carry
+    else:
+        plan = _plan(client, store, resource, filters, workers, on_error, contract)
+        builds_on, carry = None, None
+    categoricals = [column.name for column in resource.columns if column.dtype == "category"]
+    with ws.load(resource.service, client.base_url, stored, key, resource.key, keep, categoricals,
+                 builds_on=builds_on, carry=carry) as load, _gc_paused(), _Batcher(load) as batcher:
+        tally = drift.Tally(resource, contract, client.redactor, load)
+        try:
+            with progress_bar(plan.total, f"{resource.service}.{name}", plan.unit, progress) as bar:
+                for table, step in plan.tables():
+                    batcher.add(tally.take(table))
+                    bar.update(step)
+                    bar.set_postfix(rows=batcher.rows, requests=client.requests_sent - before, refresh=False)
+            batcher.flush(wait=True)
+            if batcher.rows == 0:
+                load.write(frames.empty(resource))
+            tally.finish()
+        finally:  # a failed load records the requests it made too: they are what the failure cost
+            load.requests = client.requests_sent - before
+            load.failed_ids.extend(plan.failed)
+            load.drift = tally.found()  # and its drift (contract="freeze": what refused it)
+            load.service_clock = client.service_clock
+    # after the commit, which keeps one row per key (and counts the others as drift)
+    result = LoadResult(load.load_id, name, load.rows, load.requests, list(plan.failed), kind=load.kind,
+                        drift=load.drift, table=where)
+    if load.drift:
+        warnings.warn(drift.warning(resource, load.load_id, load.drift), DriftWarning, stacklevel=3)
+    return result, load.kept
+
+
+def fetch(client: Client, store: Any, name: str, /, **options: Any) -> pd.DataFrame:
+    """Pull (or reuse) one resource and return it as a typed DataFrame.
+
+    A fresh load's DataFrame is made from the batches it wrote, which are in memory already: reading
+    them back from DuckDB would hold DuckDB's buffers and the Arrow result besides the DataFrame.
+    """
+    result, written = _pull(client, store, name, True, **options)
+    service, ws = client.service.key, store
+    stored = result.table.split(".", 1)[1]
+    frame = ws.read(service, stored, result.load_id) if written is None else \
+        ws.frame_of(service, stored, result.load_id, written)
+    frame = frames.conform(frame, catalog.resource(service, name))
+    frame.attrs["table"] = result.table
+    return frame
+
+
+def narrowing(resource: Resource, filters: dict) -> list[str]:
+    """The filters given that the resource does not need: they narrow its rows to a subset, which is
+    stored apart (`storage.file.filtered_of`). Params the action requires, and the ids of a fan-out
+    whose parent is no resource (the analyst's to give), are part of what the resource is."""
+    action = catalog.ACTIONS[resource.action]
+    style = action.paging or catalog.SERVICES[resource.service].paging
+    walking = {getattr(style, name) for name in ("limit", "cursor", "page", "size", "offset")
+               if isinstance(getattr(style, name, None), str)}
+    # a page size or a place in the walk changes how the rows come, not which
+    needed = {param.name for param in action.params if param.required or param.wire in walking}
+    if resource.fan_out and (resource.service, resource.parent) not in catalog.RESOURCES:
+        needed |= {resource.parent, f"{resource.fan_out}s"}
+    return sorted(name for name, value in filters.items() if value is not None and name not in needed)
+
+
+def _params_key(filters: dict) -> dict:
+    out = {}
+    for name, value in sorted(filters.items()):
+        if value is None:
+            continue
+        if any(word in name.replace("_", "").lower() for word in SECRET_WORDS):
+            value = "***"
+        elif hasattr(value, "tolist"):
+            value = value.tolist()
+        elif isinstance(value, set | tuple):
+            value = sorted(value)
+        out[name] = value if isinstance(value, int | float | bool | list | dict) else str(value)
+    return out
+
+
+@dataclass
+class _Plan:
+    tables: Callable[[], Iterator[tuple[pa.Table, int]]]
+    total: int | None
+    unit: str
+    failed: list = field(default_factory=list)
+
+
+def _plan(client: Client, store: Any, resource: Resource, filters: dict, workers: int, on_error: str,
+          contract: str = "evolve") -> _Plan:
+    special = SPECIAL.get((resource.service, resource.name))
+    if special:
+        return special(client, store, resource, filters, workers, on_error, contract)
+    action = catalog.ACTIONS[resource.action]
+    ids, params = _split_filters(client, resource, action, filters)
+    if resource.fan_out:
+        if ids is None:
+            if (resource.service, resource.parent) in catalog.RESOURCES:
+                ids = _parent_ids(client, store, resource.service, resource.parent, resource.parent_key, contract)
+            else:
+                raise ValidationError(resource.parent, None, f"{resource.name} needs the ids to fetch: "
+                                      f"pass {resource.parent}=[...]")
+        return _fan_out(client, resource, action, ids, params, workers, on_error)
+    if action.response == "page" or action.paging:
+        return _Plan(lambda: _walk(client, resource, action, params, ahead=workers - 1), None, "pages")
+    return _Plan(lambda: _single(client, resource, action, params), 1, "requests")
+
+
+def _walk(client: Client, resource: Resource, action: Action, params: dict,
+          parent: dict | None = None, ahead: int = 0) -> Iterator[tuple[pa.Table, int]]:
+    style = action.paging or client.service.paging
+    typist = Typist(resource, action, style)
+    told = drift.Told(style)
+    keys = KeyWatch(resource, action.id)
+    held: list = []         # the latest table, kept back to carry what the walk's end tells (its total)
+
+    def passing(tables: Iterator[tuple[pa.Table, int]]) -> Iterator[tuple[pa.Table, int]]:
+        for table in keys.watched(tables):
+            yield from held
+            held[:] = [table]
+
+    try:
+        for page in client.pages(action, ahead=ahead, decode=typist.decode, max_pages=resource.max_pages,
+                                 **params):
+            typist.note(drift.envelope(style, page.body, page.response.headers))
+            told.page(page.rows, page.total)
+            if not page.rows and held:
+                continue        # the empty page after a full one: nothing to type (a walk of none types one)
+            typist.put(decoding.rows_of(resource, action, page.body), page.response.content, parent=parent)
+            keys.expect(page.full)
+            yield from passing(typist.typed())
+        yield from passing(typist.typed(everything=True))
+        notes = told.differs()
+        table, step = held[0] if held else (frames.empty(resource), 0)
+        if held or notes:
+            yield (frames.noted(table, notes) if notes else table), step
+    finally:
+        typist.close()
+
+
+class KeyWatch:
+    """A walk whose full page holds only keys it has seen already is a service that ignores where
+    the walk is (it answers its first page forever, or page numbers modulo something): PagingError,
+    where a byte-identical page (paging.Watch) would not show it because an envelope or a timestamp
+    differs. The keys of the first and the latest 8 pages are kept, so memory stays flat; a loop of a
+    longer period meets the walk's ceiling instead. Pages typed elsewhere come back in page order."""
+
+    KEPT = 8
+
+    def __init__(self, resource: Resource, action: str) -> None:
+        self.names, self.action = [k for k in resource.key if k], action
+        self.full: deque[bool] = deque()
+        self.first: set = set()
+        self.latest: deque[set] = deque(maxlen=self.KEPT)
+        self.pages = 0
+
+    def expect(self, full: bool) -> None:
+        self.full.append(full)
+
+    def watched(self, tables: Iterator[tuple[pa.Table, int]]) -> Iterator[tuple[pa.Table, int]]:
+        for table, step in tables:
+            if self.full and step:
+                self._check(table, self.full.popleft())
+            yield table, step
+
+    def _check(self, table: pa.Table, full: bool) -> None:
+        self.pages += 1
+        if not self.names or not all(name in table.column_names for name in self.names) or not table.num_rows:
+            return
+        columns = [table.column(name).to_pylist() for name in self.names]
+        keys = set(zip(*columns, strict=True))
+        if full and self.pages > 1 and all(key in self.first or any(key in s for s in self.latest) for key in keys):
+            raise PagingError(f"{self.action}: page {self.pages} of the walk holds only rows the walk has "
+                              f"had already ({len(keys)} keys): the service ignores where the walk is. "
+                              f"Nothing of this walk was kept")
+        if self.pages <= self.KEPT:
+            self.first |= keys
+        else:
+            self.latest.append(keys)
+
+
+def _single(client: Client, resource: Resource, action: Action, params: dict) -> Iterator[tuple[pa.Table, int]]:
+    body, found = decoding.mend(resource, action.paging, client.call(action, **params))
+    table = frames.to_arrow(decoding.rows_of(resource, action, body), resource)
+    yield (frames.noted(table, [[decoding.items_key(action.paging), "envelope", 1, found]]) if found else table), 1
+
+
+def _member_rows(client: Client, resource: Resource, action: Action, params: dict, member: Any,
+                 typist: Typist) -> list | _Pages:
+    """Every row for one fan-out id (all its pages)."""
+    call = {**params, resource.fan_out: member}
+    if action.response == "page":
+        return _paged_rows(client, resource, action, call, typist)
+    body, found = decoding.mend(resource, action.paging, client.call(action, **call))
+    if found:
+        typist.note([[decoding.items_key(action.paging), "envelope", 1, found]])
+    return decoding.rows_of(resource, action, body)
+
+
+class _Pages(list):
+    """A fan-out member's pages as (rows, answer bytes), some left for the typing helper."""
+
+
+def _paged_rows(client: Client, resource: Resource, action: Action, call: dict, typist: Typist) -> list | _Pages:
+    """Every row of a walk, decoded into the Resource's Structs where the pages fit them; the pages
+    themselves when some are for the typing helper."""
+    style = action.paging or client.service.paging
+    pages = []
+    told = drift.Told(style)
+    for page in client.pages(action, decode=typist.decode, max_pages=resource.max_pages, **call):
+        typist.note(drift.envelope(style, page.body, page.response.headers))
+        told.page(page.rows, page.total)
+        pages.append((decoding.rows_of(resource, action, page.body), page.response.content))
+    typist.note(told.differs())
+    if any(isinstance(rows, decoding.RawRows) for rows, _ in pages):
+        return _Pages(pages)
+    return decoding.joined([rows for rows, _ in pages], resource)
+
+
+def _fan_out(client: Client, resource: Resource, action: Action, ids: Sequence, params: dict, workers: int,
+             on_error: str, member_rows: Callable | None = None, tag_rows: bool = True) -> _Plan:
+    plan = _Plan(lambda: iter(()), len(ids), "ids")
+    fetch_member = member_rows or (lambda member, typist: _member_rows(client, resource, action, params, member,
+                                                                       typist))
+    column = resource.fan_out if tag_rows else None
+
+    def tables() -> Iterator[tuple[pa.Table, int]]:
+        typist = Typist(resource, action, action.paging or client.service.paging)
+        # a bounded window of futures: memory stays flat however many ids there are
+        with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="toolkit-fetch") as pool:
+            queue = iter(ids)
+            running = {}
+            for member in _take(queue, workers * 2):
+                running[pool.submit(fetch_member, member, typist)] = member
+            try:
+                while running:
+                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        member = running.pop(future)
+                        try:
+                            rows = future.result()
+                        except (ApiError, AnswerError, TransportError) as error:
+                            if on_error == "raise":
+                                for other in running:
+                                    other.cancel()
+                                raise ToolkitError(f"{resource.name}: {resource.fan_out or 'chunk'}={member} "
+                                                   f"failed: {error}") from error
+                            plan.failed.append(member)
+                            rows = []
+                        parent = {column: member} if column else None
+                        if isinstance(rows, _Pages):
+                            typist.put_pages(rows, parent=parent)
+                        else:
+                            typist.put(rows, None, parent=parent)
+                        yield from typist.typed()
+                        for nxt in _take(queue, 1):
+                            running[pool.submit(fetch_member, nxt, typist)] = nxt
+                yield from typist.typed(everything=True)
+            finally:
+                typist.close()
+
+    plan.tables = tables
+    return plan
+
+
+def _take(iterator: Iterator, n: int) -> Iterable:
+    for _ in range(n):
+        try:
+            yield next(iterator)
+        except StopIteration:
+            return
+
+
+# --- resources that one list action cannot describe -------------------------------------------------
+
+def _targets(client: Client, store: Any, resource: Resource, filters: dict, workers: int, on_error: str,
+             contract: str = "evolve") -> _Plan:
+    """Targets of the given submissions (all when none): /targets in chunks of ids from 5.20, else per submission."""
+    filters = dict(filters)
+    ids = filters.pop("submission_ids", None)
+    status = filters.pop("status", None)
+    if filters:
+        name = next(iter(filters))
+        raise ValidationError(name, filters[name], "unknown filter; targets takes submission_ids, status")
+    if ids is None:
+        ids = _parent_ids(client, store, resource.service, "submissions", contract=contract)
+    ids = list(ids.tolist() if hasattr(ids, "tolist") else ids)
+    statuses = [status] if isinstance(status, str) else list(status or [])
+    modern = version_tuple(client.system_version or "99") >= (5, 20)
+    if modern:
+        action = catalog.ACTIONS["translation.list_targets"]
+        chunks = [ids[i:i + TARGET_CHUNK] for i in range(0, len(ids), TARGET_CHUNK)]
+        params = {"status": statuses} if statuses else {}
+
+        def chunk_rows(chunk: list, typist: Typist) -> list | _Pages:
+            return _paged_rows(client, resource, action, {"submission_ids": chunk, **params}, typist)
+
+        return _fan_out(client, resource, action, chunks, {}, workers, on_error, member_rows=chunk_rows,
+                        tag_rows=False)
+    action = catalog.ACTIONS["translation.list_submission_targets"]
+
+    def submission_rows(sid: Any, typist: Typist) -> list:
+        # one request per status: the service's filter words are not the targets' own statuses
+        # (COMPLETED finds PROCESSED targets), so only the service can apply them
+        rows: dict = {}
+        for status in statuses or [None]:
+            for page in client.pages(action, submission_id=sid, status=status):
+                rows.update((row.get("targetId"), row) for row in page.body)
+        return list(rows.values())
+
+    return _fan_out(client, resource, action, ids, {}, workers, on_error, tag_rows=False,
+                    member_rows=submission_rows)
+
+
+def _configurations(client: Client, store: Any, resource: Resource, filters: dict, workers: int, on_error: str,
+                    contract: str = "evolve") -> _Plan:
+    """One row per configuration (merge, cxi, docgen, analytics, warehouse, JWKS), secrets masked."""
+    actions = [a for a in catalog.actions_of(client.service.key)
+               if a.method == "GET" and (a.name.endswith("_configuration") or a.name.endswith("_jwks_endpoints"))]
+
+    def tables() -> Iterator[tuple[pa.Table, int]]:
+        rows = []
+        for action in actions:
+            body = client.call(action)
+            settings = _mask(body)
+            name = action.name.removeprefix("get_").removeprefix("list_").removesuffix("_configuration")
+            name = name.removesuffix("_endpoints")
+            enabled = settings.get("enabled") if isinstance(settings, dict) else None
+            rows.append({"configuration": name, "enabled": enabled, "settings": settings})
+        yield frames.to_arrow(rows, resource), len(actions)
+    return _Plan(tables, len(actions), "requests")
+
+
+def _mask(body: Any) -> Any:
+    if isinstance(body, dict):
+        return {k: ("***" if v and k.lower().endswith(SECRET_ENDINGS) else _mask(v)) for k, v in body.items()}
+    if isinstance(body, list):
+        return [_mask(v) for v in body]
+    return body
+
+
+SPECIAL: dict[tuple[str, str], Callable[..., _Plan]] = {
+    ("translation", "targets"): _targets,
+    ("audience_platform", "configurations"): _configurations,
+}

@@ -1,0 +1,279 @@
+"""Incremental pulls: what to ask a service for so that only rows that may have changed since a
+resource's previous complete load come back, and which held rows stay as they are.
+
+A Resource declares its strategy as data (`spec.Incremental`); this module turns it into the pulls to
+run (each a dict of filters `toolkit.pull.fetch` plans like any other) and `carry`, the SQL condition of the
+valid versions the load keeps when its rows lack their key (`toolkit.storage.loads.Load`). `plan` answers
+None where a full pull is the honest answer (no strategy, filters the strategy would override, or a
+deletion it cannot see otherwise); row versions then make the unchanged rows free anyway.
+
+Given the client and the store, like fetch; it imports neither the fetcher nor anything above.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from toolkit import catalog
+from toolkit.catalog.paging import PageNumber, dig
+from toolkit.catalog.spec import Incremental, Resource
+from toolkit.storage.file import quote, versions_of
+
+if TYPE_CHECKING:
+    from toolkit.http.client import Client
+
+IDS_PER_REQUEST = 100  # held keys asked for again per request: a query string stays well under 8 kB
+Tables = Iterator[tuple[pa.Table, int]]
+
+
+@dataclass
+class Step:
+    """An incremental load: its tables (given how to pull one set of filters) and what it carries."""
+    tables: Callable[[Callable[[dict], Tables]], Tables]
+    carry: tuple[str, list]
+
+
+def plan(client: Client, store: Any, resource: Resource, filters: dict, previous: str) -> Step | None:
+    """The incremental load of `resource` over its `previous` load, or None for a full pull."""
+    how = resource.incremental
+    if how is None:
+        return None
+    strategy = STRATEGIES.get(how.strategy)
+    if strategy is None:
+        raise ValueError(f"{resource.service}.{resource.name}: unknown incremental strategy {how.strategy!r}")
+    return strategy(client, store, resource, how, filters, previous)
+
+
+def _text(name: str, table: str = "") -> str:
+    """A column (of the `table` alias) as text: keys and statuses compared with the values the filters
+    send, and values of two resources compared whatever type each table gave them."""
+    return f"CAST({table + '.' if table else ''}{quote(name)} AS VARCHAR)"
+
+
+def _held(resource: Resource) -> str:
+    """The previous view: the valid versions (the view itself may be being replaced by a load)."""
+    return f"(SELECT * FROM {versions_of(resource.service, resource.name)} WHERE _valid_to IS NULL)"
+
+
+def _open_statuses(client: Client, store: Any, resource: Resource, how: Incremental, filters: dict,
+                   previous: str) -> Step | None:
+    """The rows in an open status, then the held open ones the first answer lacks (they may have
+    become final since), by key; held rows in a final status stay.
+
+    A row created and finished between two loads is in neither answer. So the service's count of
+    every row (one small page) is compared with the held rows plus the new ones the open answer
+    brought; where they differ, the rows in a final status are asked for instead of the held open
+    ones (the open and final answers do not overlap, so no row comes twice)."""
+    if how.filter in filters or how.ids in filters:
+        return None
+    action = catalog.ACTIONS[resource.action]
+    choices = next((p.choices for p in action.params if p.name == how.filter), ())
+    open_ones = [c for c in choices if c not in how.final]
+    final = list(how.final)
+    key = resource.key[0]
+    held = [row[0] for row in store._fetch(
+        f"SELECT {quote(key)} FROM {_held(resource)} "
+        f"WHERE {_text(how.field)} IS NULL OR NOT list_contains(?, {_text(how.field)})",
+        [final])]
+    every = {str(row[0]) for row in store._fetch(f"SELECT {quote(key)} FROM {_held(resource)}")}
+    total = _count(client, action, filters)
+
+    def tables(run: Callable[[dict], Tables]) -> Tables:
+        seen: set[str] = set()
+        for table, step in run({**filters, how.filter: open_ones}):
+            seen.update(str(v) for v in table.column(key).to_pylist() if v is not None)
+            yield table, step
+        if total is not None and total != len(every) + len(seen - every):
+            yield from run({**filters, how.filter: final})
+            return
+        again = [i for i in held if str(i) not in seen]
+        for start in range(0, len(again), IDS_PER_REQUEST):
+            yield from run({**filters, how.ids: again[start:start + IDS_PER_REQUEST]})
+
+    return Step(tables, (f"list_contains(?, {_text(how.field)})", [final]))
+
+
+def _count(client: Client, action: Any, filters: dict) -> int | None:
+    """The service's count of every row the filters select, from a page of one (None: it gives none)."""
+    style = action.paging
+    size = getattr(style, "size", None) or getattr(style, "limit", None)
+    if size is None:
+        return None
+    page = next(iter(client.pages(action, **{**filters, size: 1})), None)
+    if page is None:
+        return None
+    if isinstance(style, PageNumber):
+        value = page.response.headers.get(style.total_header) if style.total_header else None
+    else:
+        value = dig(page.body, getattr(style, "total", "total")) if isinstance(page.body, dict) else None
+    try:
+        return None if value is None else int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _open_parents(client: Client, store: Any, resource: Resource, how: Incremental, filters: dict,
+                  previous: str) -> Step | None:
+    """The rows of the parents that may have changed since the previous load: with a version begun or
+    ended in the parent's loads since, or open now (when the parent has final statuses); the other
+    parents' rows stay."""
+    parent = catalog.resource(resource.service, how.parent)
+    ids_param = how.ids or f"{how.field}s"
+    if parent.incremental is None or ids_param in filters or how.parent in filters:
+        return None
+    since = store._fetch("SELECT max(p.seq) FROM _loads p, _loads c WHERE c.load_id = ? AND p.service = ? "
+                         "AND p.resource = ? AND p.status IN ('complete', 'stale') AND p.finished <= c.started",
+                         [previous, resource.service, parent.name])[0][0]
+    if since is None:
+        return None
+    changed, args = "_valid_from > ? OR _valid_to > ?", [since, since]
+    if parent.incremental.final:  # an open parent's rows may change while its own row does not
+        status = _text(parent.incremental.field)
+        changed += f" OR (_valid_to IS NULL AND ({status} IS NULL OR NOT list_contains(?, {status})))"
+        args.append(list(parent.incremental.final))
+    ids = [row[0] for row in store._fetch(
+        f"SELECT DISTINCT {quote(how.field)} FROM {versions_of(parent.service, parent.name)} "
+        f"WHERE {quote(how.field)} IS NOT NULL AND ({changed})", args)]
+
+    def tables(run: Callable[[dict], Tables]) -> Tables:
+        return run({**filters, ids_param: ids})
+
+    return Step(tables, (f"NOT list_contains(?, {_text(how.field)})", [[str(i) for i in ids]]))
+
+
+def _created_after(client: Client, store: Any, resource: Resource, how: Incremental, filters: dict,
+                   previous: str) -> Step | None:
+    """The rows created at or after the second of the newest held, when the service's count of every
+    row equals the held rows before that second plus its count of the newer ones (else a row was
+    deleted, which no filtered answer shows: a full pull)."""
+    if how.filter in filters:
+        return None
+    column = quote(how.field)
+    newest = store._fetch(f"SELECT strftime(max({column}) AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S') "
+                          f"FROM {_held(resource)}")[0][0]
+    if newest is None:
+        return None
+    older = f"({column} IS NULL OR strftime({column} AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S') < ?)"
+    held = store._fetch(f"SELECT count(*) FROM {_held(resource)} WHERE {older}",
+                        [newest])[0][0]
+    action = catalog.ACTIONS[resource.action]
+    paging = action.paging
+    after = f'{how.field} >: "{newest}"'
+
+    def total(**params: Any) -> int | None:
+        body = client.call(action, **{paging.offset: 0, paging.size: 1}, **params)
+        value = dig(body, how.total) if isinstance(body, dict) else None
+        return None if value is None else int(value)
+
+    every, newer = total(**filters), total(**filters, **{how.filter: after})
+    if every is None or newer is None or every != held + newer:
+        return None
+
+    def tables(run: Callable[[dict], Tables]) -> Tables:
+        return run({**filters, how.filter: after})
+
+    return Step(tables, (older, [newest]))
+
+
+def _changed_parents(client: Client, store: Any, resource: Resource, how: Incremental, filters: dict,
+                     previous: str) -> Step | None:
+    """The fan-out again over the ids whose parent row is new or changed since the previous load, that
+    hold a row naming a `copies` row new, changed or gone since, or that failed in the previous load;
+    the other ids' rows stay, and the rows of ids no longer fanned over go."""
+    fanned = _fanned(store, resource, filters)
+    if fanned is None:
+        return None
+    asked, plural, rest = fanned
+    parent = catalog.resource(resource.service, how.parent)
+    unchanged = _unchanged(store, parent, how.parent_field or how.field, previous)
+    if unchanged is None:
+        return None
+    again = {str(i) for i in store._fetch("SELECT failed_ids FROM _loads WHERE load_id = ?",
+                                          [previous])[0][0] or ()}
+    if how.copies:
+        source = catalog.resource(resource.service, how.copies)
+        same = _unchanged(store, source, source.key[0], previous)
+        if same is None:
+            return None
+        again |= {row[0] for row in store._fetch(
+            f"SELECT DISTINCT {_text(how.field)} FROM {_held(resource)} "
+            f"WHERE {quote(how.via)} IS NULL OR NOT list_contains(?, {_text(how.via)})", [sorted(same)])}
+    keep = [i for i in asked if i in unchanged and i not in again]
+    kept = set(keep)
+    ids = [i for i in asked if i not in kept]
+
+    def tables(run: Callable[[dict], Tables]) -> Tables:
+        return run({**rest, plural: ids})
+
+    return Step(tables, (f"list_contains(?, {_text(how.field)})", [keep]))
+
+
+def _fanned(store: Any, resource: Resource, filters: dict) -> tuple[list[str], str, dict] | None:
+    """The ids a full pull of a fan-out asks for (given by the analyst, or its parent resource's held
+    keys) as text, the filter taking them, and the other filters; None for a resource that is not one."""
+    if not resource.fan_out:
+        return None
+    plural = f"{resource.fan_out}s"
+    given = filters.get(resource.parent) if resource.parent in filters else filters.get(plural)
+    rest = {k: v for k, v in filters.items() if k not in (resource.parent, plural)}
+    if given is not None:
+        return [str(i) for i in (given.tolist() if hasattr(given, "tolist") else given)], plural, rest
+    if (resource.service, resource.parent) in catalog.RESOURCES:   # the ids a full pull reads
+        source = catalog.resource(resource.service, resource.parent)
+        column = resource.parent_key or source.key[0]
+        return [row[0] for row in store._fetch(
+            f"SELECT DISTINCT {_text(column)} FROM {_held(source)} WHERE {quote(column)} IS NOT NULL")], plural, rest
+    return None
+
+
+def _open_members(client: Client, store: Any, resource: Resource, how: Incremental, filters: dict,
+                  previous: str) -> Step | None:
+    """The fan-out again over the ids not held in a `final` status of `field` (new ids, open ones,
+    those that failed in the previous load); a row in a final status stays as it is, and the rows of
+    ids no longer asked for go."""
+    fanned = _fanned(store, resource, filters)
+    if fanned is None:
+        return None
+    asked, plural, rest = fanned
+    key = resource.fan_out if any(c.name == resource.fan_out for c in resource.columns) else resource.key[0]
+    done = {row[0] for row in store._fetch(
+        f"SELECT {_text(key)} FROM {_held(resource)} WHERE list_contains(?, {_text(how.field)})",
+        [list(how.final)])}
+    done -= {str(i) for i in store._fetch("SELECT failed_ids FROM _loads WHERE load_id = ?",
+                                           [previous])[0][0] or ()}
+    keep = [i for i in asked if i in done]
+    kept = set(keep)
+    ids = [i for i in asked if i not in kept]
+
+    def tables(run: Callable[[dict], Tables]) -> Tables:
+        return run({**rest, plural: ids})
+
+    return Step(tables, (f"list_contains(?, {_text(key)})", [keep]))
+
+
+def _unchanged(store: Any, resource: Resource, column: str, previous: str) -> set[str] | None:
+    """The values of `column` whose rows of `resource` are the same in its last load before the
+    `previous` load started and in its latest, which began after that load finished: one version
+    valid throughout. None when it has no load on either side (nothing to compare)."""
+    since, newer = store._fetch(
+        "SELECT max(p.seq) FILTER (WHERE p.finished <= c.started), "
+        "max(p.seq) FILTER (WHERE p.started >= c.finished) FROM _loads p, _loads c WHERE c.load_id = ? "
+        "AND p.service = ? AND p.resource = ? AND p.status IN ('complete', 'stale') AND p.seq IS NOT NULL",
+        [previous, resource.service, resource.name])[0]
+    if since is None or newer is None:
+        return None
+    return {row[0] for row in store._fetch(
+        f"SELECT {_text(column)} FROM {_held(resource)} WHERE {quote(column)} IS NOT NULL "
+        f"GROUP BY ALL HAVING max(_valid_from) <= ?", [since])}
+
+
+STRATEGIES: dict[str, Callable[..., Step | None]] = {
+    "open_members": _open_members,
+    "open_statuses": _open_statuses,
+    "open_parents": _open_parents,
+    "created_after": _created_after,
+    "changed_parents": _changed_parents,
+}

@@ -1,0 +1,187 @@
+"""One-call refresh: every resource a store holds pulled again through the connections it is handed.
+
+    ws.refresh()                          # toolkit.Workspace.refresh hands its connections and itself
+    ws.refresh("translation", max_age=3600, incremental=False)
+    ws.refresh(resources=["translation.targets", ("audience_platform", "audiences")])
+
+Each resource is pulled again with the filters its latest load recorded (`_loads.params`),
+incrementally where its catalog entry says how (toolkit.pull.increments). Within a service, parents come
+before children (a fan-out's parent resource, an incremental strategy's parent), so children read
+fresh ids; services run at once, a thread each, every client keeping its own rate budget. One plain
+line per resource says what happened (a scheduled run's log), one progress display counts the
+resources done (toolkit.pull.fetch.progress_bar: a line on a terminal, text updated in place in Jupyter,
+nothing in a log); the returned DataFrame says it again as a table.
+
+On the binding floor: given the connections (anything with a `client`) and the store, it imports
+neither the workspace nor the connection module.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from typing import Any
+
+import orjson
+import pandas as pd
+
+from toolkit import catalog
+from toolkit.errors import ValidationError, printable
+from toolkit.pull import fetch
+
+COLUMNS = ["service", "resource", "kind", "added", "changed", "removed", "rows", "requests", "seconds", "drift",
+           "error"]
+
+
+def held(store: Any, services: tuple[str, ...] = ()) -> list[tuple[str, str, dict]]:
+    """The resources the store holds (of the named services, or all), each with the filters of its
+    latest finished load, parents before children within a service."""
+    rows = store._fetch("SELECT service, resource, params FROM _loads WHERE status IN ('complete', 'stale') "
+                        "QUALIFY row_number() OVER (PARTITION BY service, resource ORDER BY seq DESC NULLS LAST, "
+                        "finished DESC) = 1 ORDER BY service, resource")
+    found = [(service, name, orjson.loads(params or "{}")) for service, name, params in rows
+             if (not services or service in services) and (service, name) in catalog.RESOURCES]
+    return sorted(found, key=lambda row: (row[0], depth(row[0], row[1])))
+
+
+def chosen(found: list[tuple[str, str, dict]], resources: Iterable[str | tuple[str, str]] | None
+           ) -> list[tuple[str, str, dict]]:
+    """Of the held resources `found`, those named in `resources` ("translation.targets" or
+    ("translation", "targets")), in `found`'s order (parents first); all of them when None. A name
+    not held is refused before anything is sent, with what is held."""
+    if resources is None:
+        return found
+    names = [resources] if isinstance(resources, str) else list(resources)
+    wanted, unknown = set(), []
+    for name in names:
+        pair = tuple(name.split(".", 1)) if isinstance(name, str) else tuple(name)
+        if len(pair) != 2 or not all(isinstance(part, str) for part in pair):
+            unknown.append(name)
+        else:
+            wanted.add(pair)
+    holds = {(service, name) for service, name, _ in found}
+    unknown += [f"{service}.{name}" for service, name in sorted(wanted - holds)]
+    if unknown:
+        listed = ", ".join(f"{service}.{name}" for service, name, _ in found) or "nothing"
+        raise ValidationError("resources", unknown, f"not held by this workspace (as service.resource); "
+                                                    f"it holds {listed}")
+    return [row for row in found if row[:2] in wanted]
+
+
+def depth(service: str, name: str, seen: frozenset[str] = frozenset()) -> int:
+    """How many resources stand above this one: its fan-out parent's and its strategy's signals' chains
+    (the parent it follows, the resource its rows copy)."""
+    resource = catalog.RESOURCES[service, name]
+    how = resource.incremental
+    parents = {resource.parent, how.parent if how else None, how.copies if how else None}
+    above = [p for p in parents if p and (service, p) in catalog.RESOURCES and p not in seen and p != name]
+    return max((1 + depth(service, p, seen | {name}) for p in above), default=0)
+
+
+def refresh(store: Any, connections: Mapping[str, Any], services: tuple[str, ...] = (), *,
+            resources: Iterable[str | tuple[str, str]] | None = None, max_age: float | timedelta | None = None,
+            incremental: bool = True, say: Callable[[str], None] | None = None,
+            progress: bool | None = None) -> pd.DataFrame:
+    """Pull again every resource the store holds (or those of `services`, or only the held ones named
+    in `resources`) through `connections` (service → an object with a `client`); a load younger
+    than `max_age` is kept ("cached"). A service held but not connected is skipped with a reason; a
+    failed resource keeps its previous view, says its error, and the others go on. One line per
+    resource goes to `say` (stdout by default); `progress=False` turns the progress display off
+    (None: shown on a terminal or in Jupyter, not in a log).
+
+    Chosen resources still go parents first. A parent that is held but not chosen is not added: its
+    children read its latest load as it stands (a fan-out's ids; `open_parents` asks again for the rows
+    of the parents open there, and misses a parent new since; `changed_parents` finds no newer load of
+    the parent to compare and pulls in full), so choose the parent too when it may have moved.
+    """
+    lock = threading.Lock()
+    todo = chosen(held(store, services), resources)
+    by_service: dict[str, list[tuple[str, dict]]] = {}
+    for service, name, params in todo:
+        by_service.setdefault(service, []).append((name, params))
+    rows: list[dict] = []
+    bar = fetch.progress_bar(len(todo), "refresh", "resources", progress)
+
+    def line(text: str, resource: str) -> None:
+        with lock:
+            # the plain line first, with a bar on the terminal lifted out of its way, then the bar on
+            if bar.disable:
+                _say(text, say)
+            else:
+                with type(bar).external_write_mode():
+                    _say(text, say)
+            bar.set_postfix_str(resource, refresh=False)
+            bar.update(1)
+
+    def one_service(service: str) -> list[dict]:
+        conn = connections.get(service)
+        done = []
+        for name, params in by_service[service]:
+            if conn is None:
+                row = _row(service, name, "skipped",
+                           error=f"{service} is not connected: ws.connect({service!r}, ...) first")
+            else:
+                row = _pull(conn.client, store, service, name, params, max_age, incremental)
+            line(_said(row), row["resource"])
+            done.append(row)
+        return done
+
+    with bar:
+        if by_service:
+            with ThreadPoolExecutor(max_workers=len(by_service), thread_name_prefix="toolkit-refresh") as pool:
+                for done in pool.map(one_service, list(by_service)):
+                    rows.extend(done)
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _say(text: str, say: Callable[[str], None] | None) -> None:
+    if say is None:
+        print(text, file=sys.stdout, flush=True)
+    else:
+        say(text)
+
+
+def _pull(client: Any, store: Any, service: str, name: str, params: dict,
+          max_age: float | timedelta | None, incremental: bool) -> dict:
+    started, before = time.perf_counter(), client.requests_sent
+    masked = sorted(k for k, v in params.items() if _holds_mask(v))
+    if masked:  # a secret is never stored: sending its mask would ask the service for something else
+        return _row(service, name, "skipped", error=f"its load's {', '.join(masked)} were recorded masked (***): "
+                    f"pull it again with them given")
+    try:
+        result = fetch.pull(client, store, name, refresh=max_age is None, max_age=max_age,
+                            incremental=incremental, progress=False, **params)
+    except Exception as error:  # one resource's failure is its row; the others go on
+        return _row(service, name, "failed", requests=client.requests_sent - before,
+                    seconds=time.perf_counter() - started, error=f"{type(error).__name__}: {printable(error)}")
+    counts = {} if result.cached else store.changes(service, name, result.load_id)
+    return _row(service, name, result.kind, rows=result.rows, requests=client.requests_sent - before,
+                seconds=time.perf_counter() - started, drift=len(result.drift), **counts)
+
+
+def _holds_mask(value: Any) -> bool:
+    """Whether a recorded param holds a secret's mask (toolkit.storage.loads.scrub writes "***" for one)."""
+    if isinstance(value, dict):
+        return any(_holds_mask(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_holds_mask(v) for v in value)
+    return value == "***"
+
+
+def _row(service: str, name: str, kind: str, *, added: int = 0, changed: int = 0, removed: int = 0,
+         rows: int = 0, requests: int = 0, seconds: float = 0.0, drift: int = 0,
+         error: str | None = None) -> dict:
+    return {"service": service, "resource": f"{service}.{name}", "kind": kind, "added": added,
+            "changed": changed, "removed": removed, "rows": rows, "requests": requests,
+            "seconds": round(seconds, 3), "drift": drift, "error": error}
+
+
+def _said(row: dict) -> str:
+    if row["error"]:
+        return f"{row['resource']}: {row['kind']}: {row['error']}"
+    drifted = f", {row['drift']} fields differ from the catalog (ws.drift())" if row["drift"] else ""
+    return (f"{row['resource']}: {row['kind']}, +{row['added']} ~{row['changed']} -{row['removed']} rows, "
+            f"{row['requests']} requests, {row['seconds']:.1f} s{drifted}")

@@ -1,0 +1,558 @@
+"""How a load is stored: the layout of the file, the params' stable text, and `Load`, one pull written
+as one transaction.
+
+A load writes on its own cursor: batches stream in through Arrow (`INSERT ... BY NAME SELECT * FROM`
+the batch, which DuckDB reads in place; never row by row), and only the commit at the end of the `with`
+block makes them visible, so a failed or interrupted pull leaves no rows behind and memory stays
+bounded. A batch with new columns adds them to the table; missing ones are NULL; a column whose values
+no longer fit its type is widened. No secret is stored: params named like one are written as "***".
+
+Rows are stored as versions (toolkit.storage.file). A load into a resource with no valid rows writes its
+batches straight into the versions table, valid from its own number. Otherwise its batches go into a
+temporary table first and the commit merges them in three set-based statements: a row is known by
+the hash of all its values (and its place among equal rows, so duplicates count), the valid versions
+whose row the load lacks stop being valid in it, and the load's rows no valid version has become new
+versions. Unchanged rows cost nothing, with or without a key; the temporary table spills to DuckDB's
+temp directory under the memory limit, never into the file.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import re
+import secrets
+import threading
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import duckdb
+import orjson
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from toolkit.errors import WorkspaceError
+from toolkit.storage.file import (
+    VALIDITY,
+    load_memory,
+    loads_view_sql,
+    quote,
+    row_hash,
+    session,
+    versions_of,
+    view_sql,
+)
+from toolkit.storage.readback import casts_unchanged
+
+# text columns whose values average this many bytes or more (free text, JSON, URLs) are stored with
+# zstd: for a million notifications' messages and details it took half the CPU of DuckDB's default
+# (DICT_FSST) and made them smaller (24 against 32 MB), and they read back as fast. Shorter ones (ids,
+# names, statuses) keep the default, which is smaller for them and faster to look up.
+LONG_TEXT_BYTES = 40
+SECRET_NAME = re.compile(r"token|passw|secret|api_?key|credential|authorization|private_?key|cookie", re.I)
+
+
+def load_threads() -> int:
+    """DuckDB's threads while loads are open: all cores but the two a pull's walk and its typing
+    helper keep busy (toolkit.pull.typist). On two cores DuckDB's parallel insert took 1.3 s more CPU per
+    million notifications than one thread, CPU the walk and the helper were waiting for."""
+    return int(os.environ.get("TOOLKIT_DUCKDB_LOAD_THREADS") or max(1, (os.cpu_count() or 2) - 2))
+
+
+def _share_cores(ws: Any, change: int) -> None:
+    """Count the workspace's open loads (under its lock): the first sets DuckDB's threads to
+    load_threads() and, in a file, its memory to load_memory(); the last puts back what they were
+    (the analyst's queries get the machine's share again, or what they SET themselves)."""
+    ws._loads_open += change
+    if change > 0 and ws._loads_open == 1:
+        ws._threads_before = ws._con.execute("SELECT current_setting('threads')").fetchall()[0][0]
+        ws._con.execute(f"SET threads = {load_threads()}")
+        ws._memory_before = None
+        if ws.path is not None:
+            memory = ws._memory_to_restore()
+            try:
+                ws._set_memory(load_memory())
+                ws._memory_before = memory
+            except duckdb.Error:  # a query of the analyst's holds more right now: the load shares its limit
+                pass
+    elif change < 0 and ws._loads_open == 0:
+        ws._con.execute(f"SET threads = {int(ws._threads_before)}")
+        if ws._memory_before:
+            ws._restore_memory(ws._memory_before)
+
+
+def load_id(started: datetime) -> str:
+    """A new load id: its start in epoch milliseconds in base 36, so ids sort by time and their first
+    8 characters differ (DuckDB's zonemaps keep 8 bytes of a string: a read of one load skips the row
+    groups of the others), then 6 random hex digits."""
+    n, digits = int(started.timestamp() * 1000), ""
+    while n:
+        n, digit = divmod(n, 36)
+        digits = "0123456789abcdefghijklmnopqrstuvwxyz"[digit] + digits
+    return f"{digits}-{secrets.token_hex(3)}"
+
+
+def scrub(value: Any, secret_names: frozenset[str] = frozenset()) -> Any:
+    """Params (or a record) as JSON-ready data with the value of every secret-looking name, or of one
+    of `secret_names`, and any `Secret`, as "***"."""
+    if isinstance(value, Mapping):
+        return {str(k): "***" if str(k) in secret_names or SECRET_NAME.search(str(k))
+                else scrub(v, secret_names) for k, v in value.items()}
+    if type(value).__name__ == "Secret":
+        return "***"
+    if isinstance(value, set | frozenset):
+        return sorted((scrub(v, secret_names) for v in value), key=repr)
+    if hasattr(value, "tolist") and not isinstance(value, str | bytes):  # Series, Index, ndarray, numpy
+        return scrub(value.tolist(), secret_names)
+    if isinstance(value, list | tuple):
+        return [scrub(v, secret_names) for v in value]
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def params_json(params: Mapping[str, Any] | None) -> str:
+    """The params' stable text: keys sorted at every level, secrets masked."""
+    return orjson.dumps(scrub(params or {}), option=orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY).decode()
+
+
+def scrub_url(url: str) -> str:
+    """A base URL without a password or a secret-looking query value."""
+    parts = urlsplit(url or "")
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = "***@" + netloc.rsplit("@", 1)[1]
+    query = urlencode([(k, "***" if SECRET_NAME.search(k) else v) for k, v in parse_qsl(parts.query)])
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _nested(kind: str) -> bool:
+    """Whether a DuckDB type holds lists or structs (whose casts can lose values inside)."""
+    return kind.endswith("]") or kind.upper().startswith(("STRUCT", "MAP", "UNION"))
+
+
+class Load:
+    """One pull being written: batches go into a transaction that commits when the `with` block ends.
+
+    `requests` and `failed_ids` are counters the fetcher updates; they are saved with the load, and so
+    is `drift`, what the answers held beyond the declared shapes (toolkit.pull.drift; None: not looked at),
+    and `service_clock`, the service's own clock at its latest answer (its Date header), which reports
+    measure deadlines by.
+    With `keep=True` the batches written stay in `kept`, so that the caller can make its DataFrame
+    from them (`Store.frame_of`) instead of reading the load back; the `categoricals` among their
+    columns are kept dictionary-encoded.
+    """
+
+    def __init__(self, workspace: Any, service: str, base_url: str, resource: str,
+                 params: Mapping[str, Any], key: tuple[str, ...], keep: bool = False,
+                 categoricals: Sequence[str] = (), *, builds_on: str | None = None,
+                 carry: tuple[str, list] | None = None) -> None:
+        self.builds_on, self.carry = builds_on, carry
+        self.kind = "incremental" if builds_on else "full"
+        self.workspace, self.service, self.resource, self.key = workspace, service, resource, key
+        self.kept: list[pa.Table] | None = [] if keep else None
+        self._encoded = frozenset(categoricals)
+        self.base_url, self.params = scrub_url(base_url), params_json(params)
+        self.load_id: str | None = None
+        self.status, self.rows, self.requests, self.batches = "new", 0, 0, 0
+        self.failed_ids: list = []
+        self.drift: list[dict] | None = None
+        self.service_clock: datetime | None = None
+        self._versions = versions_of(service, resource)
+        self._stage: str | None = None  # the temporary table of this load's rows, when they are merged
+        self._targets: list[str] = []   # the tables a batch's columns are added to: the stage and the versions
+        self._columns: dict[str, str] | None = None  # the versions' columns as this transaction sees them
+        self.seq = 0  # the load's number among its resource's loads (`_loads.seq`)
+        self._categories: dict[str, list[str]] = {}
+        self._ddl = False
+        self._cursor: duckdb.DuckDBPyConnection | None = None
+        self._write_lock = threading.Lock()  # fan-out threads may share one load
+        self._sharing = False
+
+    def __enter__(self) -> Load:
+        ws = self.workspace
+        self._held, owners = ws._resource_lock(self.service, self.resource), ws._load_owners
+        if owners.get((self.service, self.resource)) == threading.get_ident():  # waiting would deadlock
+            raise WorkspaceError(f"a load of {self.service}.{self.resource} is already open in this thread")
+        self._held.acquire()  # loads of one resource follow each other: their DDL would conflict
+        owners[self.service, self.resource] = threading.get_ident()
+        try:
+            started = _now()
+            self.load_id = load_id(started)
+            with ws._lock:
+                ws._con.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(self.service)}")
+                ws._con.execute("INSERT INTO _loads (load_id, service, base_url, resource, params, started, "
+                                "\"rows\", requests, status, failed_ids, \"key\", kind, builds_on) "
+                                "VALUES (?, ?, ?, ?, ?, ?, 0, 0, 'running', [], ?, ?, ?)",
+                                [self.load_id, self.service, self.base_url, self.resource, self.params,
+                                 started, list(self.key), self.kind, self.builds_on])
+                self._cursor = session(ws._con.cursor())
+                _share_cores(ws, +1)
+                self._sharing = True
+            self._cursor.execute("BEGIN TRANSACTION")
+            # loads of one resource follow each other (the lock above), so the next number is free
+            self.seq = self._cursor.execute(
+                "SELECT coalesce(max(seq), 0) + 1 FROM _loads WHERE service = ? AND resource = ?",
+                [self.service, self.resource]).fetchall()[0][0]
+            described = self._cursor.execute(
+                "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = "
+                "current_database() AND schema_name = ? AND table_name = ?",
+                [self.service, self.resource + "__versions"]).fetchall()
+            self._columns = dict(described) if described else None
+            self.status = "running"
+        except BaseException:
+            self._release()
+            raise
+        return self
+
+    def _release(self) -> None:
+        if self._sharing:
+            with self.workspace._lock:
+                _share_cores(self.workspace, -1)
+            self._sharing = False
+        self.workspace._load_owners.pop((self.service, self.resource), None)
+        self._held.release()
+
+    def held_values(self, columns: Sequence[str]) -> dict[str, set]:
+        """The values each of these columns holds in any version of the table so far (none yet: {});
+        what a categorical value is compared with to tell whether the table ever saw it."""
+        if self.status != "running":
+            raise WorkspaceError(f"load {self.load_id} is {self.status}: ask inside its `with` block")
+        with self._write_lock:
+            held = [name for name in columns if self._columns and name in self._columns]
+            return {name: {value for (value,) in self._cursor.execute(
+                f"SELECT DISTINCT {quote(name)} FROM {self._versions} WHERE _valid_from < ? "
+                f"AND {quote(name)} IS NOT NULL", [self.seq]).fetchall()} for name in held}
+
+    def write(self, batch: pa.Table | pa.RecordBatch | pd.DataFrame) -> None:
+        """Append a batch: new columns are added to the table, missing ones are NULL."""
+        if self.status != "running":
+            raise WorkspaceError(f"load {self.load_id} is {self.status}: write inside its `with` block")
+        table = _arrow(batch)
+        taken = {"_load_id", *VALIDITY} & set(table.column_names)
+        if taken:
+            raise ValueError(f"a batch may not have a {', '.join(sorted(taken))} column: the workspace sets it")
+        given, table = table, self._decode_dictionaries(table)
+        # DuckDB reads the Arrow batch in place through a replacement scan of this local name; a registered
+        # view would stay alive (MVCC) until the commit, so memory would grow with the load
+        _toolkit_batch = table
+        with self._write_lock:
+            cursor = self._cursor
+            incoming = {name: kind for name, kind in cursor.execute(
+                "SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM _toolkit_batch)").fetchall()}
+            if self._columns is None:
+                self._create(incoming, table)
+            else:
+                if not self._targets:
+                    self._choose_target()
+                self._evolve(incoming, table)
+            # lists and structs into a column widened to text go in as JSON, as the stored ones were
+            texts = [quote(n) for n, k in incoming.items() if _nested(k) and self._columns.get(n) == "VARCHAR"]
+            rows = f"* REPLACE ({', '.join(f'to_json({n})::VARCHAR AS {n}' for n in texts)})" if texts else "*"
+            if self._stage:
+                cursor.execute(f"INSERT INTO {self._stage} BY NAME SELECT {rows} FROM _toolkit_batch")
+            else:
+                cursor.execute(f"INSERT INTO {self._versions} BY NAME SELECT {rows}, ? AS _valid_from "
+                               "FROM _toolkit_batch", [self.seq])
+            self.rows += table.num_rows
+            self.batches += 1
+            if self.kept is not None:
+                self.kept.append(_kept(given, self._encoded))
+
+    def _create(self, incoming: dict[str, str], table: pa.Table) -> None:
+        # an all-null column has no type yet: VARCHAR until a later batch brings values (see _evolve)
+        long = {name for name, kind in incoming.items() if kind == "VARCHAR" and name not in self.key
+                and _long_text(table.column(name))} if _per_column_compression() else set()
+        columns = ", ".join(f"{quote(n)} {_typed(t)}"
+                            + (" USING COMPRESSION zstd" if n in long else "") for n, t in incoming.items())
+        columns += ", " if columns else ""
+        self._cursor.execute(f"CREATE TABLE {self._versions} ({columns}_valid_from BIGINT, _valid_to BIGINT)")
+        self._columns = {n: _typed(t) for n, t in incoming.items()}
+        self._columns.update(dict.fromkeys(VALIDITY, "BIGINT"))
+        self._targets = [self._versions]
+        self._ddl = True
+
+    def _choose_target(self) -> None:
+        """Write straight into the versions when none is valid (every row is then new), else into a stage."""
+        valid = self._cursor.execute(f"SELECT 1 FROM {self._versions} WHERE _valid_to IS NULL LIMIT 1").fetchall()
+        if valid:
+            self._stage = f"temp.main.{quote('_toolkit_stage_' + self.load_id)}"
+            self._cursor.execute(f"CREATE TEMP TABLE {quote('_toolkit_stage_' + self.load_id)} AS "
+                                 f"SELECT * EXCLUDE (_valid_from, _valid_to) FROM {self._versions} LIMIT 0")
+        self._targets = [self._versions] + ([self._stage] if self._stage else [])
+
+    def _evolve(self, incoming: dict[str, str], table: pa.Table) -> None:
+        """Union by name: add new columns; widen a column whose type the batch does not fit."""
+        for name, kind in incoming.items():
+            have = self._columns.get(name)
+            if have is None:
+                kind = _typed(kind)
+                for target in self._targets:
+                    self._cursor.execute(f"ALTER TABLE {target} ADD COLUMN {quote(name)} {kind}")
+            elif kind in (_NULL, have) or (_NO_TYPE.search(kind) and self._holds(name, have, table)):
+                continue
+            else:
+                kind = self._wider(name, have, _typed(kind), table)
+                if kind == have:
+                    continue
+                # a list or struct widened to text is kept as its JSON, which reads back exactly
+                using = f" USING to_json({quote(name)})::VARCHAR" if kind == "VARCHAR" and _nested(have) else ""
+                for target in self._targets:
+                    self._cursor.execute(f"ALTER TABLE {target} ALTER COLUMN {quote(name)} TYPE {kind}{using}")
+            self._columns[name] = kind
+            self._ddl = True
+
+    def _holds(self, name: str, have: str, table: pa.Table) -> bool:
+        """Whether the stored column takes a batch's column of a type with an untyped part (a list of
+        only empty lists is `"NULL"[]`) as it is: the typed parts cast unchanged and the untyped ones
+        hold no value. So a batch of empty lists keeps VARCHAR[] (or a list of structs) as it is,
+        where widening to the union of the two would make every stored list text."""
+        stored = self._cursor.sql(f"SELECT {quote(name)} FROM {self._versions} LIMIT 0").to_arrow_table()
+        return casts_unchanged(table.schema.field(name).type, stored.schema.field(0).type)
+
+    def _wider(self, name: str, have: str, kind: str, table: pa.Table) -> str:
+        """The type both the stored values and the batch's fit, found without an error (an error would
+        abort the load's transaction): the batch's when nothing is stored yet, else DuckDB's union of
+        the two if every value casts to it, else VARCHAR."""
+        column, cursor = quote(name), self._cursor
+        _toolkit_batch = table  # read by DuckDB's replacement scan below
+        if sum(cursor.execute(f"SELECT count({column}) FROM {target}").fetchall()[0][0]
+               for target in self._targets) == 0:
+            return kind
+        try:  # on the shared connection, outside the transaction: this one may fail harmlessly
+            with self.workspace._lock:
+                union = self.workspace._con.execute(f"SELECT typeof(x) FROM (SELECT NULL::{have} AS x "
+                                                    f"UNION ALL SELECT NULL::{kind}) LIMIT 1").fetchall()[0][0]
+        except duckdb.Error:
+            return "VARCHAR"
+        lost = f"SELECT count(*) FROM {{}} WHERE {column} IS NOT NULL AND TRY_CAST({column} AS {union}) IS NULL"
+        if _nested(have) or _nested(kind):
+            # a cast that nulls an element or a field leaves the list or struct itself non-null, and the
+            # ALTER's plain CAST would then fail the load (text tags that turn into objects): count the
+            # nulls inside too, as JSON shows them
+            cast = f"to_json(TRY_CAST({column} AS {union}))"
+            lost += (f" OR length({cast}) - length(replace({cast}, 'null', '')) > "
+                     f"length(to_json({column})) - length(replace(to_json({column}), 'null', ''))")
+        for target in [*self._targets, "_toolkit_batch"]:  # a loop, not a generator: the scan sees this frame
+            if cursor.execute(lost.format(target)).fetchall()[0][0]:
+                return "VARCHAR"
+        return union
+
+    def _decode_dictionaries(self, table: pa.Table) -> pa.Table:
+        """Categoricals are stored as their values (an ENUM would refuse the next load's new status);
+        their categories are kept in `_categories` so reads give categoricals back."""
+        for i, field in enumerate(table.schema):
+            if pa.types.is_dictionary(field.type):
+                column = table.column(i)
+                values = field.type.value_type
+                if pa.types.is_string(values) or pa.types.is_large_string(values):
+                    known = self._categories.setdefault(field.name, [])
+                    for chunk in column.chunks:
+                        known.extend(v for v in chunk.dictionary.to_pylist() if v not in known)
+                table = table.set_column(i, field.name, column.cast(field.type.value_type))
+        return table
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: object) -> None:
+        try:
+            if kind is None:
+                try:
+                    self._commit()
+                except BaseException as failure:
+                    self._fail(failure)
+                    raise
+            else:
+                self._fail(error)
+        finally:
+            self._cursor.close()
+            self._release()
+
+    def _commit(self) -> None:
+        cursor = self._cursor
+        for name, values in self._categories.items():
+            stored = cursor.execute("SELECT categories FROM _categories WHERE service = ? AND resource = ? "
+                                    "AND column_name = ?", [self.service, self.resource, name]).fetchone()
+            merged = list(stored[0]) if stored else []
+            merged += [v for v in values if v not in merged]
+            cursor.execute("DELETE FROM _categories WHERE service = ? AND resource = ? AND column_name = ?",
+                           [self.service, self.resource, name])
+            cursor.execute("INSERT INTO _categories VALUES (?, ?, ?, ?)",
+                           [self.service, self.resource, name, merged])
+        if self._columns is not None:
+            self._one_row_per_key()
+            self._merge()
+        if self._ddl:  # a view's columns are fixed when it is created: recreate it after the table changed
+            cursor.execute(view_sql(self.service, self.resource))
+            cursor.execute(loads_view_sql(self.service, self.resource))
+        cursor.execute("UPDATE _loads SET status = 'complete', finished = ?, \"rows\" = ?, requests = ?, "
+                       "failed_ids = ?, seq = ?, drift = ?, service_clock = ? WHERE load_id = ?",
+                       [_now(), self.rows, self.requests, [str(i) for i in self.failed_ids], self.seq,
+                        self._drift_json(), self.service_clock, self.load_id])
+        cursor.execute("COMMIT")
+        self.status = "complete"
+
+    def _one_row_per_key(self) -> None:
+        """One load never holds two rows of one key: a walk over data that moved, or a service that
+        repeats rows, keeps the later one, and the load's drift counts the others (`duplicate_key`).
+        Rows whose key is incomplete are left alone: NULLs are not equal keys."""
+        key = [k for k in self.key if k in (self._columns or {})]
+        if not key or not self._targets:
+            return
+        target = self._stage or self._versions
+        mine = "" if self._stage else f"_valid_from = {int(self.seq)} AND _valid_to IS NULL AND "
+        keys = ", ".join(quote(k) for k in key)
+        where = mine + " AND ".join(f"{quote(k)} IS NOT NULL" for k in key)
+        doubled = self._cursor.execute(f"SELECT count(*) - count(DISTINCT ({keys})) FROM {target} "
+                                       f"WHERE {where}").fetchone()[0]
+        if not doubled:
+            return
+        self._cursor.execute(f"DELETE FROM {target} WHERE rowid IN (SELECT r FROM (SELECT rowid AS r, "
+                             f"row_number() OVER (PARTITION BY {keys} ORDER BY rowid DESC) AS n FROM {target} "
+                             f"WHERE {where}) WHERE n > 1)")
+        self.rows -= doubled
+        self.kept = None        # the batches held the doubles: the caller reads the load back
+        self.drift = [*(self.drift or []), {"field": ", ".join(key), "kind": "duplicate_key", "count": doubled,
+                                            "example": "the later row of each key is kept"}]
+
+    def _merge(self) -> None:
+        """The staged rows become this load's view (module docstring); without a stage, the rows went
+        straight in, or none came and every valid version stops being valid here."""
+        cursor, versions, seq = self._cursor, self._versions, self.seq
+        if not self._targets:  # no batch: a load of no rows
+            cursor.execute(f"UPDATE {versions} SET _valid_to = ? WHERE _valid_to IS NULL", [seq])
+            return
+        if self._stage is None:
+            return
+        if self.carry is not None:
+            self._carry()
+        data = [name for name in self._columns if name not in VALIDITY]
+        old, new = (quote(f"_toolkit_{side}_{self.load_id}") for side in ("old", "new"))
+        for name, source, where in ((old, versions, "WHERE _valid_to IS NULL"), (new, self._stage, "")):
+            cursor.execute(f"CREATE TEMP TABLE {name} AS SELECT rowid AS r, {row_hash(data)} AS h "
+                           f"FROM {source} {where}")
+        match = "h"
+        if any(cursor.execute(f"SELECT count(*) FROM (SELECT h FROM temp.main.{name} GROUP BY h "
+                              "HAVING count(*) > 1)").fetchall()[0][0] for name in (old, new)):
+            # equal rows: each is matched by its place among them, so that a duplicate gained or lost
+            # counts; numbering every row costs a sort (1 s a million), so only when there are some
+            for name in (old, new):
+                cursor.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT r, h, "
+                               f"row_number() OVER (PARTITION BY h) AS n FROM temp.main.{name}")
+            match = "h, n"
+        cursor.execute(f"UPDATE {versions} SET _valid_to = ? WHERE _valid_to IS NULL AND rowid IN "
+                       f"(SELECT r FROM temp.main.{old} ANTI JOIN temp.main.{new} USING ({match}))", [seq])
+        cursor.execute(f"INSERT INTO {versions} BY NAME SELECT *, ? AS _valid_from FROM {self._stage} WHERE "
+                       f"rowid IN (SELECT r FROM temp.main.{new} ANTI JOIN temp.main.{old} USING ({match}))", [seq])
+        for name in (old, new):
+            cursor.execute(f"DROP TABLE temp.main.{name}")
+        cursor.execute(f"DROP TABLE {self._stage}")
+
+    def _carry(self) -> None:
+        """An incremental load: the valid versions it keeps join its rows before the merge, so that
+        they match themselves and stay as they are (those whose key its rows hold are replaced)."""
+        condition, args = self.carry
+        if not self.key:
+            raise WorkspaceError(f"{self.service}.{self.resource} has no key: it cannot be pulled incrementally")
+        keys = ", ".join(quote(k) for k in self.key)
+        data = ", ".join(f"v.{quote(name)}" for name in self._columns if name not in VALIDITY)
+        self._cursor.execute(f"INSERT INTO {self._stage} BY NAME SELECT {data} FROM (SELECT * FROM "
+                             f"{self._versions} WHERE _valid_to IS NULL AND ({condition})) v "
+                             f"ANTI JOIN (SELECT {keys} FROM {self._stage}) s USING ({keys})", args)
+
+    def _fail(self, error: BaseException | None) -> None:
+        with contextlib.suppress(duckdb.Error):  # a failed statement may have rolled it back already
+            self._cursor.execute("ROLLBACK")
+        text = f"{type(error).__name__}: {error}".rstrip(": ")
+        text += f" (after {self.rows} rows in {self.batches} batches, rolled back)"
+        ws = self.workspace
+        with ws._lock:
+            ws._con.execute("UPDATE _loads SET status = 'failed', finished = ?, \"rows\" = 0, requests = ?, "
+                            "error = ?, failed_ids = ?, drift = ?, service_clock = ? WHERE load_id = ?",
+                            [_now(), self.requests, text, [str(i) for i in self.failed_ids], self._drift_json(),
+                             self.service_clock, self.load_id])
+        self.status, self.rows = "failed", 0
+
+    def _drift_json(self) -> str | None:
+        return None if self.drift is None else orjson.dumps(self.drift, default=str).decode()
+
+    def __repr__(self) -> str:
+        return (f"<toolkit.Load {self.load_id} {self.service}.{self.resource}: {self.status}, "
+                f"{self.rows} rows, {self.requests} requests>")
+
+
+# DuckDB's type of a column, or part of one, with no value to type it by: `"NULL"`, a list of only
+# empty lists `"NULL"[]`, a struct's field `STRUCT(roles "NULL"[])`; never a field named NULL, which
+# a space and its type follow
+_NULL = '"NULL"'
+_NO_TYPE = re.compile(r'"NULL"(?=[\[\),]|$)')
+
+
+def _typed(kind: str) -> str:
+    """A batch column's type as a stored column's: a part with no values yet (`"NULL"`, a list of only
+    empty lists `"NULL"[]`, a struct's field) is text until a later batch brings values (`_evolve`)."""
+    return _NO_TYPE.sub("VARCHAR", kind)
+
+
+@functools.cache
+def _per_column_compression() -> bool:
+    """Whether this DuckDB takes `USING COMPRESSION` in a column's definition (asked once, of a
+    database in memory: a statement that fails inside the load's transaction would abort it)."""
+    try:
+        with duckdb.connect() as con:
+            con.execute("CREATE TABLE t (x VARCHAR USING COMPRESSION zstd)")
+    except duckdb.Error:
+        return False
+    return True
+
+
+def _long_text(column: pa.ChunkedArray) -> bool:
+    if pa.types.is_dictionary(column.type):
+        return False  # a status: few distinct values
+    valid = len(column) - column.null_count
+    return valid > 0 and pc.sum(pc.binary_length(column)).as_py() >= LONG_TEXT_BYTES * valid
+
+
+def _kept(table: pa.Table, categoricals: frozenset[str] = frozenset()) -> pa.Table:
+    """A batch as a fetch keeps it for its DataFrame: each column already as the DataFrame will hold it,
+    so that making the frame at the end allocates as little as it can beside the rows it keeps.
+
+    Contiguous, so the pages' many small buffers are freed and memory does not fragment; strings
+    large, as pandas holds them, so that making the frame copies none of them; categoricals still
+    dictionary-encoded (a status is then a byte, not its text); timestamps in microseconds, the unit
+    DuckDB gives back, cast batch by batch rather than all at once at the end.
+    """
+    table = table.unify_dictionaries().combine_chunks()
+    return pa.Table.from_arrays([_as_kept(column, name in categoricals) for name, column in
+                                 zip(table.column_names, table.columns, strict=True)], names=table.column_names)
+
+
+def _as_kept(column: pa.ChunkedArray, categorical: bool) -> pa.ChunkedArray:
+    kind = column.type
+    if categorical and (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        return column.dictionary_encode()
+    if pa.types.is_string(kind):
+        return column.cast(pa.large_string())
+    if pa.types.is_timestamp(kind) and kind.unit in ("s", "ms"):
+        return column.cast(pa.timestamp("us", tz=kind.tz))
+    return column
+
+
+def _arrow(batch: pa.Table | pa.RecordBatch | pd.DataFrame) -> pa.Table:
+    if isinstance(batch, pa.Table):
+        return batch
+    if isinstance(batch, pa.RecordBatch):
+        return pa.Table.from_batches([batch])
+    if isinstance(batch, pd.DataFrame):
+        return pa.Table.from_pandas(batch, preserve_index=False)
+    raise TypeError(f"a batch is a pyarrow Table or RecordBatch or a pandas DataFrame, "
+                    f"not {type(batch).__name__}")

@@ -1,0 +1,622 @@
+"""The store: one DuckDB file holding every load, the current view of each resource, and its history.
+
+It knows no HTTP: `toolkit.Workspace` is a Store that connects clients to it (toolkit/workspace.py).
+Inside the file (`toolkit.storage.loads` writes it, `toolkit.storage.file` names it):
+
+    _loads                          one row per load: service, base URL, resource, params, times, status,
+                                    `seq`, its number among the resource's finished loads, and `drift`
+                                    (JSON), how its answers differed from the declared shapes
+    _categories                     the categories of categorical columns, per resource
+    <service>.<resource>__versions  the resource's row versions, valid from one load's `seq` to another's
+    <service>.<resource>            a view of the latest complete load ("stale" still counts: it is data)
+    <service>.<resource>__loads     a view of every finished load's rows, with `_load_id`
+
+A file written by toolkits that stored a copy of every load is migrated to row versions when it is
+opened read-write (`toolkit.storage.file.migrate`); a read-only open of one says how to migrate it.
+
+The workspace's own connection is shared under a lock and each load writes on a cursor of its own, so a
+fetcher thread can load while the notebook reads; `ws.sql()` runs on a third cursor.
+
+A load whose process died (kill -9, a crash) stays "running" in the file. DuckDB lets one process write a
+file, and none while another reads it, so a workspace that could open the file finds no other writer: on
+a read-write open such loads are marked failed ("interrupted: ..."), and a read-only one, which may not
+write, shows them so (`loads()`, `history()`).
+"""
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import orjson
+import pandas as pd
+import pyarrow as pa
+
+from toolkit.errors import WorkspaceError
+from toolkit.storage import snapshots
+from toolkit.storage.diffs import Diff, diff_loads
+from toolkit.storage.file import (
+    FILTERED,
+    FINISHED,
+    MIGRATE_HINT,
+    filtered_of,
+    loads_view_sql,
+    migrate,
+    old_layout,
+    open_duckdb,
+    query_memory,
+    quote,
+    session,
+    valid_at,
+    versions_of,
+    view_sql,
+)
+from toolkit.storage.loads import Load, _now, params_json, scrub_url
+from toolkit.storage.readback import shaped, to_frame
+
+_LOADS_DDL = """CREATE TABLE IF NOT EXISTS _loads (
+    load_id VARCHAR, service VARCHAR, base_url VARCHAR, resource VARCHAR, params VARCHAR,
+    started TIMESTAMPTZ, finished TIMESTAMPTZ, "rows" BIGINT, requests BIGINT, status VARCHAR,
+    error VARCHAR, failed_ids VARCHAR[], "key" VARCHAR[]);
+CREATE TABLE IF NOT EXISTS _categories (
+    service VARCHAR, resource VARCHAR, column_name VARCHAR, categories VARCHAR[]);
+ALTER TABLE _loads ADD COLUMN IF NOT EXISTS seq BIGINT;
+ALTER TABLE _loads ADD COLUMN IF NOT EXISTS kind VARCHAR;
+ALTER TABLE _loads ADD COLUMN IF NOT EXISTS builds_on VARCHAR;
+ALTER TABLE _loads ADD COLUMN IF NOT EXISTS drift JSON;
+ALTER TABLE _loads ADD COLUMN IF NOT EXISTS service_clock TIMESTAMPTZ"""
+INTERRUPTED = "interrupted: the process ended during the load"
+# `_loads` as a read-only workspace shows it: a running load there has no writer left (module docstring)
+_LOADS_READ = ("(SELECT * REPLACE (CASE WHEN status = 'running' THEN 'failed' ELSE status END AS status, "
+               "CASE WHEN status = 'running' THEN coalesce(finished, started) ELSE finished END AS finished, "
+               f"CASE WHEN status = 'running' THEN '{INTERRUPTED}' ELSE error END AS error) FROM _loads)")
+_OPEN: dict[str, int] = {}  # workspaces open read-write in this process, by file
+_OPEN_LOCK = threading.Lock()
+
+
+# DuckDB's words for a table it cannot find: 'Table with name targets does not exist!' or, when the
+# schema is missing too, 'Table with name "translation.targets" does not exist because schema ...'
+_MISSING_TABLE = re.compile(r'Table with name "?(?:(?P<schema>[^".\s]+)\.)?(?P<name>[^"\s!]+)"? does not exist')
+
+
+class UnknownTableError(WorkspaceError, duckdb.CatalogException):
+    """A query names a table the workspace does not hold; says what it holds (a CatalogException too,
+    so code that caught DuckDB's error goes on working)."""
+
+
+class Query:
+    """A DuckDB relation (`.df()`, `.arrow()`, `.show()`, `.fetchall()`, chaining) that also answers
+    `fetchone()`, which DuckDB 2.0 relations no longer have. Once its workspace is closed, it says so
+    (`WorkspaceError`)."""
+
+    def __init__(self, relation: duckdb.DuckDBPyRelation, workspace: Store | None = None) -> None:
+        self.relation, self._workspace = relation, workspace
+
+    def fetchone(self) -> tuple | None:
+        if self._workspace is not None:
+            self._workspace._check_open()
+        rows = self.relation.limit(1).fetchall()
+        return rows[0] if rows else None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._workspace is not None:
+            self._workspace._check_open()
+        return getattr(self.relation, name)
+
+    def __repr__(self) -> str:
+        return repr(self.relation)
+
+    def _repr_html_(self) -> str:
+        return self.relation.limit(20).df().to_html()
+
+
+class Store:
+    """One DuckDB file (in memory without a path): every load, the current view of each resource, history.
+
+        store = Store("reporting.duckdb")        # toolkit.Workspace is a Store that also connects
+        store.sql("select target_language, count(*) from translation.targets group by 1").df()
+
+    `read_only=True` opens a file another process may also read (but not while one writes). DuckDB
+    opens a file one way per process: while it is open read-write here (a second read-write
+    Workspace of it shares that), a read-only open of it is refused with `WorkspaceOpenHereError`
+    rather than given a read-only view of a file this process writes: read through the read-write
+    workspace, or close it first. After `close()`, every method raises `WorkspaceError`.
+    """
+
+    def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None:
+        self.path = Path(path) if path and str(path) != ":memory:" else None
+        if read_only and self.path is None:
+            raise ValueError("read_only needs a file: an in-memory workspace starts empty")
+        self.read_only = read_only
+        self._lock = threading.RLock()
+        self._resource_locks: dict[tuple[str, str], threading.Lock] = {}
+        self._load_owners: dict[tuple[str, str], int] = {}  # which thread has a load of a resource open
+        self._loads_open, self._threads_before = 0, None    # DuckDB's threads while loads run (loads.py)
+        self._memory_before: str | None = None              # and its memory limit (loads.py)
+        self._connection: duckdb.DuckDBPyConnection | None = open_duckdb(self.path, read_only)
+        self._memory_setting = query_memory()  # what the analyst's queries get (file.query_memory)
+        self._memory_shown = self._connection.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+        # ws.sql() relations run here, never on the shared one
+        self._user_cursor: duckdb.DuckDBPyConnection | None = session(self._connection.cursor())
+        self._user_thread = threading.get_ident()
+        self._thread_cursors: dict[int, duckdb.DuckDBPyConnection] = {}
+        self._open_key = str(self.path.resolve()) if self.path and not read_only else None
+        if not read_only:
+            self._con.execute(_LOADS_DDL)
+            self._register()
+        elif old_layout(self._con):
+            self.close()
+            raise WorkspaceError(f"{self.path} stores a copy of every load (a toolkit before row versions "
+                                 f"wrote it); " + MIGRATE_HINT.format(path=str(self.path)))
+
+    def _register(self) -> None:
+        with _OPEN_LOCK:
+            others = _OPEN.get(self._open_key, 0) if self._open_key else 0
+            if self._open_key:
+                _OPEN[self._open_key] = others + 1
+        if not others:  # the file lock says no other process writes: a "running" load is from one that died
+            self._con.execute("UPDATE _loads SET status = 'failed', finished = coalesce(finished, started), "
+                              "error = ? WHERE status = 'running'", [INTERRUPTED])
+            migrate(self._con)
+            self._mend_views()
+
+    def _mend_views(self) -> None:
+        """Recreate a resource's views where they are not the ones `storage.file` makes (missing, or written
+        by an earlier toolkit: one reading `_loads` unqualified broke in a file attached elsewhere); a
+        read-only open reads them as they are. Only when no other workspace of this process has the
+        file open, whose loads could be replacing a view meanwhile."""
+        views = dict(self._con.execute(
+            "SELECT schema_name || '.' || view_name, sql FROM duckdb_views() "
+            "WHERE database_name = current_database() AND NOT internal").fetchall())
+        for service, table in self._con.execute(
+                "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database() "
+                "AND table_name LIKE '%\\_\\_versions' ESCAPE '\\'").fetchall():
+            resource = table.removesuffix("__versions")
+            plain, every = views.get(f"{service}.{resource}") or "", views.get(f"{service}.{resource}__loads") or ""
+            if "__versions" not in plain or "_loads" in plain:  # DuckDB gives views' SQL back reworded
+                self._con.execute(view_sql(service, resource))
+            if "__versions" not in every or "main._loads" not in every:
+                self._con.execute(loads_view_sql(service, resource))
+
+    @property
+    def closed(self) -> bool:
+        """Whether `close()` was called: every method then raises `WorkspaceError`."""
+        return self._connection is None
+
+    def _check_open(self) -> None:
+        if self._connection is None:
+            again = f"toolkit.Workspace({str(self.path)!r})" if self.path else \
+                "toolkit.Workspace() (an in-memory one starts empty)"
+            raise WorkspaceError(f"workspace {self.path or ':memory:'} is closed; open it again with {again}")
+
+    @property
+    def _con(self) -> duckdb.DuckDBPyConnection:
+        """The shared connection; a closed workspace says so instead of failing somewhere in DuckDB."""
+        self._check_open()
+        return self._connection
+
+    @property
+    def _user(self) -> duckdb.DuckDBPyConnection:
+        """The cursor `ws.sql` runs on, one per thread: a DuckDB cursor runs one statement at a time,
+        and two threads sharing one failed with `connection is busy`."""
+        self._check_open()
+        if threading.get_ident() == self._user_thread:
+            return self._user_cursor
+        with self._lock:
+            cursor = self._thread_cursors.get(threading.get_ident())
+            if cursor is None:
+                cursor = self._thread_cursors[threading.get_ident()] = session(self._connection.cursor())
+            return cursor
+
+    # -- loads -------------------------------------------------------------------------------------
+
+    def load(self, service: str, base_url: str, resource: str, params: Mapping[str, Any] | None = None,
+             key: Sequence[str] = (), keep: bool = False, categoricals: Sequence[str] = (), *,
+             builds_on: str | None = None, carry: tuple[str, list] | None = None) -> Load:
+        """A load to write batches into inside `with`; it commits on a clean exit, rolls back otherwise.
+        With `keep`, the batches stay in memory for `frame_of`, the `categoricals` among their columns
+        dictionary-encoded. An incremental load names the load it `builds_on` and `carry`, the SQL
+        condition (and its parameters) of the valid versions it keeps when its rows lack their key.
+
+            with ws.load("translation", url, "targets", {"status": ["READY"]}, ("id",)) as load:
+                load.write(table)
+        """
+        self._check_open()
+        if self.read_only:
+            raise WorkspaceError(f"{self.path} is open read-only: no loads")
+        return Load(self, service, base_url, resource, params or {}, tuple(key), keep, categoricals,
+                    builds_on=builds_on, carry=carry)
+
+    def fresh_load(self, service: str, base_url: str, resource: str, params: Mapping[str, Any] | None,
+                   max_age: float | timedelta | None) -> str | None:
+        """The latest complete load with the same base URL, resource and params, younger than `max_age`
+        (seconds or a timedelta; None: of any age), or None."""
+        query = ("SELECT load_id FROM _loads WHERE status = 'complete' AND service = ? AND base_url = ? "
+                 "AND resource = ? AND params = ?")
+        args: list[Any] = [service, scrub_url(base_url), resource, params_json(params)]
+        if max_age is not None:
+            seconds = max_age.total_seconds() if isinstance(max_age, timedelta) else float(max_age)
+            query += " AND finished >= ?"
+            args.append(_now() - timedelta(seconds=seconds))
+        rows = self._fetch(query + " ORDER BY finished DESC LIMIT 1", args)
+        return rows[0][0] if rows else None
+
+    def previous_load(self, service: str, base_url: str, resource: str,
+                      params: Mapping[str, Any] | None) -> str | None:
+        """The load an incremental pull builds on: the resource's latest finished load (its view), when
+        it was complete (or stale) and had the same base URL and params; else None."""
+        rows = self._fetch("SELECT load_id, base_url, params FROM _loads WHERE service = ? AND resource = ? "
+                           "AND status IN ('complete', 'stale') ORDER BY seq DESC NULLS LAST LIMIT 1",
+                           [service, resource])
+        if rows and rows[0][1] == scrub_url(base_url) and rows[0][2] == params_json(params):
+            return rows[0][0]
+        return None
+
+    def changes(self, service: str, resource: str, load_id: str) -> dict[str, int]:
+        """What a finished load changed in its resource's view: rows `added`, `changed` (a key with a
+        version ended and one begun by it) and `removed`; a keyless resource has no changed rows."""
+        rows = self._fetch("SELECT seq, \"key\" FROM _loads WHERE load_id = ?", [load_id])
+        if not rows or rows[0][0] is None or not self._has_table(service, resource):
+            return {"added": 0, "changed": 0, "removed": 0}
+        seq, key = rows[0][0], [quote(k) for k in rows[0][1] or []]
+        versions = versions_of(service, resource)
+        if not key:
+            begun, ended = self._fetch(f"SELECT count(*) FILTER (_valid_from = $1), count(*) FILTER "
+                                       f"(_valid_to = $1) FROM {versions}", [seq])[0]
+            return {"added": begun, "changed": 0, "removed": ended}
+        keys = ", ".join(key)
+        begun, both, ended = self._fetch(
+            f"WITH b AS (SELECT DISTINCT {keys} FROM {versions} WHERE _valid_from = $1), "
+            f"e AS (SELECT DISTINCT {keys} FROM {versions} WHERE _valid_to = $1) "
+            f"SELECT (SELECT count(*) FROM b), (SELECT count(*) FROM b SEMI JOIN e USING ({keys})), "
+            f"(SELECT count(*) FROM e)", [seq])[0]
+        return {"added": begun - both, "changed": both, "removed": ended - both}
+
+    def mark_stale(self, service: str, resources: str | Iterable[str]) -> None:
+        """After a write: the cached loads of these resources, filtered ones too, are not reused any more
+        (they stay readable)."""
+        self._check_open()
+        names = [resources] if isinstance(resources, str) else list(resources)
+        names += [filtered_of(name) for name in names]  # a subset is as out of date as the whole
+        if names and not self.read_only:
+            self._fetch("UPDATE _loads SET status = 'stale' WHERE status = 'complete' AND service = ? "
+                        "AND list_contains(?, resource)", [service, names])
+
+    # -- reading -----------------------------------------------------------------------------------
+
+    def read(self, service: str, resource: str, load_id: str | None = None) -> pd.DataFrame:
+        """One load's rows (the latest complete one by default) as a DataFrame."""
+        load_id = load_id or self.latest(service, resource)
+        if load_id is None:
+            raise WorkspaceError(self._not_held(service, resource) if not self._fetch(
+                "SELECT 1 FROM _loads WHERE service = ? AND resource = ? LIMIT 1", [service, resource])
+                else f"no complete load of {service}.{resource} in {self.path or 'memory'}")
+        if not self._has_table(service, resource):  # a load that never wrote a batch
+            return pd.DataFrame()
+        with self._lock:
+            self._con.execute("BEGIN TRANSACTION")  # the load's number and its rows from the same commits
+            try:
+                query, args = self._rows_of(service, resource, load_id)
+                table = self._con.sql(query, params=args).to_arrow_table()
+            finally:
+                self._con.execute("COMMIT")
+        return to_frame(table, self.categories(service, resource))
+
+    def as_of(self, resource: str, at: Any = None, *, relation: bool = False) -> pd.DataFrame | Query:
+        """A resource as one of its loads saw it: `at` is a load id or a moment (the latest load
+        finished by then); None is the latest. A DataFrame, or with `relation=True` a DuckDB relation
+        to go on querying (it reads the workspace when it is run).
+
+            ws.as_of("translation.targets", "2026-11-20 09:00+00:00")
+            ws.as_of("translation.targets", load_id, relation=True).filter("status = 'DONE'").df()
+        """
+        service, name = self.resolve(resource)
+        load_id = self._load_at(service, name, at)
+        if not relation:
+            return self.read(service, name, load_id)
+        if not self._has_table(service, name):
+            raise WorkspaceError(f"{service}.{name} has no rows stored")
+        query, args = self._rows_of(service, name, load_id)
+        return Query(self._user.sql(query, params=args), self)
+
+    def _load_at(self, service: str, resource: str, at: Any) -> str:
+        """The finished load an `as_of` names: a load id, or the latest finished by a moment."""
+        if at is None:
+            found = self.latest(service, resource)
+        elif isinstance(at, str) and self._fetch("SELECT 1 FROM _loads WHERE load_id = ?", [at]):
+            found = self._fetch(f"SELECT load_id FROM _loads WHERE load_id = ? AND service = ? AND resource = ? "
+                                f"AND status IN {FINISHED}", [at, service, resource])
+            if not found:
+                raise WorkspaceError(f"{at!r} is not a complete load of {service}.{resource}")
+            found = found[0][0]
+        else:
+            try:
+                moment = pd.Timestamp(at)
+            except (ValueError, TypeError):
+                ids = [row[0] for row in self._fetch(f"SELECT load_id FROM _loads WHERE service = ? AND resource = ? "
+                                                     f"AND status IN {FINISHED} ORDER BY seq DESC LIMIT 3",
+                                                     [service, resource])]
+                raise WorkspaceError(f"{at!r} is neither a load id nor a moment; the latest loads of {service}."
+                                     f"{resource} are {', '.join(ids) or 'none'} (ws.history(...) lists them "
+                                     "all)") from None
+            if pd.isna(moment):
+                raise WorkspaceError(f"{at!r} is not a moment: give a load id or a date and time")
+            moment = moment.tz_localize("UTC") if moment.tzinfo is None else moment.tz_convert("UTC")
+            rows = self._fetch(f"SELECT load_id FROM _loads WHERE service = ? AND resource = ? AND status IN "
+                               f"{FINISHED} AND finished <= ? ORDER BY seq DESC LIMIT 1",
+                               [service, resource, moment.to_pydatetime()])
+            if not rows:
+                raise WorkspaceError(f"no load of {service}.{resource} had finished by {moment}")
+            found = rows[0][0]
+        if found is None:
+            raise WorkspaceError(f"no complete load of {service}.{resource} in {self.path or 'memory'}")
+        return found
+
+    def _rows_of(self, service: str, resource: str, load_id: str) -> tuple[str, list]:
+        """The query of one finished load's rows: the versions valid in its number."""
+        rows = self._con.execute("SELECT seq FROM _loads WHERE load_id = ?", [load_id]).fetchall()
+        if not rows or rows[0][0] is None:
+            raise WorkspaceError(f"{load_id!r} is not a complete load of {service}.{resource}")
+        query = f"SELECT * EXCLUDE (_valid_from, _valid_to) FROM {versions_of(service, resource)}"
+        if rows[0][0] == self._con.execute("SELECT max(seq) FROM _loads WHERE service = ? AND resource = ?",
+                                           [service, resource]).fetchall()[0][0]:
+            return query + " WHERE _valid_to IS NULL", []  # the latest: what the view shows
+        return query + f" WHERE {valid_at('$1')}", [rows[0][0]]
+
+    def frame_of(self, service: str, resource: str, load_id: str, written: list[pa.Table]) -> pd.DataFrame:
+        """What `read(service, resource, load_id)` gives, made from the batches that load wrote.
+
+        The batches are shaped as the table reads back now: its columns in its order, NULL where the
+        load had none, each cast to the Arrow type DuckDB gives. When a stored type is not one the
+        batches' values cast to unchanged (an earlier load widened the column to text, say), the load
+        is read back instead. `written` is emptied, so that each column is freed once converted.
+        """
+        with self._lock:
+            shape = self._con.sql(f"SELECT * EXCLUDE (_valid_from, _valid_to) FROM "
+                                  f"{versions_of(service, resource)} LIMIT 0").to_arrow_table().schema
+            self._release_memory()
+        table = shaped(written, shape)
+        if table is None:
+            return self.read(service, resource, load_id)
+        return to_frame(table, self.categories(service, resource))
+
+    def _release_memory(self) -> None:
+        """Have DuckDB hand back the memory it keeps after a load (about 100 MB), before a DataFrame is
+        made: lowering the memory limit for a moment evicts its buffers and flushes its allocator.
+        Only when no load is running in the workspace, which could need the memory meanwhile."""
+        if self.path is None or self._load_owners:
+            return
+        setting = self._memory_to_restore()
+        try:
+            self._set_memory("8MB")
+        except duckdb.Error:  # something holds more than that (a result being read): leave it be
+            return
+        self._restore_memory(setting)
+
+    def _memory_to_restore(self) -> str:
+        """The memory limit to put back after lowering it: ours exactly while DuckDB shows what we set,
+        else what it shows (the analyst SET another, which DuckDB shows rounded down)."""
+        shown = self._con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+        if shown != self._memory_shown:
+            shown_as = re.fullmatch(r"([\d.]+)\s*([A-Za-z]+)", shown)
+            # DuckDB shows a tenth of the unit, rounded down: half a tenth more shows the same again
+            self._memory_setting = f"{float(shown_as[1]) + 0.05:.2f}{shown_as[2]}" if shown_as else shown
+        return self._memory_setting
+
+    def _set_memory(self, setting: str) -> None:
+        self._con.execute(f"SET memory_limit = '{setting}'")
+
+    def _restore_memory(self, setting: str) -> None:
+        self._set_memory(setting)
+        self._memory_shown = self._con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+
+    def latest(self, service: str, resource: str) -> str | None:
+        """The id of the latest complete (or stale) load of a resource."""
+        rows = self._fetch("SELECT load_id FROM _loads WHERE service = ? AND resource = ? AND status IN "
+                           "('complete', 'stale') ORDER BY seq DESC NULLS LAST, finished DESC LIMIT 1",
+                           [service, resource])
+        return rows[0][0] if rows else None
+
+    def categories(self, service: str, resource: str) -> dict[str, list[str]]:
+        if self.read_only and not self._has_categories():
+            return {}
+        rows = self._fetch("SELECT column_name, categories FROM _categories "
+                           "WHERE service = ? AND resource = ?",
+                           [service, resource])
+        return {name: list(values) for name, values in rows}
+
+    def sql(self, query: str, params: Any = None) -> Query | None:
+        """A DuckDB relation (`.df()`, `.to_arrow_table()`, `.show()`); a statement like UPDATE runs at once.
+        A table the workspace does not hold is an UnknownTableError saying what it holds."""
+        try:
+            relation = self._user.sql(query, params=params)
+        except duckdb.CatalogException as error:
+            missing = _MISSING_TABLE.search(str(error))
+            if missing is None or not self._has_loads_table():
+                raise
+            schema, name = missing.group("schema"), missing.group("name")
+            if schema is None:  # DuckDB names the schema only when that is missing too: the query has it
+                named = re.search(rf'"?(\w+)"?\s*\.\s*"?{re.escape(name)}\b', query)
+                schema = named.group(1) if named else None
+            hint = "".join(f" ({line.strip()})" for line in str(error).splitlines()[1:2])
+            raise UnknownTableError(self._not_held(schema, name) + hint) from None
+        return Query(relation, self) if relation is not None else None
+
+    def _has_loads_table(self) -> bool:
+        return bool(self._fetch("SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() "
+                                "AND schema_name = 'main' AND table_name = '_loads'"))
+
+    def loads(self) -> pd.DataFrame:
+        """Every load: when, what, params (JSON), rows, requests, status, error, failed ids, key."""
+        return self._frame(f"SELECT * FROM {self._loads_table()} ORDER BY started")
+
+    def history(self, resource: str) -> pd.DataFrame:
+        """The loads of one resource ("service.resource", or "resource" when only one service has it)."""
+        service, name = self.resolve(resource)
+        return self._frame("SELECT load_id, started, finished, status, \"rows\", requests, params, error, "
+                           f"failed_ids FROM {self._loads_table()} WHERE service = ? AND resource = ? "
+                           "ORDER BY started", [service, name])
+
+    def drift(self, resource: str | None = None, load_id: str | None = None) -> pd.DataFrame:
+        """How loads' answers differed from their resources' declared shapes (toolkit.pull.drift): a row per
+        load, field and kind (undeclared, missing, type, category, envelope), with how many records
+        (or pages) and one example, secrets masked. Every load by default; one resource's, or one load's.
+
+            ws.drift("translation.targets")
+        """
+        query, args = f"SELECT load_id, service, resource, drift FROM {self._loads_table()} WHERE drift IS NOT NULL", []
+        if resource is not None:
+            query += " AND service = ? AND resource = ?"
+            args += list(self.resolve(resource))
+        if load_id is not None:
+            query += " AND load_id = ?"
+            args.append(load_id)
+        rows = self._fetch(query + " ORDER BY started", args) if self._has_drift() else []
+        found = [(load, service, name, entry["field"], entry["kind"], entry["count"], entry["example"])
+                 for load, service, name, text in rows for entry in orjson.loads(text)]
+        columns = ["load_id", "service", "resource", "field", "kind", "count", "example"]
+        table = pa.table({name: pa.array([row[i] for row in found], pa.int64() if name == "count" else pa.string())
+                          for i, name in enumerate(columns)})
+        return to_frame(table)
+
+    def _has_drift(self) -> bool:
+        """Whether `_loads` has its `drift` column: a file written before it, opened read-only, has not."""
+        return bool(self._fetch("SELECT 1 FROM duckdb_columns() WHERE database_name = current_database() "
+                                "AND schema_name = 'main' AND table_name = '_loads' AND column_name = 'drift'"))
+
+    def _loads_table(self) -> str:
+        """`_loads`, or as a read-only workspace shows it: with the loads of dead processes interrupted."""
+        return _LOADS_READ if self.read_only else "_loads"
+
+    def diff(self, resource: str, before: str | None = None, after: str | None = None) -> Diff:
+        """Rows added, removed and changed between two loads of a resource, matched by its key.
+
+            ws.diff("translation.targets").changed     # the last two complete loads
+        """
+        service, name = self.resolve(resource)
+        numbers = dict(self._fetch(
+            "SELECT load_id, seq FROM _loads WHERE service = ? AND resource = ? "
+            "AND status IN ('complete', 'stale') ORDER BY seq", [service, name]))
+        finished = list(numbers)
+        for given in (before, after):
+            if given is not None and given not in finished:
+                raise WorkspaceError(f"{given!r} is not a complete load of {service}.{name}")
+        after = after or (finished[-1] if finished else None)
+        if before is None and after in finished and finished.index(after) > 0:
+            before = finished[finished.index(after) - 1]
+        if before is None or after is None:
+            raise WorkspaceError(f"{service}.{name} needs two complete loads to compare; "
+                                 f"it has {len(finished)}")
+        key = self._fetch("SELECT \"key\" FROM _loads WHERE load_id = ?", [after])[0][0] or []
+        categories = self.categories(service, name)
+        with self._lock:
+            return diff_loads(self._con, f"{service}.{name}", versions_of(service, name),
+                              (before, numbers[before]), (after, numbers[after]), list(key), categories)
+
+    def resolve(self, resource: str) -> tuple[str, str]:
+        """("service", "resource") from "service.resource", or from "resource" if only one service has
+        it; a resource the workspace holds no load of is a WorkspaceError naming those it holds."""
+        self._check_open()
+        if not isinstance(resource, str) or not resource:
+            raise WorkspaceError(f"name a resource as 'service.resource', not {resource!r}")
+        if "." in resource:
+            service, name = resource.split(".", 1)
+            if not self._fetch("SELECT 1 FROM _loads WHERE service = ? AND resource = ? LIMIT 1", [service, name]):
+                raise WorkspaceError(self._not_held(service, name))
+            return service, name
+        services = [row[0] for row in self._fetch(
+            "SELECT DISTINCT service FROM _loads WHERE resource = ? ORDER BY 1", [resource])]
+        if not services:
+            raise WorkspaceError(self._not_held(None, resource))
+        if len(services) != 1:
+            raise WorkspaceError(f"services {', '.join(services)} all have {resource!r}: say which, "
+                                 f"as 'service.{resource}'")
+        return services[0], resource
+
+    def _not_held(self, service: str | None, name: str) -> str:
+        """What to say of a resource the workspace holds no load of: what it holds instead."""
+        held = [f"{s}.{r}" for s, r in self._fetch("SELECT DISTINCT service, resource FROM _loads ORDER BY 1, 2")]
+        subsets = [h for h in held if h.endswith("." + filtered_of(name)) and (service is None or
+                                                                              h == f"{service}.{filtered_of(name)}")]
+        asked = f"{service}.{name}" if service else repr(name)
+        if subsets:
+            return (f"{asked} has no load of the whole resource, only filtered ones: {subsets[0]}. Fetch it "
+                    f"without filters for the whole, or read {subsets[0]}")
+        listed = ", ".join(held[:12]) + (f" and {len(held) - 12} more" if len(held) > 12 else "")
+        return f"no load of {asked} in this workspace; it holds {listed or 'nothing yet'}"
+
+    def tables(self) -> pd.DataFrame:
+        """What each view of the workspace shows: one row per `service.resource` (and its
+        `__filtered` loads) with the latest finished load's id, when it finished, its rows, the
+        filters it was fetched with (JSON) and how many loads the history holds."""
+        return self._frame(f"""
+            SELECT service || '.' || resource AS "table", service, resource,
+                   arg_max(load_id, coalesce(seq, 0)) AS load_id, max(finished) AS finished,
+                   arg_max("rows", coalesce(seq, 0)) AS "rows", arg_max(params, coalesce(seq, 0)) AS params,
+                   resource LIKE '%{FILTERED}' AS filtered, count(*) AS loads
+            FROM {self._loads_table()} WHERE status IN {FINISHED}
+            GROUP BY ALL ORDER BY service, resource""")
+
+    # -- snapshots ---------------------------------------------------------------------------------
+
+    def export(self, path: str | Path, format: str = "duckdb", history: bool = False,
+               overwrite: bool = False) -> Path:
+        """A standalone, self-describing file (or Parquet folder) of the latest loads, or of every load.
+
+            ws.export("snapshot-2026-11-22.duckdb"); toolkit.open_snapshot("snapshot-2026-11-22.duckdb")
+        """
+        with self._lock:
+            return snapshots.export(self._con, Path(path), format, history, overwrite, self.path)
+
+    # -- plumbing ----------------------------------------------------------------------------------
+
+    def _fetch(self, query: str, params: Any = None) -> list[tuple]:
+        with self._lock:
+            return self._con.execute(query, params).fetchall()
+
+    def _frame(self, query: str, params: Any = None) -> pd.DataFrame:
+        with self._lock:
+            table = self._con.sql(query, params=params).to_arrow_table()
+        return to_frame(table)
+
+    def _has_table(self, service: str, resource: str) -> bool:
+        return bool(self._fetch("SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() "
+                                "AND schema_name = ? AND table_name = ?", [service, resource + "__versions"]))
+
+    def _has_categories(self) -> bool:
+        return bool(self._fetch("SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() "
+                                "AND schema_name = 'main' AND table_name = '_categories'"))
+
+    def _resource_lock(self, service: str, resource: str) -> threading.Lock:
+        with self._lock:
+            return self._resource_locks.setdefault((service, resource), threading.Lock())
+
+    def close(self) -> None:
+        """Close the file (other processes can open it from then on); closing again does nothing."""
+        with self._lock:
+            if self._connection is None:
+                return
+            self._user_cursor.close()
+            for cursor in self._thread_cursors.values():
+                cursor.close()
+            self._thread_cursors.clear()
+            self._connection.close()
+            self._connection = self._user_cursor = None
+        if self._open_key:
+            with _OPEN_LOCK:
+                _OPEN[self._open_key] -= 1
+
+    def __enter__(self) -> Store:
+        self._check_open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = " (closed)" if self.closed else ""
+        return f"<toolkit.{type(self).__name__} {self.path or ':memory:'}{state}>"
