@@ -8,6 +8,7 @@ import pytest
 import requests
 import responses
 
+import toolkit
 from toolkit.errors import ApiError, ValidationError
 from toolkit.http.session import Redactor, Secret
 
@@ -211,3 +212,14 @@ def test_a_token_asked_for_through_a_connection_is_never_shown(stub, make, token
         assert answer["access_token"] == "asked-for-token-9c8d7e"
         text = conn.redactor.scrub(f"echoed {answer['access_token']} and {answer['refresh_token']}")
         assert "asked-for-token" not in text and "asked-refresh" not in text
+
+
+def test_the_mask_and_the_secret_names_have_one_home():
+    """toolkit.catalog.masking defines the mask and what a secret is; no other engine module spells
+    the mask or keeps a list of secret words of its own (the sandbox speaks for the services)."""
+    from pathlib import Path
+
+    engine = [p for p in Path(toolkit.__file__).parent.rglob("*.py") if "sandbox" not in p.parts]
+    spelled = [str(p.name) for p in engine if p.name != "masking.py"
+               and ('"***"' in p.read_text() or "MASK = " in p.read_text() or "SECRET_WORDS" in p.read_text())]
+    assert spelled == []

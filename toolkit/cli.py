@@ -66,8 +66,8 @@ def _call(args: argparse.Namespace) -> int:
 
 def _pull(args: argparse.Namespace) -> int:
     from toolkit import bulk, catalog
+    from toolkit.catalog.masking import scrub_url
     from toolkit.errors import ToolkitError
-    from toolkit.storage.loads import scrub_url
     from toolkit.workspace import Workspace
     known = [name for (service, name) in catalog.RESOURCES if service == args.service]
     unknown = [name for name in args.resources if name not in known]

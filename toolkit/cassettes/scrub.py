@@ -28,33 +28,11 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from toolkit import catalog
+from toolkit.catalog.masking import MASK, body_secrets, form_secrets, norm, query_secrets
 
-MASK = "***"
-
-
-def norm(name: str) -> str:
-    return re.sub(r"[^0-9a-z]", "", name.lower())
-
-
-# Field names whose value is a secret wherever they appear in a body, normalised (`client_secret`,
-# `clientSecret` → `clientsecret`). The catalog adds its own secret params below.
-SECRET_FIELDS = frozenset(norm(name) for name in (
-    "access_token", "refresh_token", "id_token", "token", "password", "passphrase", "client_secret",
-    "secret", "api_key", "api_secret", "private_key", "secret_key", "session_token", "credentials_json",
-    "google_credentials_json", "authorization",
-)) | frozenset(norm(p.wire) for a in catalog.ACTIONS.values() for p in a.params if p.secret) \
-   | frozenset(norm(name) for s in catalog.SERVICES.values() for name in s.secrets)
-
-# Query params that carry a secret (presigned URLs, tokens in the URL).
-SECRET_QUERY = frozenset(norm(name) for name in (
-    "access_token", "refresh_token", "token", "api_key", "apikey", "password", "client_secret",
-    "signature", "sig", "X-Amz-Signature", "X-Amz-Credential", "X-Amz-Security-Token",
-    "X-Goog-Signature", "X-Goog-Credential",
-))
-
-# A form body is the OAuth password grant: its user name is an account's login, not committed either.
-FORM_SECRET_FIELDS = SECRET_FIELDS | {"username"}
+# Field, query and form names whose value is a secret, normalised (`client_secret`, `clientSecret` →
+# `clientsecret`): toolkit.catalog.masking's, the catalog's secret params among them.
+SECRET_FIELDS, SECRET_QUERY, FORM_SECRET_FIELDS = body_secrets(), query_secrets(), form_secrets()
 
 AUTH_HEADERS = ("authorization", "x-api-key", "x-air-workspace-id", "proxy-authorization")
 DROP_REQUEST_HEADERS = ("accept-encoding", "connection", "content-length", "cookie")

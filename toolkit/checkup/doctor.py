@@ -28,6 +28,7 @@ from urllib.parse import urlsplit, urlunsplit
 import requests
 
 from toolkit import catalog
+from toolkit.catalog.masking import MASK
 from toolkit.catalog.paging import Cursor, Offset, PageNumber, Unpaged, absent, dig
 from toolkit.catalog.spec import Action, Column, Resource
 from toolkit.checkup.report import CallSeen, Report, ResourceCheck, ServiceCheck, declared_types, json_type
@@ -379,12 +380,12 @@ def _name(key: Any) -> str:
 def _shown_url(url: str) -> str:
     """The base URL without its host, port or credentials: the path says which service and version."""
     parts = urlsplit(url)
-    return urlunsplit((parts.scheme, "***", parts.path, "", ""))
+    return urlunsplit((parts.scheme, MASK, parts.path, "", ""))
 
 
 def _header_value(client: Client, value: str) -> str:
     value = client.redactor.scrub(value)
-    return value if re.fullmatch(r"[\w .,;:=/+-]{0,60}", value) else "***"
+    return value if re.fullmatch(r"[\w .,;:=/+-]{0,60}", value) else MASK
 
 
 def _skew(date: str | None, middle: float) -> float | None:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import pandas as pd
 
+from toolkit.catalog.masking import MASK
 from toolkit.connection.effects import affected_resources
 from toolkit.http.session import Redactor, Secret, request_id
 
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from toolkit.http.client import Client
     from toolkit.http.wire import Prepared
 
-MASK = "***"
 COLUMNS = ("at", "service", "action", "source", "params", "status", "ok", "response_id", "request_id", "error")
 _DDL = """CREATE TABLE IF NOT EXISTS _audit (
     "at" TIMESTAMPTZ, service VARCHAR, action VARCHAR, source VARCHAR, params VARCHAR, status INTEGER,

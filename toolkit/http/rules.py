@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from toolkit.catalog.masking import MASK
 from toolkit.catalog.spec import Action, Param
 from toolkit.errors import ModeError, ValidationError, VersionError
 from toolkit.http import filters
@@ -295,7 +296,6 @@ def version_tuple(version: str | None) -> tuple[int, ...]:
     return tuple(int(part) for part in re.findall(r"\d+", version or "")) or (0,)
 
 
-MASK = "***"    # what a secret param's value shows as, here as in toolkit.http.wire's previews
 
 
 def _error(param: Param | None, name: str, value: Any, rule: str, action: str) -> ValidationError:

@@ -27,6 +27,7 @@ import requests
 import urllib3
 from requests.adapters import HTTPAdapter
 
+from toolkit.catalog.masking import MASK
 from toolkit.errors import AuthError, TransportError, error_for
 
 log = logging.getLogger("toolkit.http.session")
@@ -47,7 +48,7 @@ class Secret:
         return self._value
 
     def __repr__(self) -> str:
-        return "***"
+        return MASK
 
     __str__ = __repr__
 
@@ -96,8 +97,8 @@ class Redactor:
         text = str(text)
         for secret in sorted(self._secrets, key=len, reverse=True):
             if secret in text:
-                text = text.replace(secret, "***")
-        return _AUTH_VALUE.sub(lambda match: f"{match.group(1)} ***", text)
+                text = text.replace(secret, MASK)
+        return _AUTH_VALUE.sub(lambda match: f"{match.group(1)} {MASK}", text)
 
 
 @dataclass(frozen=True)

@@ -18,11 +18,10 @@ from urllib.parse import urlencode
 import orjson
 import requests
 
+from toolkit.catalog.masking import MASK
 from toolkit.catalog.spec import CONTENT_TYPES, Action, Param
 from toolkit.errors import ToolkitError
 from toolkit.http.session import IDEMPOTENT_METHODS, Redactor, Secret
-
-MASK = "***"
 
 
 @dataclass

@@ -27,12 +27,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from toolkit import catalog
+from toolkit.catalog.masking import MASK, looks_secret, scrub
 from toolkit.catalog.paging import PageNumber, Paging, absent
 from toolkit.catalog.spec import Action, Column, Resource
 from toolkit.errors import ContractError, ValidationError, printable
-from toolkit.http.rules import MASK
 from toolkit.pull.frames import DRIFT
-from toolkit.storage.loads import SECRET_NAME, scrub
 
 CONTRACTS = ("evolve", "freeze")
 EXAMPLE_CHARS = 200          # an example is a hint, not a copy of the record
@@ -57,7 +56,7 @@ def masked(value: Any, service: str, field: str = "") -> Any:
     """A value with every secret field's value as ***: named like a secret, or a secret param's wire name."""
     wires = _secret_wires(service)
     name = field.split(".")[-1]
-    if name and value is not None and (name in wires or SECRET_NAME.search(name)):
+    if name and value is not None and (name in wires or looks_secret(name)):
         return MASK
     return scrub(value, wires)
 

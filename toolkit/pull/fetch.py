@@ -36,6 +36,7 @@ import orjson
 import pyarrow as pa
 
 from toolkit import catalog
+from toolkit.catalog.masking import MASK, looks_secret, mask_settings
 from toolkit.catalog.spec import Action, Resource
 from toolkit.errors import (
     AnswerError,
@@ -63,8 +64,6 @@ BATCH_ROWS = 122_880
 # the pull's memory whatever the width of a row (50,000 assets hold about 40 MB, notifications 10)
 BATCH_BYTES = 16 * 2**20
 TARGET_CHUNK = 100            # submission ids per /targets request
-SECRET_WORDS = ("secret", "password", "credentials", "token", "apikey")
-SECRET_ENDINGS = ("secret", "password", "credentialsjson", "apikey", "token")   # not tokenUrl
 
 
 @dataclass
@@ -362,8 +361,8 @@ def _params_key(filters: dict) -> dict:
     for name, value in sorted(filters.items()):
         if value is None:
             continue
-        if any(word in name.replace("_", "").lower() for word in SECRET_WORDS):
-            value = "***"
+        if looks_secret(name):
+            value = MASK
         elif hasattr(value, "tolist"):
             value = value.tolist()
         elif isinstance(value, set | tuple):
@@ -616,21 +615,13 @@ def _configurations(client: Client, store: Any, resource: Resource, filters: dic
         rows = []
         for action in actions:
             body = client.call(action)
-            settings = _mask(body)
+            settings = mask_settings(body)
             name = action.name.removeprefix("get_").removeprefix("list_").removesuffix("_configuration")
             name = name.removesuffix("_endpoints")
             enabled = settings.get("enabled") if isinstance(settings, dict) else None
             rows.append({"configuration": name, "enabled": enabled, "settings": settings})
         yield frames.to_arrow(rows, resource), len(actions)
     return _Plan(tables, len(actions), "requests")
-
-
-def _mask(body: Any) -> Any:
-    if isinstance(body, dict):
-        return {k: ("***" if v and k.lower().endswith(SECRET_ENDINGS) else _mask(v)) for k, v in body.items()}
-    if isinstance(body, list):
-        return [_mask(v) for v in body]
-    return body
 
 
 SPECIAL: dict[tuple[str, str], Callable[..., _Plan]] = {

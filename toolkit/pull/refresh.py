@@ -29,6 +29,7 @@ import orjson
 import pandas as pd
 
 from toolkit import catalog
+from toolkit.catalog.masking import MASK
 from toolkit.errors import ValidationError, printable
 from toolkit.pull import fetch
 
@@ -163,12 +164,12 @@ def _pull(client: Any, store: Any, service: str, name: str, params: dict,
 
 
 def _holds_mask(value: Any) -> bool:
-    """Whether a recorded param holds a secret's mask (toolkit.storage.loads.scrub writes "***" for one)."""
+    """Whether a recorded param holds a secret's mask (masking.scrub writes it for one)."""
     if isinstance(value, dict):
         return any(_holds_mask(v) for v in value.values())
     if isinstance(value, list):
         return any(_holds_mask(v) for v in value)
-    return value == "***"
+    return value == MASK
 
 
 def _row(service: str, name: str, kind: str, *, added: int = 0, changed: int = 0, removed: int = 0,

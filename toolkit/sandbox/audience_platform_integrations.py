@@ -26,7 +26,7 @@ from toolkit.sandbox.clock import iso
 from toolkit.sandbox.pages import answer_list
 from toolkit.sandbox.wire import Reject, Request, Response
 
-MASK = "***"
+SERVICE_MASK = "***"  # what the platform itself answers for a secret (its document), not toolkit's mask
 GRANTS = ("client_credentials", "password")
 # the dimensions a blank profileDimensionName stands for: the older property type's system client id,
 # the newer type's default custom dimension
@@ -105,7 +105,7 @@ def check_field(name: str, kind: str, value: Any) -> str | None:
         return f"{name} must be true or false"
     if kind in ("str", "secret", "secret_json") and not isinstance(value, str):
         return f"{name} must be a string"
-    if kind == "secret_json" and value != MASK:
+    if kind == "secret_json" and value != SERVICE_MASK:
         try:
             parsed = orjson.loads(value)
         except orjson.JSONDecodeError:
@@ -170,7 +170,7 @@ class Integrations:
         shown = {}
         for field, kind in CONFIG_FIELDS[name].items():
             value = config.get(field)
-            shown[field] = (MASK if value else None) if kind.startswith("secret") else value
+            shown[field] = (SERVICE_MASK if value else None) if kind.startswith("secret") else value
         return shown
 
     def get_config(self, name: str):
@@ -180,7 +180,7 @@ class Integrations:
         def handler(request: Request) -> dict[str, Any]:
             fields = CONFIG_FIELDS[name]
             patch = checked(request.json(), fields)
-            patch = {k: v for k, v in patch.items() if not (fields[k].startswith("secret") and v == MASK)}
+            patch = {k: v for k, v in patch.items() if not (fields[k].startswith("secret") and v == SERVICE_MASK)}
             # merged into a copy (the library works in place): a refused patch changes nothing
             merged = json_merge_patch.merge(copy.deepcopy(self.state.configs[name]), patch)
             if name == "docgen" and merged.get("grantType") == "password" and not merged.get("username"):

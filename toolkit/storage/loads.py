@@ -5,7 +5,7 @@ A load writes on its own cursor: batches stream in through Arrow (`INSERT ... BY
 the batch, which DuckDB reads in place; never row by row), and only the commit at the end of the `with`
 block makes them visible, so a failed or interrupted pull leaves no rows behind and memory stays
 bounded. A batch with new columns adds them to the table; missing ones are NULL; a column whose values
-no longer fit its type is widened. No secret is stored: params named like one are written as "***".
+no longer fit its type is widened. No secret is stored: params named like one are masked (masking.scrub).
 
 Rows are stored as versions (toolkit.storage.file). A load into a resource with no valid rows writes its
 batches straight into the versions table, valid from its own number. Otherwise its batches go into a
@@ -24,9 +24,8 @@ import re
 import secrets
 import threading
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import duckdb
 import orjson
@@ -34,6 +33,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from toolkit.catalog.masking import scrub, scrub_url
 from toolkit.errors import WorkspaceError
 from toolkit.storage.file import (
     VALIDITY,
@@ -52,7 +52,6 @@ from toolkit.storage.readback import casts_unchanged
 # (DICT_FSST) and made them smaller (24 against 32 MB), and they read back as fast. Shorter ones (ids,
 # names, statuses) keep the default, which is smaller for them and faster to look up.
 LONG_TEXT_BYTES = 40
-SECRET_NAME = re.compile(r"token|passw|secret|api_?key|credential|authorization|private_?key|cookie", re.I)
 
 
 def load_threads() -> int:
@@ -95,42 +94,9 @@ def load_id(started: datetime) -> str:
     return f"{digits}-{secrets.token_hex(3)}"
 
 
-def scrub(value: Any, secret_names: frozenset[str] = frozenset()) -> Any:
-    """Params (or a record) as JSON-ready data with the value of every secret-looking name, or of one
-    of `secret_names`, and any `Secret`, as "***"."""
-    if isinstance(value, Mapping):
-        return {str(k): "***" if str(k) in secret_names or SECRET_NAME.search(str(k))
-                else scrub(v, secret_names) for k, v in value.items()}
-    if type(value).__name__ == "Secret":
-        return "***"
-    if isinstance(value, set | frozenset):
-        return sorted((scrub(v, secret_names) for v in value), key=repr)
-    if hasattr(value, "tolist") and not isinstance(value, str | bytes):  # Series, Index, ndarray, numpy
-        return scrub(value.tolist(), secret_names)
-    if isinstance(value, list | tuple):
-        return [scrub(v, secret_names) for v in value]
-    if isinstance(value, timedelta):
-        return value.total_seconds()
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    return str(value)
-
-
 def params_json(params: Mapping[str, Any] | None) -> str:
     """The params' stable text: keys sorted at every level, secrets masked."""
     return orjson.dumps(scrub(params or {}), option=orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY).decode()
-
-
-def scrub_url(url: str) -> str:
-    """A base URL without a password or a secret-looking query value."""
-    parts = urlsplit(url or "")
-    netloc = parts.netloc
-    if "@" in netloc:
-        netloc = "***@" + netloc.rsplit("@", 1)[1]
-    query = urlencode([(k, "***" if SECRET_NAME.search(k) else v) for k, v in parse_qsl(parts.query)])
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def _now() -> datetime:

@@ -36,6 +36,7 @@ import orjson
 import pandas as pd
 import pyarrow as pa
 
+from toolkit.catalog.masking import scrub_url
 from toolkit.errors import WorkspaceError
 from toolkit.storage import snapshots
 from toolkit.storage.diffs import Diff, diff_loads
@@ -55,7 +56,7 @@ from toolkit.storage.file import (
     versions_of,
     view_sql,
 )
-from toolkit.storage.loads import Load, _now, params_json, scrub_url
+from toolkit.storage.loads import Load, _now, params_json
 from toolkit.storage.readback import shaped, to_frame
 
 _LOADS_DDL = """CREATE TABLE IF NOT EXISTS _loads (

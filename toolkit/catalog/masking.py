@@ -1,0 +1,115 @@
+"""What a secret is and how it is shown: the one home of the mask, the secret names and the scrubbing
+every floor uses (the client's previews and errors, the audit, the stored params, drift examples, the
+cassettes, the CLI).
+
+    MASK                      what a secret shows as, everywhere
+    looks_secret(name)        a param, field or query name that holds a secret (token, password, API key,
+                              client secret, credentials, authorization, private key, cookie)
+    ends_secret(name)         a settings key whose value is a secret (`clientSecret`, `credentialsJson`;
+                              not `tokenUrl`, which only names where a token comes from)
+    scrub(value)              params or a record as JSON-ready data, secrets masked
+    scrub_url(url)            a URL without a password or a secret-looking query value
+    mask_settings(body)       a settings object with every secret-ending key's value masked
+    body_secrets(), query_secrets(), form_secrets()  normalised names for recorded exchanges (`norm`)
+
+The catalog declares which params of an action are secret (`Param.secret`, `Service.secrets`); these
+names catch the rest: a secret under a name the documents give no flag, in an answer or a URL.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from toolkit import catalog
+
+MASK = "***"
+
+_SECRET_NAME = re.compile(r"token|passw|secret|api_?key|credential|authorization|private_?key|cookie", re.I)
+_SECRET_ENDINGS = ("secret", "password", "credentialsjson", "apikey", "token")
+
+
+def looks_secret(name: str) -> bool:
+    """Whether a name (any case, with or without `_`) holds a secret."""
+    return bool(_SECRET_NAME.search(name))
+
+
+def ends_secret(name: str) -> bool:
+    """Whether a settings key's value is a secret: its name ends in one of the secret words."""
+    return norm(name).endswith(_SECRET_ENDINGS)
+
+
+def norm(name: str) -> str:
+    """A name as the secret lists compare it: lower case, letters and digits only."""
+    return re.sub(r"[^0-9a-z]", "", name.lower())
+
+
+def scrub(value: Any, secret_names: frozenset[str] = frozenset()) -> Any:
+    """Params (or a record) as JSON-ready data with the value of every secret-looking name, or of one
+    of `secret_names`, and any `Secret`, as the mask."""
+    if isinstance(value, Mapping):
+        return {str(k): MASK if str(k) in secret_names or looks_secret(str(k))
+                else scrub(v, secret_names) for k, v in value.items()}
+    if type(value).__name__ == "Secret":
+        return MASK
+    if isinstance(value, set | frozenset):
+        return sorted((scrub(v, secret_names) for v in value), key=repr)
+    if hasattr(value, "tolist") and not isinstance(value, str | bytes):  # Series, Index, ndarray, numpy
+        return scrub(value.tolist(), secret_names)
+    if isinstance(value, list | tuple):
+        return [scrub(v, secret_names) for v in value]
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
+
+
+def scrub_url(url: str) -> str:
+    """A URL without a password or a secret-looking query value."""
+    parts = urlsplit(url or "")
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"{MASK}@" + netloc.rsplit("@", 1)[1]
+    query = urlencode([(k, MASK if looks_secret(k) else v) for k, v in parse_qsl(parts.query)])
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def mask_settings(body: Any) -> Any:
+    """A settings object (an integration's configuration) with the value of every key ending in a
+    secret word masked, at any depth."""
+    if isinstance(body, dict):
+        return {k: (MASK if v and ends_secret(k) else mask_settings(v)) for k, v in body.items()}
+    if isinstance(body, list):
+        return [mask_settings(v) for v in body]
+    return body
+
+
+@functools.cache
+def body_secrets() -> frozenset[str]:
+    """Field names (normalised) whose value is a secret wherever they appear in a body: the usual
+    ones, and every param and credential the catalog declares secret."""
+    usual = ("access_token", "refresh_token", "id_token", "token", "password", "passphrase", "client_secret",
+             "secret", "api_key", "api_secret", "private_key", "secret_key", "session_token", "credentials_json",
+             "google_credentials_json", "authorization")
+    return (frozenset(norm(name) for name in usual)
+            | frozenset(norm(p.wire) for a in catalog.ACTIONS.values() for p in a.params if p.secret)
+            | frozenset(norm(name) for s in catalog.SERVICES.values() for name in s.secrets))
+
+
+def query_secrets() -> frozenset[str]:
+    """Query param names (normalised) that carry a secret: tokens in a URL, presigned URLs' signatures."""
+    return frozenset(norm(name) for name in (
+        "access_token", "refresh_token", "token", "api_key", "apikey", "password", "client_secret",
+        "signature", "sig", "X-Amz-Signature", "X-Amz-Credential", "X-Amz-Security-Token",
+        "X-Goog-Signature", "X-Goog-Credential"))
+
+
+def form_secrets() -> frozenset[str]:
+    """A form body is the OAuth password grant: its user name is an account's login, secret too."""
+    return body_secrets() | {"username"}
