@@ -171,3 +171,24 @@ def test_audience_platform_groups():
                       "Analytics": 10, "Warehouse": 24, "Metrics": 1, "Notifications": 3, "Privacy": 4,
                       "Profiles": 8, "Schemas": 12, "System administration": 6, "System information": 4,
                       "User administration": 8}
+
+
+def test_resources_read_their_own_way_name_what_the_catalog_holds():
+    """What fetch reads from Resource.chunks and Resource.settings (no service name is in fetch)."""
+    import inspect
+
+    from toolkit.pull import fetch
+
+    for resource in catalog.RESOURCES.values():
+        if resource.chunks is not None:
+            how = resource.chunks
+            assert how.param in {p.name for p in catalog.ACTIONS[resource.action].params}, resource.name
+            assert (resource.service, resource.parent) in catalog.RESOURCES, resource.name
+            if how.older:
+                assert how.one in {p.name for p in catalog.ACTIONS[how.older].params}, resource.name
+        if resource.settings is not None:
+            for _, action in resource.settings.reads:
+                assert catalog.ACTIONS[action].method == "GET" and catalog.ACTIONS[action].service == resource.service
+    source = inspect.getsource(fetch)
+    assert not [s for s in catalog.SERVICES if f'"{s}"' in source or f"'{s}'" in source]
+    assert not re.search(r'"\w+\.(get|list)_\w+"', source), "no action id is spelled in fetch"

@@ -265,7 +265,7 @@ def test_nothing_of_a_flattened_object_is_dropped(everything, box):
 
 
 @pytest.mark.parametrize("service, name", [(r.service, r.name) for r in catalog.RESOURCES.values()
-                                           if not r.fan_out and (r.service, r.name) not in fetch.SPECIAL
+                                           if not r.fan_out and r.chunks is None and r.settings is None
                                            and catalog.ACTIONS[r.action].paging is not None])
 def test_one_pass_conversion_matches_column_by_column(box, service, name, monkeypatch):
     """Arrow's converter reads the declared scalars of every paged resource's records in one pass, and

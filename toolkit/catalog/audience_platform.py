@@ -1,7 +1,17 @@
 """The customer data platform's API v1/v2: profiles, schema, audiences, integrations, privacy,
 notifications, metrics, users and monitoring (seed 001). Modelled on Apache Unomi where the seed is
 silent (services.md): `{list, offset, pageSize, totalSize}` pages, `itemId` profiles, `systemTags`."""
-from toolkit.catalog.spec import Action, Column, Incremental, Offset, Param, Resource, Service, Unpaged
+from toolkit.catalog.spec import (
+    Action,
+    Column,
+    Incremental,
+    Offset,
+    Param,
+    Resource,
+    Service,
+    Settings,
+    Unpaged,
+)
 
 SERVICE = Service(
     key="audience_platform",
@@ -564,8 +574,16 @@ RESOURCES = (
         "configurations", "audience_platform", "audience_platform.get_analytics_configuration",
         key=("configuration",),
         doc="One row per integration configuration (profile merge, experience insights, document "
-            "generation, analytics, warehouse): the fetcher reads every get_*_configuration action, "
-            "not only the one named here; secrets are never stored.",
+            "generation, analytics, warehouse, JWKS endpoints), each read by its own action; secrets "
+            "are never stored.",
+        settings=Settings((
+            ("profile_merge", "audience_platform.get_profile_merge_configuration"),
+            ("experience_insights", "audience_platform.get_experience_insights_configuration"),
+            ("document_generation", "audience_platform.get_document_generation_configuration"),
+            ("analytics", "audience_platform.get_analytics_configuration"),
+            ("warehouse", "audience_platform.get_warehouse_configuration"),
+            ("jwks", "audience_platform.list_jwks_endpoints"),
+        )),
         columns=(Column("configuration", "category", doc="which configuration (added by the fetcher)"),
                  Column("enabled", "boolean"),
                  Column("settings", "json", doc="the other fields of the configuration, secrets removed")),

@@ -225,6 +225,27 @@ class Incremental:
 
 
 @dataclass(frozen=True)
+class Chunks:
+    """A resource read for its parent's ids many at a time: its action's `param` takes up to `size`
+    of them per request. A service older than `since` lacks that action: there the resource is read
+    one id per request (in param `one`) through `older`, and a list given for a param that takes one
+    value is asked for one value at a time."""
+    param: str
+    size: int
+    since: str | None = None
+    older: str | None = None
+    one: str | None = None
+
+
+@dataclass(frozen=True)
+class Settings:
+    """A resource of one row per settings object, each read by a GET action of its own:
+    (the row's name, the action). A row holds whether the settings are enabled and the rest of them,
+    secrets masked."""
+    reads: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
 class Resource:
     """A dataset an analyst reports on: how it is pulled, its key and its typed columns.
 
@@ -245,3 +266,5 @@ class Resource:
     items: str | None = None            # where the rows are in a record answer
     incremental: Incremental | None = None  # how to pull only what changed; None: a full pull
     max_pages: int | None = None        # a walk's ceiling; None: from the service's total (paging.Watch)
+    chunks: Chunks | None = None        # the parent's ids many to a request (`parent`, `parent_key`)
+    settings: Settings | None = None    # one row per settings object, read by actions of their own

@@ -1,6 +1,16 @@
 """The translation management system's REST API v0 (seed 002): submissions, files, targets, phases,
 quotes, projects, glossaries, translation memories and webhooks, in client or hosted mode."""
-from toolkit.catalog.spec import Action, Column, Incremental, PageNumber, Param, Resource, Service, Unpaged
+from toolkit.catalog.spec import (
+    Action,
+    Chunks,
+    Column,
+    Incremental,
+    PageNumber,
+    Param,
+    Resource,
+    Service,
+    Unpaged,
+)
 
 SERVICE = Service(
     key="translation",
@@ -577,8 +587,11 @@ RESOURCES = (
     ),
     Resource(
         "targets", "translation", "translation.list_targets", key=("target_id",),
-        doc="Targets (one document in one language): through /targets in chunks of ids, per submission "
-            "below 5.20 — the fetch engine handles that.",
+        doc="Targets (one document in one language): through /targets in chunks of submission ids, "
+            "per submission below 5.20.",
+        parent="submissions", parent_key="submission_id",
+        chunks=Chunks("submission_ids", 100, since="5.20", older="translation.list_submission_targets",
+                      one="submission_id"),
         filters=("submission_ids", "status"),
         incremental=Incremental("open_parents", parent="submissions", field="submission_id"),
         columns=TARGET_COLUMNS,

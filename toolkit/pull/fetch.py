@@ -21,6 +21,7 @@ Answers that differ from the declared shapes are kept and the load records how (
 from __future__ import annotations
 
 import gc
+import itertools
 import os
 import sys
 import warnings
@@ -63,7 +64,6 @@ BATCH_ROWS = 122_880
 # and at most this many bytes of Arrow: one batch is written while the next fills, so this bounds
 # the pull's memory whatever the width of a row (50,000 assets hold about 40 MB, notifications 10)
 BATCH_BYTES = 16 * 2**20
-TARGET_CHUNK = 100            # submission ids per /targets request
 
 
 @dataclass
@@ -381,9 +381,10 @@ class _Plan:
 
 def _plan(client: Client, store: Any, resource: Resource, filters: dict, workers: int, on_error: str,
           contract: str = "evolve") -> _Plan:
-    special = SPECIAL.get((resource.service, resource.name))
-    if special:
-        return special(client, store, resource, filters, workers, on_error, contract)
+    if resource.chunks is not None:
+        return _chunked(client, store, resource, filters, workers, on_error, contract)
+    if resource.settings is not None:
+        return _settings(client, store, resource, filters, workers, on_error, contract)
     action = catalog.ACTIONS[resource.action]
     ids, params = _split_filters(client, resource, action, filters)
     if resource.fan_out:
@@ -564,67 +565,71 @@ def _take(iterator: Iterator, n: int) -> Iterable:
             return
 
 
-# --- resources that one list action cannot describe -------------------------------------------------
+# --- resources that one list action cannot describe (Resource.chunks, Resource.settings) -------------
 
-def _targets(client: Client, store: Any, resource: Resource, filters: dict, workers: int, on_error: str,
+def _chunked(client: Client, store: Any, resource: Resource, filters: dict, workers: int, on_error: str,
              contract: str = "evolve") -> _Plan:
-    """Targets of the given submissions (all when none): /targets in chunks of ids from 5.20, else per submission."""
+    """The rows of the parent's ids (all of them when none are given), `chunks.size` ids a request;
+    one id a request through `chunks.older` where the service is older than `chunks.since`."""
+    how = resource.chunks
     filters = dict(filters)
-    ids = filters.pop("submission_ids", None)
-    status = filters.pop("status", None)
-    if filters:
-        name = next(iter(filters))
-        raise ValidationError(name, filters[name], "unknown filter; targets takes submission_ids, status")
+    ids = filters.pop(how.param, None)
+    unknown = [name for name in filters if name not in resource.filters]
+    if unknown:
+        raise ValidationError(unknown[0], filters[unknown[0]], f"unknown filter; {resource.name} takes "
+                              f"{', '.join(resource.filters)}")
     if ids is None:
-        ids = _parent_ids(client, store, resource.service, "submissions", contract=contract)
+        ids = _parent_ids(client, store, resource.service, resource.parent, resource.parent_key, contract)
     ids = list(ids.tolist() if hasattr(ids, "tolist") else ids)
-    statuses = [status] if isinstance(status, str) else list(status or [])
-    modern = version_tuple(client.system_version or "99") >= (5, 20)
-    if modern:
-        action = catalog.ACTIONS["translation.list_targets"]
-        chunks = [ids[i:i + TARGET_CHUNK] for i in range(0, len(ids), TARGET_CHUNK)]
-        params = {"status": statuses} if statuses else {}
+    given = {name: value for name, value in filters.items() if value is not None}
+    if how.since is None or version_tuple(client.system_version or "99") >= version_tuple(how.since):
+        action = catalog.ACTIONS[resource.action]
+        chunks = [ids[i:i + how.size] for i in range(0, len(ids), how.size)]
+
+        lists = {param.name for param in action.params if param.kind.endswith("list") or param.repeatable}
+        asked = {name: [value] if name in lists and isinstance(value, str) else value
+                 for name, value in given.items()}
 
         def chunk_rows(chunk: list, typist: Typist) -> list | _Pages:
-            return _paged_rows(client, resource, action, {"submission_ids": chunk, **params}, typist)
+            return _paged_rows(client, resource, action, {how.param: chunk, **asked}, typist)
 
         return _fan_out(client, resource, action, chunks, {}, workers, on_error, member_rows=chunk_rows,
                         tag_rows=False)
-    action = catalog.ACTIONS["translation.list_submission_targets"]
+    older = catalog.ACTIONS[how.older]
+    single = {param.name for param in older.params if param.kind != "list" and not param.repeatable}
 
-    def submission_rows(sid: Any, typist: Typist) -> list:
-        # one request per status: the service's filter words are not the targets' own statuses
-        # (COMPLETED finds PROCESSED targets), so only the service can apply them
+    def one_id_rows(member: Any, typist: Typist) -> list:
+        # a list for a param that takes one value is one request per value, the rows united by key:
+        # a service's filter words need not be the rows' own values (COMPLETED finds PROCESSED targets)
+        spread = [dict(zip(given, values, strict=True)) for values in itertools.product(
+            *[(value if name in single and isinstance(value, list | tuple) else [value])
+              for name, value in given.items()])]
         rows: dict = {}
-        for status in statuses or [None]:
-            for page in client.pages(action, submission_id=sid, status=status):
-                rows.update((row.get("targetId"), row) for row in page.body)
+        for params in spread or [{}]:
+            for page in client.pages(older, **{how.one: member, **params}):
+                rows.update((tuple(row.get(k) for k in _wire_key(resource)), row) for row in page.body)
         return list(rows.values())
 
-    return _fan_out(client, resource, action, ids, {}, workers, on_error, tag_rows=False,
-                    member_rows=submission_rows)
+    return _fan_out(client, resource, older, ids, {}, workers, on_error, tag_rows=False, member_rows=one_id_rows)
 
 
-def _configurations(client: Client, store: Any, resource: Resource, filters: dict, workers: int, on_error: str,
-                    contract: str = "evolve") -> _Plan:
-    """One row per configuration (merge, cxi, docgen, analytics, warehouse, JWKS), secrets masked."""
-    actions = [a for a in catalog.actions_of(client.service.key)
-               if a.method == "GET" and (a.name.endswith("_configuration") or a.name.endswith("_jwks_endpoints"))]
+def _wire_key(resource: Resource) -> list[str]:
+    """The wire names of the resource's key columns (a row of an answer is keyed by them)."""
+    by_name = {column.name: column for column in resource.columns}
+    return [".".join(by_name[k].path) if k in by_name else k for k in resource.key]
+
+
+def _settings(client: Client, store: Any, resource: Resource, filters: dict, workers: int, on_error: str,
+              contract: str = "evolve") -> _Plan:
+    """One row per settings object, each read by its own action: its name, whether it is enabled, and
+    the settings themselves with every secret masked."""
+    reads = resource.settings.reads
 
     def tables() -> Iterator[tuple[pa.Table, int]]:
         rows = []
-        for action in actions:
-            body = client.call(action)
-            settings = mask_settings(body)
-            name = action.name.removeprefix("get_").removeprefix("list_").removesuffix("_configuration")
-            name = name.removesuffix("_endpoints")
+        for name, action in reads:
+            settings = mask_settings(client.call(action))
             enabled = settings.get("enabled") if isinstance(settings, dict) else None
             rows.append({"configuration": name, "enabled": enabled, "settings": settings})
-        yield frames.to_arrow(rows, resource), len(actions)
-    return _Plan(tables, len(actions), "requests")
-
-
-SPECIAL: dict[tuple[str, str], Callable[..., _Plan]] = {
-    ("translation", "targets"): _targets,
-    ("audience_platform", "configurations"): _configurations,
-}
+        yield frames.to_arrow(rows, resource), len(reads)
+    return _Plan(tables, len(reads), "requests")
