@@ -24,7 +24,7 @@ from toolkit.errors import ToolkitError
 from toolkit.http.session import RateBudget, RetryPolicy
 from toolkit.pull import decoding, fetch, frames
 from toolkit.sandbox import Fault, available
-from toolkit.storage import readback
+from toolkit.storage import readback, writer
 
 SERVICES = ("media_review", "asset_library", "audience_platform", "translation")
 
@@ -405,7 +405,7 @@ def break_on_third_page(monkeypatch, client, where: str, error: BaseException) -
 @pytest.mark.parametrize("where", ["to_arrow", "pages"])
 @pytest.mark.parametrize("error", [RuntimeError("page 3 broke"), KeyboardInterrupt()], ids=["error", "ctrl-c"])
 def test_an_interrupted_load_leaves_no_visible_rows(box, ws, monkeypatch, where, error):
-    monkeypatch.setattr(fetch, "BATCH_ROWS", 10)  # every page is written before the failure
+    monkeypatch.setattr(writer, "BATCH_ROWS", 10)  # every page is written before the failure
     client = connect(ws, box, "asset_library")
     break_on_third_page(monkeypatch, client, where, error)
     with pytest.raises(type(error)):
@@ -424,7 +424,7 @@ def test_an_interrupted_load_leaves_no_visible_rows(box, ws, monkeypatch, where,
 
 @pytest.mark.parametrize("error", [RuntimeError("page 3 broke"), KeyboardInterrupt()], ids=["error", "ctrl-c"])
 def test_an_interrupted_load_leaves_the_previous_load_visible(box, ws, monkeypatch, error):
-    monkeypatch.setattr(fetch, "BATCH_ROWS", 10)
+    monkeypatch.setattr(writer, "BATCH_ROWS", 10)
     client = connect(ws, box, "asset_library")
     first = client.fetch("assets", limit=100)
     break_on_third_page(monkeypatch, client, "pages", error)
@@ -459,7 +459,7 @@ def test_a_member_that_keeps_failing_fails_the_load_unless_skipped(faulty, ws):
 
 
 def test_a_missing_member_fails_the_load_and_nothing_is_written(box, ws, monkeypatch):
-    monkeypatch.setattr(fetch, "BATCH_ROWS", 1)  # the members that came back were written in batches
+    monkeypatch.setattr(writer, "BATCH_ROWS", 1)  # the members that came back were written in batches
     client = connect(ws, box, "audience_platform")
     profiles = box.examples("audience_platform")["profile_ids"][:8]
     with pytest.raises(ToolkitError, match="profile_id=no-such-profile failed.*404"):

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from toolkit.catalog.spec import Action
     from toolkit.http.client import Client
     from toolkit.http.wire import Prepared
+    from toolkit.storage.store import Store
 
 COLUMNS = ("at", "service", "action", "source", "params", "status", "ok", "response_id", "request_id", "error")
 _DDL = """CREATE TABLE IF NOT EXISTS _audit (
@@ -52,7 +53,7 @@ def source(name: str):
         SOURCE.reset(token)
 
 
-def sent(client: Client, workspace: Any, prepared: Prepared, params: Mapping[str, Any]) -> Any:
+def sent(client: Client, workspace: Store, prepared: Prepared, params: Mapping[str, Any]) -> Any:
     """Send a prepared write with the client, record it in the workspace, return the parsed answer.
 
     The caller (a connection) has made sure the workspace can take the row before anything was sent;
@@ -75,14 +76,14 @@ def sent(client: Client, workspace: Any, prepared: Prepared, params: Mapping[str
     return result
 
 
-def _safely(workspace: Any, redactor: Redactor, entry: Action, params: Mapping[str, Any], **row: Any) -> None:
+def _safely(workspace: Store, redactor: Redactor, entry: Action, params: Mapping[str, Any], **row: Any) -> None:
     try:
         record_write(workspace, entry, params, redactor=redactor, **row)
     except Exception as error:  # the write itself happened (or failed) either way; say so, go on
         warnings.warn(f"toolkit could not record {entry.id} in the audit table: {error}", stacklevel=3)
 
 
-def record_write(ws: Any, entry: Action, params: Mapping[str, Any], *, status: int | None, ok: bool,
+def record_write(ws: Store, entry: Action, params: Mapping[str, Any], *, status: int | None, ok: bool,
                  response: str | None = None, request: str | None = None, error: str | None = None,
                  redactor: Redactor | None = None) -> None:
     """Insert one row into `_audit` (created on first use); secrets in the params are masked."""
@@ -97,7 +98,7 @@ def record_write(ws: Any, entry: Action, params: Mapping[str, Any], *, status: i
         error[:2000] if error else None])
 
 
-def audit(ws: Any) -> pd.DataFrame:
+def audit(ws: Store) -> pd.DataFrame:
     """Every recorded write, oldest first (an empty frame with the columns before the first one)."""
     found = ws.sql("SELECT 1 FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = '_audit'")
     if found is None or not found.fetchall():

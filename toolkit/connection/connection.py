@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolkit.catalog.spec import Action, Service
 from toolkit.connection import audit
@@ -25,6 +25,9 @@ from toolkit.errors import ToolkitError, WorkspaceError
 from toolkit.http.client import Client, Page
 from toolkit.http.methods import with_methods
 from toolkit.pull import fetch
+
+if TYPE_CHECKING:
+    from toolkit.storage.store import Store
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,7 @@ class Screens:
 class Connection:
     """One service's client bound to a workspace: `call`, `pages`, `fetch`, `pull`, one method per action."""
 
-    def __init__(self, client: Client, workspace: Any, screens: Screens | None = None) -> None:
+    def __init__(self, client: Client, workspace: Store, screens: Screens | None = None) -> None:
         self.client, self.workspace, self.screens = client, workspace, screens
 
     def __repr__(self) -> str:
@@ -168,6 +171,6 @@ def connection_class(service: str) -> type[Connection]:
     return with_methods(Connection, service)
 
 
-def bind(client: Client, workspace: Any, screens: Screens | None = None) -> Connection:
+def bind(client: Client, workspace: Store, screens: Screens | None = None) -> Connection:
     """A connection of the client's service to the workspace."""
     return connection_class(client.service.key)(client, workspace, screens)

@@ -22,6 +22,8 @@ from toolkit.storage.file import filtered_of
 if TYPE_CHECKING:
     import pandas as pd
 
+    from toolkit.storage.store import Store
+
 # noun of a write's path → resources it also changes, where the path does not say so
 SIDE_EFFECTS: dict[str, dict[str, tuple[str, ...]]] = {
     "asset_library": {
@@ -92,7 +94,7 @@ def _affected(action_id: str) -> tuple[str, ...]:
 
 # --- what a destructive action loses ------------------------------------------------------------------
 
-def _read(workspace: Any, service: str, resource: str) -> pd.DataFrame | None:
+def _read(workspace: Store | None, service: str, resource: str) -> pd.DataFrame | None:
     """The resource's latest whole load, else its latest filtered one (the boards of the assets asked
     for are all of those assets' boards), or None when the workspace holds neither (or cannot read it:
     a sentence about what is lost must not fail the form that shows it)."""
@@ -105,7 +107,7 @@ def _read(workspace: Any, service: str, resource: str) -> pd.DataFrame | None:
         return None
 
 
-def board_cascade(workspace: Any, board_id: Any) -> tuple[int, int] | None:
+def board_cascade(workspace: Store | None, board_id: Any) -> tuple[int, int] | None:
     """(child boards, assets) a board delete removes: assets only in the board or its direct children.
 
     None when the workspace lacks boards or asset_boards to count from.
@@ -130,7 +132,7 @@ def _title(frame: pd.DataFrame | None, key: str, value: Any, column: str) -> str
     return f"“{hit.iloc[0]}”" if len(hit) else str(value)
 
 
-def loss(workspace: Any, action: Action, values: dict[str, Any]) -> str:
+def loss(workspace: Store | None, action: Action, values: dict[str, Any]) -> str:
     """What the action removes, in a sentence or two, counted from the workspace where it can be."""
     def read(resource: str) -> pd.DataFrame | None:
         return _read(workspace, action.service, resource)

@@ -27,13 +27,12 @@ import sys
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-import orjson
 import pyarrow as pa
 
 from toolkit import catalog
@@ -57,13 +56,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from toolkit.http.client import Client
+    from toolkit.storage.store import Store
 
-# rows per batch written: one DuckDB row group. Against 50,000, a pull of a million notifications
-# (small rows) ran 13% faster, its batches half as many; wide rows stop at BATCH_BYTES first
-BATCH_ROWS = 122_880
-# and at most this many bytes of Arrow: one batch is written while the next fills, so this bounds
-# the pull's memory whatever the width of a row (50,000 assets hold about 40 MB, notifications 10)
-BATCH_BYTES = 16 * 2**20
 
 
 @dataclass
@@ -133,79 +127,6 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-class _Batcher:
-    """Collects typed pages and writes them to the load in batches of BATCH_ROWS rows or BATCH_BYTES.
-
-    A batch is written on a thread of its own while the next pages arrive: DuckDB compresses and
-    writes without the GIL, so on a machine with two cores the walk hardly waits for the workspace.
-    One batch is in flight at most, so memory stays bounded; a failed write fails the load.
-    """
-
-    def __init__(self, load: Any) -> None:
-        self.load, self.tables, self.pending, self.rows, self.bytes = load, [], 0, 0, 0
-        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="toolkit-write")
-        self._writing: Future | None = None
-
-    def __enter__(self) -> _Batcher:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        try:
-            self._wait()      # before the load commits or rolls back: no write may land after that
-        finally:
-            self._writer.shutdown(wait=True)
-
-    def add(self, table: pa.Table) -> None:
-        self.tables.append(table)
-        self.pending += table.num_rows
-        self.rows += table.num_rows
-        self.bytes += table.nbytes
-        if self.pending >= BATCH_ROWS or self.bytes >= BATCH_BYTES:
-            self.flush()
-
-    def flush(self, *, wait: bool = False) -> None:
-        if self.tables:
-            batch = _joined(self.tables)
-            self.tables, self.pending, self.bytes = [], 0, 0
-            self._wait()
-            self._writing = self._writer.submit(self.load.write, batch)
-        if wait:
-            self._wait()
-
-    def _wait(self) -> None:
-        writing, self._writing = self._writing, None
-        if writing is not None:
-            writing.result()
-
-
-def _joined(tables: list[pa.Table]) -> pa.Table:
-    """Typed pages as one batch. A column Arrow cannot unify (one page's ids text, the others'
-    integers: toolkit.pull.frames) is text in each, as the workspace widens the stored column."""
-    try:
-        return pa.concat_tables(tables, promote_options="permissive")
-    except (pa.ArrowTypeError, pa.ArrowInvalid):
-        pass
-    kinds: dict[str, set] = {}
-    for table in tables:
-        for item in table.schema:
-            kinds.setdefault(item.name, set()).add(item.type)
-    clashing = {name for name, types in kinds.items() if len(types - {pa.null()}) > 1}
-    return pa.concat_tables([_as_text(table, clashing) for table in tables],
-                            promote_options="permissive")
-
-
-def _as_text(table: pa.Table, names: set[str]) -> pa.Table:
-    for name in names & set(table.column_names):
-        column = table.column(name)
-        try:
-            text = column.cast(pa.string())
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-            text = pa.array([None if v is None else orjson.dumps(v, default=str).decode()
-                             for v in column.to_pylist()], pa.string())
-        table = table.set_column(table.column_names.index(name), name, text)
-    return table
-
-
 def _split_filters(client: Client, resource: Resource, action: Action, filters: dict) -> tuple[list | None, dict]:
     """The fan-out ids (or None) and the action params from what the analyst passed."""
     ids = None
@@ -232,7 +153,7 @@ def _split_filters(client: Client, resource: Resource, action: Action, filters: 
     return ids, params
 
 
-def _parent_ids(client: Client, store: Any, service: str, parent_name: str, column: str | None = None,
+def _parent_ids(client: Client, store: Store, service: str, parent_name: str, column: str | None = None,
                 contract: str = "evolve") -> list:
     """The ids of the parent resource, from its latest load (pulled now when there is none, under the
     child's contract: a frozen fetch writes nothing, its parent's load included)."""
@@ -243,7 +164,7 @@ def _parent_ids(client: Client, store: Any, service: str, parent_name: str, colu
     return frame[column or parent.key[0]].dropna().tolist()
 
 
-def pull(client: Client, store: Any, name: str, /, *, refresh: bool = False, max_age: float | timedelta | None = None,
+def pull(client: Client, store: Store, name: str, /, *, refresh: bool = False, max_age: float | timedelta | None = None,
          on_error: str = "raise", workers: int | None = None, progress: bool | None = None,
          incremental: bool = False, contract: str = "evolve", **filters: Any) -> LoadResult:
     """Pull one resource with the client into the store; the load is reused when younger than max_age.
@@ -256,7 +177,7 @@ def pull(client: Client, store: Any, name: str, /, *, refresh: bool = False, max
                  progress=progress, incremental=incremental, contract=contract, **filters)[0]
 
 
-def _pull(client: Client, store: Any, name: str, keep: bool, /, *, refresh: bool = False,
+def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bool = False,
           max_age: float | timedelta | None = None, on_error: str = "raise", workers: int | None = None,
           progress: bool | None = None, incremental: bool = False, contract: str = "evolve",
           **filters: Any) -> tuple[LoadResult, list[pa.Table] | None]:
@@ -300,7 +221,7 @@ def _pull(client: Client, store: Any, name: str, keep: bool, /, *, refresh: bool
         builds_on, carry = None, None
     categoricals = [column.name for column in resource.columns if column.dtype == "category"]
     with ws.load(resource.service, client.base_url, stored, key, resource.key, keep, categoricals,
-                 builds_on=builds_on, carry=carry) as load, _gc_paused(), _Batcher(load) as batcher:
+                 builds_on=builds_on, carry=carry) as load, _gc_paused(), load.writer() as batcher:
         tally = drift.Tally(resource, contract, client.redactor, load)
         try:
             with progress_bar(plan.total, f"{resource.service}.{name}", plan.unit, progress) as bar:
@@ -325,7 +246,7 @@ def _pull(client: Client, store: Any, name: str, keep: bool, /, *, refresh: bool
     return result, load.kept
 
 
-def fetch(client: Client, store: Any, name: str, /, **options: Any) -> pd.DataFrame:
+def fetch(client: Client, store: Store, name: str, /, **options: Any) -> pd.DataFrame:
     """Pull (or reuse) one resource and return it as a typed DataFrame.
 
     A fresh load's DataFrame is made from the batches it wrote, which are in memory already: reading
@@ -379,7 +300,7 @@ class _Plan:
     failed: list = field(default_factory=list)
 
 
-def _plan(client: Client, store: Any, resource: Resource, filters: dict, workers: int, on_error: str,
+def _plan(client: Client, store: Store, resource: Resource, filters: dict, workers: int, on_error: str,
           contract: str = "evolve") -> _Plan:
     if resource.chunks is not None:
         return _chunked(client, store, resource, filters, workers, on_error, contract)
@@ -567,7 +488,7 @@ def _take(iterator: Iterator, n: int) -> Iterable:
 
 # --- resources that one list action cannot describe (Resource.chunks, Resource.settings) -------------
 
-def _chunked(client: Client, store: Any, resource: Resource, filters: dict, workers: int, on_error: str,
+def _chunked(client: Client, store: Store, resource: Resource, filters: dict, workers: int, on_error: str,
              contract: str = "evolve") -> _Plan:
     """The rows of the parent's ids (all of them when none are given), `chunks.size` ids a request;
     one id a request through `chunks.older` where the service is older than `chunks.since`."""
@@ -619,7 +540,7 @@ def _wire_key(resource: Resource) -> list[str]:
     return [".".join(by_name[k].path) if k in by_name else k for k in resource.key]
 
 
-def _settings(client: Client, store: Any, resource: Resource, filters: dict, workers: int, on_error: str,
+def _settings(client: Client, store: Store, resource: Resource, filters: dict, workers: int, on_error: str,
               contract: str = "evolve") -> _Plan:
     """One row per settings object, each read by its own action: its name, whether it is enabled, and
     the settings themselves with every secret masked."""

@@ -24,6 +24,7 @@ from toolkit.storage.file import quote, versions_of
 
 if TYPE_CHECKING:
     from toolkit.http.client import Client
+    from toolkit.storage.store import Store
 
 IDS_PER_REQUEST = 100  # held keys asked for again per request: a query string stays well under 8 kB
 Tables = Iterator[tuple[pa.Table, int]]
@@ -36,7 +37,7 @@ class Step:
     carry: tuple[str, list]
 
 
-def plan(client: Client, store: Any, resource: Resource, filters: dict, previous: str) -> Step | None:
+def plan(client: Client, store: Store, resource: Resource, filters: dict, previous: str) -> Step | None:
     """The incremental load of `resource` over its `previous` load, or None for a full pull."""
     how = resource.incremental
     if how is None:
@@ -58,7 +59,7 @@ def _held(resource: Resource) -> str:
     return f"(SELECT * FROM {versions_of(resource.service, resource.name)} WHERE _valid_to IS NULL)"
 
 
-def _open_statuses(client: Client, store: Any, resource: Resource, how: Incremental, filters: dict,
+def _open_statuses(client: Client, store: Store, resource: Resource, how: Incremental, filters: dict,
                    previous: str) -> Step | None:
     """The rows in an open status, then the held open ones the first answer lacks (they may have
     become final since), by key; held rows in a final status stay.
@@ -74,11 +75,11 @@ def _open_statuses(client: Client, store: Any, resource: Resource, how: Incremen
     open_ones = [c for c in choices if c not in how.final]
     final = list(how.final)
     key = resource.key[0]
-    held = [row[0] for row in store._fetch(
+    held = [row[0] for row in store.rows(
         f"SELECT {quote(key)} FROM {_held(resource)} "
         f"WHERE {_text(how.field)} IS NULL OR NOT list_contains(?, {_text(how.field)})",
         [final])]
-    every = {str(row[0]) for row in store._fetch(f"SELECT {quote(key)} FROM {_held(resource)}")}
+    every = {str(row[0]) for row in store.rows(f"SELECT {quote(key)} FROM {_held(resource)}")}
     total = _count(client, action, filters)
 
     def tables(run: Callable[[dict], Tables]) -> Tables:
@@ -115,7 +116,7 @@ def _count(client: Client, action: Any, filters: dict) -> int | None:
         return None
 
 
-def _open_parents(client: Client, store: Any, resource: Resource, how: Incremental, filters: dict,
+def _open_parents(client: Client, store: Store, resource: Resource, how: Incremental, filters: dict,
                   previous: str) -> Step | None:
     """The rows of the parents that may have changed since the previous load: with a version begun or
     ended in the parent's loads since, or open now (when the parent has final statuses); the other
@@ -124,7 +125,7 @@ def _open_parents(client: Client, store: Any, resource: Resource, how: Increment
     ids_param = how.ids or f"{how.field}s"
     if parent.incremental is None or ids_param in filters or how.parent in filters:
         return None
-    since = store._fetch("SELECT max(p.seq) FROM _loads p, _loads c WHERE c.load_id = ? AND p.service = ? "
+    since = store.rows("SELECT max(p.seq) FROM _loads p, _loads c WHERE c.load_id = ? AND p.service = ? "
                          "AND p.resource = ? AND p.status IN ('complete', 'stale') AND p.finished <= c.started",
                          [previous, resource.service, parent.name])[0][0]
     if since is None:
@@ -134,7 +135,7 @@ def _open_parents(client: Client, store: Any, resource: Resource, how: Increment
         status = _text(parent.incremental.field)
         changed += f" OR (_valid_to IS NULL AND ({status} IS NULL OR NOT list_contains(?, {status})))"
         args.append(list(parent.incremental.final))
-    ids = [row[0] for row in store._fetch(
+    ids = [row[0] for row in store.rows(
         f"SELECT DISTINCT {quote(how.field)} FROM {versions_of(parent.service, parent.name)} "
         f"WHERE {quote(how.field)} IS NOT NULL AND ({changed})", args)]
 
@@ -144,7 +145,7 @@ def _open_parents(client: Client, store: Any, resource: Resource, how: Increment
     return Step(tables, (f"NOT list_contains(?, {_text(how.field)})", [[str(i) for i in ids]]))
 
 
-def _created_after(client: Client, store: Any, resource: Resource, how: Incremental, filters: dict,
+def _created_after(client: Client, store: Store, resource: Resource, how: Incremental, filters: dict,
                    previous: str) -> Step | None:
     """The rows created at or after the second of the newest held, when the service's count of every
     row equals the held rows before that second plus its count of the newer ones (else a row was
@@ -152,12 +153,12 @@ def _created_after(client: Client, store: Any, resource: Resource, how: Incremen
     if how.filter in filters:
         return None
     column = quote(how.field)
-    newest = store._fetch(f"SELECT strftime(max({column}) AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S') "
+    newest = store.rows(f"SELECT strftime(max({column}) AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S') "
                           f"FROM {_held(resource)}")[0][0]
     if newest is None:
         return None
     older = f"({column} IS NULL OR strftime({column} AT TIME ZONE 'UTC', '%Y-%m-%dT%H:%M:%S') < ?)"
-    held = store._fetch(f"SELECT count(*) FROM {_held(resource)} WHERE {older}",
+    held = store.rows(f"SELECT count(*) FROM {_held(resource)} WHERE {older}",
                         [newest])[0][0]
     action = catalog.ACTIONS[resource.action]
     paging = action.paging
@@ -178,7 +179,7 @@ def _created_after(client: Client, store: Any, resource: Resource, how: Incremen
     return Step(tables, (older, [newest]))
 
 
-def _changed_parents(client: Client, store: Any, resource: Resource, how: Incremental, filters: dict,
+def _changed_parents(client: Client, store: Store, resource: Resource, how: Incremental, filters: dict,
                      previous: str) -> Step | None:
     """The fan-out again over the ids whose parent row is new or changed since the previous load, that
     hold a row naming a `copies` row new, changed or gone since, or that failed in the previous load;
@@ -191,14 +192,14 @@ def _changed_parents(client: Client, store: Any, resource: Resource, how: Increm
     unchanged = _unchanged(store, parent, how.parent_field or how.field, previous)
     if unchanged is None:
         return None
-    again = {str(i) for i in store._fetch("SELECT failed_ids FROM _loads WHERE load_id = ?",
+    again = {str(i) for i in store.rows("SELECT failed_ids FROM _loads WHERE load_id = ?",
                                           [previous])[0][0] or ()}
     if how.copies:
         source = catalog.resource(resource.service, how.copies)
         same = _unchanged(store, source, source.key[0], previous)
         if same is None:
             return None
-        again |= {row[0] for row in store._fetch(
+        again |= {row[0] for row in store.rows(
             f"SELECT DISTINCT {_text(how.field)} FROM {_held(resource)} "
             f"WHERE {quote(how.via)} IS NULL OR NOT list_contains(?, {_text(how.via)})", [sorted(same)])}
     keep = [i for i in asked if i in unchanged and i not in again]
@@ -211,7 +212,7 @@ def _changed_parents(client: Client, store: Any, resource: Resource, how: Increm
     return Step(tables, (f"list_contains(?, {_text(how.field)})", [keep]))
 
 
-def _fanned(store: Any, resource: Resource, filters: dict) -> tuple[list[str], str, dict] | None:
+def _fanned(store: Store, resource: Resource, filters: dict) -> tuple[list[str], str, dict] | None:
     """The ids a full pull of a fan-out asks for (given by the analyst, or its parent resource's held
     keys) as text, the filter taking them, and the other filters; None for a resource that is not one."""
     if not resource.fan_out:
@@ -224,12 +225,12 @@ def _fanned(store: Any, resource: Resource, filters: dict) -> tuple[list[str], s
     if (resource.service, resource.parent) in catalog.RESOURCES:   # the ids a full pull reads
         source = catalog.resource(resource.service, resource.parent)
         column = resource.parent_key or source.key[0]
-        return [row[0] for row in store._fetch(
+        return [row[0] for row in store.rows(
             f"SELECT DISTINCT {_text(column)} FROM {_held(source)} WHERE {quote(column)} IS NOT NULL")], plural, rest
     return None
 
 
-def _open_members(client: Client, store: Any, resource: Resource, how: Incremental, filters: dict,
+def _open_members(client: Client, store: Store, resource: Resource, how: Incremental, filters: dict,
                   previous: str) -> Step | None:
     """The fan-out again over the ids not held in a `final` status of `field` (new ids, open ones,
     those that failed in the previous load); a row in a final status stays as it is, and the rows of
@@ -239,10 +240,10 @@ def _open_members(client: Client, store: Any, resource: Resource, how: Increment
         return None
     asked, plural, rest = fanned
     key = resource.fan_out if any(c.name == resource.fan_out for c in resource.columns) else resource.key[0]
-    done = {row[0] for row in store._fetch(
+    done = {row[0] for row in store.rows(
         f"SELECT {_text(key)} FROM {_held(resource)} WHERE list_contains(?, {_text(how.field)})",
         [list(how.final)])}
-    done -= {str(i) for i in store._fetch("SELECT failed_ids FROM _loads WHERE load_id = ?",
+    done -= {str(i) for i in store.rows("SELECT failed_ids FROM _loads WHERE load_id = ?",
                                            [previous])[0][0] or ()}
     keep = [i for i in asked if i in done]
     kept = set(keep)
@@ -254,18 +255,18 @@ def _open_members(client: Client, store: Any, resource: Resource, how: Increment
     return Step(tables, (f"list_contains(?, {_text(key)})", [keep]))
 
 
-def _unchanged(store: Any, resource: Resource, column: str, previous: str) -> set[str] | None:
+def _unchanged(store: Store, resource: Resource, column: str, previous: str) -> set[str] | None:
     """The values of `column` whose rows of `resource` are the same in its last load before the
     `previous` load started and in its latest, which began after that load finished: one version
     valid throughout. None when it has no load on either side (nothing to compare)."""
-    since, newer = store._fetch(
+    since, newer = store.rows(
         "SELECT max(p.seq) FILTER (WHERE p.finished <= c.started), "
         "max(p.seq) FILTER (WHERE p.started >= c.finished) FROM _loads p, _loads c WHERE c.load_id = ? "
         "AND p.service = ? AND p.resource = ? AND p.status IN ('complete', 'stale') AND p.seq IS NOT NULL",
         [previous, resource.service, resource.name])[0]
     if since is None or newer is None:
         return None
-    return {row[0] for row in store._fetch(
+    return {row[0] for row in store.rows(
         f"SELECT {_text(column)} FROM {_held(resource)} WHERE {quote(column)} IS NOT NULL "
         f"GROUP BY ALL HAVING max(_valid_from) <= ?", [since])}
 

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import pandas as pd
@@ -33,16 +33,17 @@ from toolkit.catalog.masking import MASK
 from toolkit.errors import ValidationError, printable
 from toolkit.pull import fetch
 
+if TYPE_CHECKING:
+    from toolkit.storage.store import Store
+
 COLUMNS = ["service", "resource", "kind", "added", "changed", "removed", "rows", "requests", "seconds", "drift",
            "error"]
 
 
-def held(store: Any, services: tuple[str, ...] = ()) -> list[tuple[str, str, dict]]:
+def held(store: Store, services: tuple[str, ...] = ()) -> list[tuple[str, str, dict]]:
     """The resources the store holds (of the named services, or all), each with the filters of its
     latest finished load, parents before children within a service."""
-    rows = store._fetch("SELECT service, resource, params FROM _loads WHERE status IN ('complete', 'stale') "
-                        "QUALIFY row_number() OVER (PARTITION BY service, resource ORDER BY seq DESC NULLS LAST, "
-                        "finished DESC) = 1 ORDER BY service, resource")
+    rows = store.latest_loads()
     found = [(service, name, orjson.loads(params or "{}")) for service, name, params in rows
              if (not services or service in services) and (service, name) in catalog.RESOURCES]
     return sorted(found, key=lambda row: (row[0], depth(row[0], row[1])))
@@ -82,7 +83,7 @@ def depth(service: str, name: str, seen: frozenset[str] = frozenset()) -> int:
     return max((1 + depth(service, p, seen | {name}) for p in above), default=0)
 
 
-def refresh(store: Any, connections: Mapping[str, Any], services: tuple[str, ...] = (), *,
+def refresh(store: Store, connections: Mapping[str, Any], services: tuple[str, ...] = (), *,
             resources: Iterable[str | tuple[str, str]] | None = None, max_age: float | timedelta | None = None,
             incremental: bool = True, say: Callable[[str], None] | None = None,
             progress: bool | None = None) -> pd.DataFrame:
@@ -145,7 +146,7 @@ def _say(text: str, say: Callable[[str], None] | None) -> None:
         say(text)
 
 
-def _pull(client: Any, store: Any, service: str, name: str, params: dict,
+def _pull(client: Any, store: Store, service: str, name: str, params: dict,
           max_age: float | timedelta | None, incremental: bool) -> dict:
     started, before = time.perf_counter(), client.requests_sent
     masked = sorted(k for k, v in params.items() if _holds_mask(v))

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import re
 import secrets
 import threading
@@ -37,7 +36,6 @@ from toolkit.catalog.masking import scrub, scrub_url
 from toolkit.errors import WorkspaceError
 from toolkit.storage.file import (
     VALIDITY,
-    load_memory,
     loads_view_sql,
     quote,
     row_hash,
@@ -45,42 +43,15 @@ from toolkit.storage.file import (
     versions_of,
     view_sql,
 )
+from toolkit.storage.handle import FileHandle
 from toolkit.storage.readback import casts_unchanged
+from toolkit.storage.writer import Writer
 
 # text columns whose values average this many bytes or more (free text, JSON, URLs) are stored with
 # zstd: for a million notifications' messages and details it took half the CPU of DuckDB's default
 # (DICT_FSST) and made them smaller (24 against 32 MB), and they read back as fast. Shorter ones (ids,
 # names, statuses) keep the default, which is smaller for them and faster to look up.
 LONG_TEXT_BYTES = 40
-
-
-def load_threads() -> int:
-    """DuckDB's threads while loads are open: all cores but the two a pull's walk and its typing
-    helper keep busy (toolkit.pull.typist). On two cores DuckDB's parallel insert took 1.3 s more CPU per
-    million notifications than one thread, CPU the walk and the helper were waiting for."""
-    return int(os.environ.get("TOOLKIT_DUCKDB_LOAD_THREADS") or max(1, (os.cpu_count() or 2) - 2))
-
-
-def _share_cores(ws: Any, change: int) -> None:
-    """Count the workspace's open loads (under its lock): the first sets DuckDB's threads to
-    load_threads() and, in a file, its memory to load_memory(); the last puts back what they were
-    (the analyst's queries get the machine's share again, or what they SET themselves)."""
-    ws._loads_open += change
-    if change > 0 and ws._loads_open == 1:
-        ws._threads_before = ws._con.execute("SELECT current_setting('threads')").fetchall()[0][0]
-        ws._con.execute(f"SET threads = {load_threads()}")
-        ws._memory_before = None
-        if ws.path is not None:
-            memory = ws._memory_to_restore()
-            try:
-                ws._set_memory(load_memory())
-                ws._memory_before = memory
-            except duckdb.Error:  # a query of the analyst's holds more right now: the load shares its limit
-                pass
-    elif change < 0 and ws._loads_open == 0:
-        ws._con.execute(f"SET threads = {int(ws._threads_before)}")
-        if ws._memory_before:
-            ws._restore_memory(ws._memory_before)
 
 
 def load_id(started: datetime) -> str:
@@ -120,13 +91,13 @@ class Load:
     columns are kept dictionary-encoded.
     """
 
-    def __init__(self, workspace: Any, service: str, base_url: str, resource: str,
+    def __init__(self, handle: FileHandle, service: str, base_url: str, resource: str,
                  params: Mapping[str, Any], key: tuple[str, ...], keep: bool = False,
                  categoricals: Sequence[str] = (), *, builds_on: str | None = None,
                  carry: tuple[str, list] | None = None) -> None:
         self.builds_on, self.carry = builds_on, carry
         self.kind = "incremental" if builds_on else "full"
-        self.workspace, self.service, self.resource, self.key = workspace, service, resource, key
+        self.handle, self.service, self.resource, self.key = handle, service, resource, key
         self.kept: list[pa.Table] | None = [] if keep else None
         self._encoded = frozenset(categoricals)
         self.base_url, self.params = scrub_url(base_url), params_json(params)
@@ -147,8 +118,8 @@ class Load:
         self._sharing = False
 
     def __enter__(self) -> Load:
-        ws = self.workspace
-        self._held, owners = ws._resource_lock(self.service, self.resource), ws._load_owners
+        handle = self.handle
+        self._held, owners = handle.resource_lock(self.service, self.resource), handle.owners
         if owners.get((self.service, self.resource)) == threading.get_ident():  # waiting would deadlock
             raise WorkspaceError(f"a load of {self.service}.{self.resource} is already open in this thread")
         self._held.acquire()  # loads of one resource follow each other: their DDL would conflict
@@ -156,15 +127,15 @@ class Load:
         try:
             started = _now()
             self.load_id = load_id(started)
-            with ws._lock:
-                ws._con.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(self.service)}")
-                ws._con.execute("INSERT INTO _loads (load_id, service, base_url, resource, params, started, "
+            with handle.lock:
+                handle.con.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(self.service)}")
+                handle.con.execute("INSERT INTO _loads (load_id, service, base_url, resource, params, started, "
                                 "\"rows\", requests, status, failed_ids, \"key\", kind, builds_on) "
                                 "VALUES (?, ?, ?, ?, ?, ?, 0, 0, 'running', [], ?, ?, ?)",
                                 [self.load_id, self.service, self.base_url, self.resource, self.params,
                                  started, list(self.key), self.kind, self.builds_on])
-                self._cursor = session(ws._con.cursor())
-                _share_cores(ws, +1)
+                self._cursor = session(handle.con.cursor())
+                handle.loads_begin()
                 self._sharing = True
             self._cursor.execute("BEGIN TRANSACTION")
             # loads of one resource follow each other (the lock above), so the next number is free
@@ -184,10 +155,10 @@ class Load:
 
     def _release(self) -> None:
         if self._sharing:
-            with self.workspace._lock:
-                _share_cores(self.workspace, -1)
+            with self.handle.lock:
+                self.handle.loads_end()
             self._sharing = False
-        self.workspace._load_owners.pop((self.service, self.resource), None)
+        self.handle.owners.pop((self.service, self.resource), None)
         self._held.release()
 
     def held_values(self, columns: Sequence[str]) -> dict[str, set]:
@@ -200,6 +171,11 @@ class Load:
             return {name: {value for (value,) in self._cursor.execute(
                 f"SELECT DISTINCT {quote(name)} FROM {self._versions} WHERE _valid_from < ? "
                 f"AND {quote(name)} IS NOT NULL", [self.seq]).fetchall()} for name in held}
+
+    def writer(self) -> Writer:
+        """Batches written on a thread of their own while the next fill (toolkit.storage.writer);
+        leave its `with` before the load's."""
+        return Writer(self)
 
     def write(self, batch: pa.Table | pa.RecordBatch | pd.DataFrame) -> None:
         """Append a batch: new columns are added to the table, missing ones are NULL."""
@@ -297,8 +273,8 @@ class Load:
                for target in self._targets) == 0:
             return kind
         try:  # on the shared connection, outside the transaction: this one may fail harmlessly
-            with self.workspace._lock:
-                union = self.workspace._con.execute(f"SELECT typeof(x) FROM (SELECT NULL::{have} AS x "
+            with self.handle.lock:
+                union = self.handle.con.execute(f"SELECT typeof(x) FROM (SELECT NULL::{have} AS x "
                                                     f"UNION ALL SELECT NULL::{kind}) LIMIT 1").fetchall()[0][0]
         except duckdb.Error:
             return "VARCHAR"
@@ -440,9 +416,8 @@ class Load:
             self._cursor.execute("ROLLBACK")
         text = f"{type(error).__name__}: {error}".rstrip(": ")
         text += f" (after {self.rows} rows in {self.batches} batches, rolled back)"
-        ws = self.workspace
-        with ws._lock:
-            ws._con.execute("UPDATE _loads SET status = 'failed', finished = ?, \"rows\" = 0, requests = ?, "
+        with self.handle.lock:
+            self.handle.con.execute("UPDATE _loads SET status = 'failed', finished = ?, \"rows\" = 0, requests = ?, "
                             "error = ?, failed_ids = ?, drift = ?, service_clock = ? WHERE load_id = ?",
                             [_now(), self.requests, text, [str(i) for i in self.failed_ids], self._drift_json(),
                              self.service_clock, self.load_id])

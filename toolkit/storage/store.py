@@ -49,13 +49,13 @@ from toolkit.storage.file import (
     migrate,
     old_layout,
     open_duckdb,
-    query_memory,
     quote,
     session,
     valid_at,
     versions_of,
     view_sql,
 )
+from toolkit.storage.handle import FileHandle
 from toolkit.storage.loads import Load, _now, params_json
 from toolkit.storage.readback import shaped, to_frame
 
@@ -133,16 +133,11 @@ class Store:
         if read_only and self.path is None:
             raise ValueError("read_only needs a file: an in-memory workspace starts empty")
         self.read_only = read_only
-        self._lock = threading.RLock()
-        self._resource_locks: dict[tuple[str, str], threading.Lock] = {}
-        self._load_owners: dict[tuple[str, str], int] = {}  # which thread has a load of a resource open
-        self._loads_open, self._threads_before = 0, None    # DuckDB's threads while loads run (loads.py)
-        self._memory_before: str | None = None              # and its memory limit (loads.py)
-        self._connection: duckdb.DuckDBPyConnection | None = open_duckdb(self.path, read_only)
-        self._memory_setting = query_memory()  # what the analyst's queries get (file.query_memory)
-        self._memory_shown = self._connection.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+        # the connection and lock this store shares with its loads, and nothing else of it
+        self._file = FileHandle(open_duckdb(self.path, read_only), self.path, self._closed_message)
+        self._lock = self._file.lock
         # ws.sql() relations run here, never on the shared one
-        self._user_cursor: duckdb.DuckDBPyConnection | None = session(self._connection.cursor())
+        self._user_cursor: duckdb.DuckDBPyConnection | None = session(self._file.con.cursor())
         self._user_thread = threading.get_ident()
         self._thread_cursors: dict[int, duckdb.DuckDBPyConnection] = {}
         self._open_key = str(self.path.resolve()) if self.path and not read_only else None
@@ -186,19 +181,21 @@ class Store:
     @property
     def closed(self) -> bool:
         """Whether `close()` was called: every method then raises `WorkspaceError`."""
-        return self._connection is None
+        return self._file.closed
+
+    def _closed_message(self) -> str:
+        again = f"toolkit.Workspace({str(self.path)!r})" if self.path else \
+            "toolkit.Workspace() (an in-memory one starts empty)"
+        return f"workspace {self.path or ':memory:'} is closed; open it again with {again}"
 
     def _check_open(self) -> None:
-        if self._connection is None:
-            again = f"toolkit.Workspace({str(self.path)!r})" if self.path else \
-                "toolkit.Workspace() (an in-memory one starts empty)"
-            raise WorkspaceError(f"workspace {self.path or ':memory:'} is closed; open it again with {again}")
+        if self._file.closed:
+            raise WorkspaceError(self._closed_message())
 
     @property
     def _con(self) -> duckdb.DuckDBPyConnection:
         """The shared connection; a closed workspace says so instead of failing somewhere in DuckDB."""
-        self._check_open()
-        return self._connection
+        return self._file.con
 
     @property
     def _user(self) -> duckdb.DuckDBPyConnection:
@@ -210,7 +207,7 @@ class Store:
         with self._lock:
             cursor = self._thread_cursors.get(threading.get_ident())
             if cursor is None:
-                cursor = self._thread_cursors[threading.get_ident()] = session(self._connection.cursor())
+                cursor = self._thread_cursors[threading.get_ident()] = session(self._file.con.cursor())
             return cursor
 
     # -- loads -------------------------------------------------------------------------------------
@@ -229,7 +226,7 @@ class Store:
         self._check_open()
         if self.read_only:
             raise WorkspaceError(f"{self.path} is open read-only: no loads")
-        return Load(self, service, base_url, resource, params or {}, tuple(key), keep, categoricals,
+        return Load(self._file, service, base_url, resource, params or {}, tuple(key), keep, categoricals,
                     builds_on=builds_on, carry=carry)
 
     def fresh_load(self, service: str, base_url: str, resource: str, params: Mapping[str, Any] | None,
@@ -379,41 +376,11 @@ class Store:
         with self._lock:
             shape = self._con.sql(f"SELECT * EXCLUDE (_valid_from, _valid_to) FROM "
                                   f"{versions_of(service, resource)} LIMIT 0").to_arrow_table().schema
-            self._release_memory()
+            self._file.release_memory()
         table = shaped(written, shape)
         if table is None:
             return self.read(service, resource, load_id)
         return to_frame(table, self.categories(service, resource))
-
-    def _release_memory(self) -> None:
-        """Have DuckDB hand back the memory it keeps after a load (about 100 MB), before a DataFrame is
-        made: lowering the memory limit for a moment evicts its buffers and flushes its allocator.
-        Only when no load is running in the workspace, which could need the memory meanwhile."""
-        if self.path is None or self._load_owners:
-            return
-        setting = self._memory_to_restore()
-        try:
-            self._set_memory("8MB")
-        except duckdb.Error:  # something holds more than that (a result being read): leave it be
-            return
-        self._restore_memory(setting)
-
-    def _memory_to_restore(self) -> str:
-        """The memory limit to put back after lowering it: ours exactly while DuckDB shows what we set,
-        else what it shows (the analyst SET another, which DuckDB shows rounded down)."""
-        shown = self._con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
-        if shown != self._memory_shown:
-            shown_as = re.fullmatch(r"([\d.]+)\s*([A-Za-z]+)", shown)
-            # DuckDB shows a tenth of the unit, rounded down: half a tenth more shows the same again
-            self._memory_setting = f"{float(shown_as[1]) + 0.05:.2f}{shown_as[2]}" if shown_as else shown
-        return self._memory_setting
-
-    def _set_memory(self, setting: str) -> None:
-        self._con.execute(f"SET memory_limit = '{setting}'")
-
-    def _restore_memory(self, setting: str) -> None:
-        self._set_memory(setting)
-        self._memory_shown = self._con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
 
     def latest(self, service: str, resource: str) -> str | None:
         """The id of the latest complete (or stale) load of a resource."""
@@ -429,6 +396,17 @@ class Store:
                            "WHERE service = ? AND resource = ?",
                            [service, resource])
         return {name: list(values) for name, values in rows}
+
+    def rows(self, query: str, params: Any = None) -> list[tuple]:
+        """A query's rows on the workspace's own connection, under its lock: what the pull floor asks of
+        `_loads` and of the row versions (toolkit.storage.file names them). `sql` is the analyst's."""
+        return self._fetch(query, params)
+
+    def latest_loads(self) -> list[tuple[str, str, str]]:
+        """Each resource's latest finished load: (service, resource, its params as JSON)."""
+        return self._fetch("SELECT service, resource, params FROM _loads WHERE status IN ('complete', 'stale') "
+                           "QUALIFY row_number() OVER (PARTITION BY service, resource ORDER BY seq DESC NULLS "
+                           "LAST, finished DESC) = 1 ORDER BY service, resource")
 
     def sql(self, query: str, params: Any = None) -> Query | None:
         """A DuckDB relation (`.df()`, `.to_arrow_table()`, `.show()`); a statement like UPDATE runs at once.
@@ -592,21 +570,17 @@ class Store:
         return bool(self._fetch("SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() "
                                 "AND schema_name = 'main' AND table_name = '_categories'"))
 
-    def _resource_lock(self, service: str, resource: str) -> threading.Lock:
-        with self._lock:
-            return self._resource_locks.setdefault((service, resource), threading.Lock())
-
     def close(self) -> None:
         """Close the file (other processes can open it from then on); closing again does nothing."""
         with self._lock:
-            if self._connection is None:
+            if self._file.closed:
                 return
             self._user_cursor.close()
             for cursor in self._thread_cursors.values():
                 cursor.close()
             self._thread_cursors.clear()
-            self._connection.close()
-            self._connection = self._user_cursor = None
+            self._file.close()
+            self._user_cursor = None
         if self._open_key:
             with _OPEN_LOCK:
                 _OPEN[self._open_key] -= 1
