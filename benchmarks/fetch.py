@@ -33,14 +33,14 @@ STYLES = {
 
 def notifications_max() -> int:
     """The most notifications the sandbox seeds, whatever the scale."""
-    from toolkit.sandbox.audience_platform_log import NOTIFICATIONS_MAX
+    from toolkit.sandbox.audience_platform.log import NOTIFICATIONS_MAX
     return NOTIFICATIONS_MAX
 
 
 def scale_for(style: str, records: int) -> float:
     """The sandbox scale that serves about `records` records of the style's resource (see the seeds)."""
     if style == "cursor":       # 300 × scale**GROWTH assets: 300 at scale 1, a million at 1000
-        from toolkit.sandbox.asset_library import GROWTH
+        from toolkit.sandbox.asset_library.service import GROWTH
         return max(1.0, (records / 300) ** (1 / GROWTH))
     if style == "offset":       # 300 × scale notifications, at most the sandbox's NOTIFICATIONS_MAX
         return max(1.0, min(records, notifications_max()) / 300)

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from toolkit.http.filters import MAX_DEPTH, BoolOp, Condition, F, FilterSyntaxError, Not, parse, quote
-from toolkit.sandbox import audience_platform_filter as sandbox
-from toolkit.sandbox.wire import Reject
+from toolkit.sandbox.audience_platform import filter as sandbox
+from toolkit.sandbox.exchange import Reject
 
 
 def C(prop, op, value):

@@ -16,7 +16,7 @@ import pytest
 import requests
 
 import toolkit.sandbox as sandbox
-from toolkit.sandbox.audience_platform import AudiencePlatform
+from toolkit.sandbox.audience_platform.service import AudiencePlatform
 
 SERVICE = "audience_platform"
 AUDIENCE = "cart-abandoners"            # a manual audience: not readOnly

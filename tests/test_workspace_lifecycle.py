@@ -16,7 +16,7 @@ import pytest
 import toolkit
 from toolkit import Workspace, WorkspaceError, WorkspaceInUseError
 from toolkit.errors import WorkspaceOpenHereError
-from toolkit.sandbox import asset_library
+from toolkit.sandbox.asset_library import service as asset_library
 
 URL = "http://127.0.0.1:9/PD"
 
@@ -125,7 +125,7 @@ def test_read_only_in_the_process_that_writes_the_file_is_a_clear_error(tmp_path
 KILLED_PULL = textwrap.dedent("""
     import sys, toolkit
     from toolkit.storage import loads
-    from toolkit.sandbox import asset_library
+    from toolkit.sandbox.asset_library import service as asset_library
     entered = loads.Load.__enter__
 
     def enter(self):

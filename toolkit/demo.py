@@ -36,7 +36,7 @@ DAILY = {"translation": ("submissions", "targets", "phases"),
          "audience_platform": ("audiences", "memberships"),
          "asset_library": ("imports",)}
 MOVING = tuple(f"{service}.{name}" for service, names in DAILY.items() for name in names)
-# URL imports whose outcome the asset library decides from the URL (toolkit/sandbox/asset_library_transfers.py)
+# URL imports whose outcome the asset library decides from the URL (toolkit/sandbox/asset_library/transfers.py)
 IMPORT_URLS = (
     "https://media.partner-cdn.example/shoots/{n}/harbour-dawn.jpg",
     "https://media.partner-cdn.example/shoots/{n}/harbour-dusk.jpg",

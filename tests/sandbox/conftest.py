@@ -15,7 +15,7 @@ import toolkit.sandbox as sandbox
 from toolkit.catalog.spec import Action, Cursor, Offset, PageNumber, Param, Service, Unpaged
 from toolkit.sandbox.clock import iso
 from toolkit.sandbox.emulator import Emulator, Extra, Response
-from toolkit.sandbox.store import Bind
+from toolkit.sandbox.memory import Bind
 
 SERVICE = Service("toy", "Toy", "bearer", ("token",), ("token",), "/toy", "message",
                   version_prefix="/api/{version}", default_version="v2")

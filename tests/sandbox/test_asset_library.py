@@ -9,7 +9,7 @@ import requests
 
 import toolkit.sandbox as sandbox
 from toolkit.catalog import asset_library as catalog
-from toolkit.sandbox.asset_library import AssetLibrary
+from toolkit.sandbox.asset_library.service import AssetLibrary
 from toolkit.sandbox.clock import Clock
 
 SERVICE = "asset_library"

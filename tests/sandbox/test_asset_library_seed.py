@@ -7,8 +7,8 @@ import uuid
 
 import pytest
 
-from toolkit.sandbox.asset_library import AssetLibrary
-from toolkit.sandbox.asset_library_space import AssetFilter
+from toolkit.sandbox.asset_library.service import AssetLibrary
+from toolkit.sandbox.asset_library.space import AssetFilter
 from toolkit.sandbox.clock import Clock
 
 

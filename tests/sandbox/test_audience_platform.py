@@ -10,7 +10,7 @@ from jsonschema import Draft201909Validator
 import toolkit.sandbox as sandbox
 from toolkit.catalog import audience_platform as catalog
 from toolkit.catalog.spec import CONTENT_TYPES
-from toolkit.sandbox.audience_platform import AudiencePlatform
+from toolkit.sandbox.audience_platform.service import AudiencePlatform
 
 SERVICE = "audience_platform"
 MERGE = {"Content-Type": "application/merge-patch+json"}

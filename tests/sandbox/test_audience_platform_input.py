@@ -11,10 +11,10 @@ import pytest
 import requests
 
 import toolkit.sandbox as sandbox
-from toolkit.sandbox.audience_platform import AudiencePlatform
-from toolkit.sandbox.audience_platform_filter import MAX_DEPTH, parse_filter
-from toolkit.sandbox.audience_platform_integrations import check_field, parse_duration
-from toolkit.sandbox.wire import Reject
+from toolkit.sandbox.audience_platform.filter import MAX_DEPTH, parse_filter
+from toolkit.sandbox.audience_platform.integrations import check_field, parse_duration
+from toolkit.sandbox.audience_platform.service import AudiencePlatform
+from toolkit.sandbox.exchange import Reject
 
 SERVICE = "audience_platform"
 MERGE = {"Content-Type": "application/merge-patch+json"}

@@ -15,10 +15,10 @@ import requests
 import toolkit.sandbox as sandbox
 from toolkit import catalog
 from toolkit.catalog.spec import Cursor, Offset, Resource
-from toolkit.sandbox.asset_library import AssetLibrary
-from toolkit.sandbox.drift import KINDS, DriftPlan
+from toolkit.sandbox.asset_library.service import AssetLibrary
+from toolkit.sandbox.drifting import KINDS, DriftPlan
+from toolkit.sandbox.exchange import Response
 from toolkit.sandbox.routing import version_prefix
-from toolkit.sandbox.wire import Response
 
 SEED = 5
 TARGETS = [("asset_library", "assets"), ("audience_platform", "notifications"), ("translation", "targets")]

@@ -3,7 +3,7 @@ import pytest
 import requests
 
 import toolkit.sandbox as sandbox
-from toolkit.sandbox.media_review import MediaReview
+from toolkit.sandbox.media_review.service import MediaReview
 
 FIELDS = {"id", "name", "account_id", "creator_id", "access", "storage", "storage_limit", "file_count",
           "folder_count", "project_count", "member_count", "member_limit", "collaborator_count",

@@ -12,7 +12,7 @@ import pytest
 import requests
 
 import toolkit.sandbox
-from toolkit.sandbox.translation import Translation
+from toolkit.sandbox.translation.service import Translation
 
 V0 = "/rest/v0"
 

@@ -15,7 +15,7 @@ import requests
 import toolkit.sandbox
 from toolkit.catalog import translation as catalog
 from toolkit.catalog.spec import Action
-from toolkit.sandbox.translation import Translation
+from toolkit.sandbox.translation.service import Translation
 
 ACTIONS = [a for a in catalog.ACTIONS if not a.destructive]
 DESTRUCTIVE = [a for a in catalog.ACTIONS if a.destructive]

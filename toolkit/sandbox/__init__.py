@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.sandbox.clock import Clock
-from toolkit.sandbox.drift import Drift, DriftPlan
+from toolkit.sandbox.drifting import Drift, DriftPlan
 from toolkit.sandbox.emulator import Emulator
 from toolkit.sandbox.faults import Fault, FaultPlan
 from toolkit.sandbox.server import IDLE_TIMEOUT, MAX_BODY, READ_TIMEOUT, App, SandboxServer
@@ -34,10 +34,10 @@ __all__ = ["REGISTRY", "Drift", "EmulatorImportError", "Fault", "Sandbox", "avai
 
 # service key → module whose EMULATOR attribute is the service's Emulator subclass
 REGISTRY: dict[str, str] = {
-    "media_review": "toolkit.sandbox.media_review",
-    "asset_library": "toolkit.sandbox.asset_library",
-    "audience_platform": "toolkit.sandbox.audience_platform",
-    "translation": "toolkit.sandbox.translation",
+    "media_review": "toolkit.sandbox.media_review.service",
+    "asset_library": "toolkit.sandbox.asset_library.service",
+    "audience_platform": "toolkit.sandbox.audience_platform.service",
+    "translation": "toolkit.sandbox.translation.service",
 }
 
 
@@ -165,7 +165,7 @@ def start(seed: int = 0, scale: float = 1, latency_ms: float = 0,
     (408 after it), `idle_timeout` how long a kept-alive connection waits for its next request.
     `drift` makes the list answers behind the catalog's Resources differ from their declared shapes,
     the same way for the same seed: True for every kind, or kinds by name (`"extra_field,envelope_key"`
-    or a list; toolkit/sandbox/drift.py lists them); `box.drift` says what drifts where. None or
+    or a list; toolkit/sandbox/drifting.py lists them); `box.drift` says what drifts where. None or
     False (the default) sends every answer exactly as without it.
     """
     if mode not in ("client", "hosted"):

@@ -8,7 +8,7 @@ How to add an emulator (asset_library, audience_platform, translation):
 2. Map the plain actions to store collections in the class attribute `collections`
    (`{"asset_library.list_tags": "tags", "asset_library.get_tag": "tags", ...}`, or
    `Bind("guests", parents={"board_id": "boardId"})` for nested ones). The generic handlers in
-   `toolkit.sandbox.store` then list (with the action's paging envelope), get, create, merge-patch,
+   `toolkit.sandbox.memory` then list (with the action's paging envelope), get, create, merge-patch,
    replace and delete them, honouring `Action.status` (201, 204).
 3. In `__init__` call `super().__init__(...)`, then build the seed data from `self.rng` (a seeded
    `random.Random`; scale multiplies the record counts) into `self.store`, then add hand-written
@@ -48,9 +48,9 @@ from typing import Any
 
 from toolkit.catalog.spec import Action, Service
 from toolkit.sandbox.clock import Clock
+from toolkit.sandbox.exchange import Part, Reject, Request, Response
+from toolkit.sandbox.memory import Bind, Memory, generic_handler
 from toolkit.sandbox.seeds import Seeds
-from toolkit.sandbox.store import Bind, Store, generic_handler
-from toolkit.sandbox.wire import Part, Reject, Request, Response
 
 __all__ = ["ERROR_BODIES", "Bind", "Emulator", "Extra", "Part", "Reject", "Request", "Response"]
 
@@ -100,7 +100,7 @@ class Emulator:
         self.rng = Seeds(seed, f"{key}:data")           # seed data
         self.ids = Seeds(seed, f"{key}:ids")            # ids of records created through the API
         self.secret_rng = Seeds(seed, f"{key}:secrets")  # its own stream: secrets do not move with scale
-        self.store = Store()
+        self.store = Memory()
         self.lock = threading.RLock()
         self.issued: list[str] = []                     # tokens handed out at run time
         self.extra_routes: list[Extra] = []

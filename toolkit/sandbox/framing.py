@@ -21,7 +21,7 @@ from typing import BinaryIO
 
 import orjson
 
-from toolkit.sandbox.wire import Headers, Response
+from toolkit.sandbox.exchange import Headers, Response
 
 CHUNKED = -1                       # body_length's answer for a chunked body
 MAX_LINE = 65536                   # a request line or a header line, as http.server allows

@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from toolkit.catalog.spec import Action, Cursor, Offset, PageNumber, Paging, Unpaged
-from toolkit.sandbox.wire import Reject, Request, Response
+from toolkit.sandbox.exchange import Reject, Request, Response
 
 
 def answer_list(request: Request, action: Action, records: list[Any], clamp: bool = False,

@@ -9,7 +9,7 @@ over `max_body` 413) → what a real server refuses before it reads a body (`App
 segment 400, missing credentials 401, a content type the action does not take 415) → body → service
 from the first segment → route from the catalog → by_action count → the service's own rate limit →
 injected fault → 404/405 → 401 → handler (under the emulator's lock) → drift (a list answer sent
-in another shape than the catalog declares, `start(drift=...)`, toolkit/sandbox/drift.py) → latency
+in another shape than the catalog declares, `start(drift=...)`, toolkit/sandbox/drifting.py) → latency
 → answer.
 A connection waits `idle_timeout` for a request and `read_timeout` for each read within one; a
 request that stops arriving is answered 408 and its connection closed.
@@ -32,13 +32,13 @@ from urllib.parse import parse_qs
 
 from toolkit.catalog.spec import CONTENT_TYPES
 from toolkit.sandbox.clock import Clock
-from toolkit.sandbox.drift import DriftPlan
+from toolkit.sandbox.drifting import DriftPlan
 from toolkit.sandbox.emulator import Emulator
+from toolkit.sandbox.exchange import Headers, Reject, Request, Response
 from toolkit.sandbox.faults import FaultPlan
 from toolkit.sandbox.framing import PHRASES, Malformed, body_length, encode, read_body, read_head
 from toolkit.sandbox.routing import Router, dot_segment
 from toolkit.sandbox.traffic import Limit, Traffic
-from toolkit.sandbox.wire import Headers, Reject, Request, Response
 
 # the limits the real services enforce (reference/services.md); only the asset library documents one
 LIMITS: Mapping[str, Limit] = {"asset_library": Limit(per_second=15, concurrent=10)}

@@ -1,0 +1,2 @@
+"""The video review platform's emulator: the teams of the user (service.py serves them).
+"""

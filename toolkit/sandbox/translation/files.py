@@ -1,0 +1,260 @@
+"""Downloads, quotes and webhooks of the translation emulator.
+
+The three-step download: GET `.../download` with `sourceFiles`, `deliverableTargetIds` or
+`languageReferenceFiles` starts a download activity (`processingFinished: false`); GET it again with
+`downloadId` to poll: the second poll answers true, or any poll once the clock has moved 5 seconds
+past the start; then `GET /submissions/download/{id}` gives a zip (earlier it is a 400). Zip entries
+carry the virtual time, so the bytes are the same for the same seed.
+
+Quotes are PROVIDED until approved; approving releases a submission on hold (WAITING → READY). The
+report is a CSV or a one-page PDF.
+
+Webhooks are the metadata `_webhookURL` and `_webhookScope` (a comma list of events; all when
+absent). The sandbox opens no connection: a delivery fails when the URL is not https or its host
+ends in .invalid, .local, .internal or .test, and goes to `GET /webhooks/failed`;
+`POST /webhooks/reset` takes them off the list and they are sent again when the clock next moves.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import zipfile
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+
+from toolkit.sandbox.exchange import Reject, Request, Response
+from toolkit.sandbox.translation.model import DELIVERED, LANGUAGES, PROCESSED, READY, WAITING, Submission
+from toolkit.sandbox.translation.records import HOOK_EVENTS, body_object, int_list
+from toolkit.sandbox.translation.seed import API_USER, STEMS
+from toolkit.sandbox.translation.state import State
+
+READY_AFTER_MS = 5_000
+UNREACHABLE = (".invalid", ".local", ".internal", ".test")
+
+
+def query_flag(request: Request, name: str) -> bool:
+    value = (request.arg(name) or "").strip().lower()
+    if value not in ("", "true", "false"):
+        raise Reject(400, f"{name} must be true or false, not {request.arg(name)!r}")
+    return value == "true"
+
+
+def reachable(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.scheme == "https" and not (parts.hostname or "").endswith(UNREACHABLE)
+
+
+def pdf(lines: list[str]) -> bytes:
+    """A one-page PDF showing `lines` in Helvetica: enough for any viewer."""
+    def escape(text: str) -> str:
+        return text.encode("latin-1", "replace").decode("latin-1").replace("\\", "\\\\").replace(
+            "(", "\\(").replace(")", "\\)")
+    stream = "BT /F1 10 Tf 50 800 Td 14 TL " + " ".join(f"({escape(line)}) '" for line in lines) + " ET"
+    objects = ["<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R "
+               "/Resources << /Font << /F1 5 0 R >> >> >>",
+               f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream",
+               "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    out, offsets = bytearray(b"%PDF-1.4\n"), []
+    for n, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{n} 0 obj\n{body}\nendobj\n".encode("latin-1")
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += "".join(f"{o:010d} 00000 n \n" for o in offsets).encode()
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
+
+
+class Files:
+    """Downloads, quotes and webhooks, over the server's state."""
+
+    def __init__(self, state: State) -> None:
+        self.state = state
+
+    # --- downloads -------------------------------------------------------------------------------
+
+    def do_start_download(self, request: Request) -> Any:
+        s = self.state.sub(request.params["submission_id"])
+        if request.arg("downloadId"):
+            activity_id = request.int_arg("downloadId")
+            activity = self.state.downloads.get(activity_id)
+            if activity is None or activity["submissionId"] != s.id:
+                raise Reject(404, f"download {activity_id} not found in submission {s.id}")
+            activity["polls"] += 1
+            finished = self._finished(activity)
+            return {"downloadId": activity_id, "processingFinished": finished,
+                    "message": "ready: GET /submissions/download/{downloadId}" if finished
+                    else "the download is being prepared"}
+        sources = query_flag(request, "sourceFiles")
+        wanted = int_list(request.args("deliverableTargetIds", split=True), "deliverableTargetIds")
+        languages = request.args("languageReferenceFiles", split=True)
+        if not (sources or wanted or languages):
+            raise Reject(400, "give sourceFiles=true, deliverableTargetIds or languageReferenceFiles")
+        targets = self.state.own_targets(s, wanted)
+        pending = [self.state.targets.BASE + n for n in targets if self.state.targets.status[n] not in (PROCESSED, DELIVERED)]
+        if pending:
+            raise Reject(400, f"targets {', '.join(map(str, pending))} have no deliverable yet")
+        wrong = [lang for lang in languages if lang not in s.languages()]
+        if wrong:
+            raise Reject(400, f"{', '.join(wrong)} are not target languages of submission {s.id}")
+        activity_id = self.state.next_id("download")
+        self.state.downloads[activity_id] = {
+            "submissionId": s.id, "created": self.state.now_ms(), "polls": 0, "finished": False,
+            "sourceFiles": sources, "targets": targets, "languages": languages,
+            "manifest": query_flag(request, "includeManifest")}
+        return {"downloadId": activity_id, "processingFinished": False, "message": "the download is being prepared"}
+
+    def _finished(self, activity: dict[str, Any]) -> bool:
+        if not activity["finished"]:
+            activity["finished"] = activity["polls"] >= 2 or self.state.now_ms() - activity["created"] >= READY_AFTER_MS
+        return activity["finished"]
+
+    def do_download_files(self, request: Request) -> Response:
+        try:
+            activity_id = int(request.params["download_id"])
+        except ValueError:
+            activity_id = -1
+        activity = self.state.downloads.get(activity_id)
+        if activity is None:
+            raise Reject(404, f"download {request.params['download_id']} not found")
+        if not self._finished(activity):
+            raise Reject(400, f"download {activity_id} is still being prepared; poll .../download?downloadId="
+                              f"{activity_id} until processingFinished is true")
+        s = self.state.subs[activity["submissionId"]]
+        files = self._download_files(s, activity)
+        stamp = datetime.fromtimestamp(activity["created"] / 1000, UTC).timetuple()[:6]
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for name, data in files:
+                archive.writestr(zipfile.ZipInfo(name, stamp), data, zipfile.ZIP_DEFLATED)
+            if activity["manifest"]:
+                manifest = [{"path": name, "size": len(data)} for name, data in files]
+                archive.writestr(zipfile.ZipInfo("manifest.json", stamp),
+                                 orjson.dumps({"submissionId": s.id, "downloadId": activity_id, "files": manifest},
+                                              option=orjson.OPT_INDENT_2))
+        disposition = f'attachment; filename="submission-{s.id}-{activity_id}.zip"'
+        return Response(200, buffer.getvalue(), {"Content-Disposition": disposition}, "application/zip")
+
+    def source_bytes(self, d: int) -> bytes:
+        """An uploaded document's bytes, or a small made-up file for a seeded one."""
+        if d in self.state.docs.content:
+            return self.state.docs.content[d]
+        name = self.state.docs.name[d]
+        title = STEMS[d % len(STEMS)].replace("-", " ").capitalize()
+        if name.endswith(".html"):
+            return f"<html><body><h1>{title}</h1><p>Welcome to our store.</p></body></html>\n".encode()
+        return f"{title}\nWelcome to our store.\nYour order has shipped.\n".encode()
+
+    def _download_files(self, s: Submission, activity: dict[str, Any]) -> list[tuple[str, bytes]]:
+        docs, files = self.state.docs, []
+        if activity["sourceFiles"]:
+            files += [(f"source/{docs.name[d]}", self.source_bytes(d)) for d in s.docs if not docs.cancelled[d]]
+        for n in activity["targets"]:
+            d, lang = self.state.targets.doc[n], LANGUAGES[self.state.targets.lang[n]]
+            text = self.source_bytes(d).decode("utf-8", "replace")
+            files.append((f"{lang}/{docs.name[d]}",
+                          "".join(f"[{lang}] {line}\n" for line in text.splitlines()).encode()))
+        for lang in activity["languages"]:
+            files += [(f"reference/{lang}/{ref['name']}", ref["content"]) for ref in s.references
+                      if ref["submissionLevel"] or lang in ref["targetLanguages"]]
+        return files
+
+    # --- quotes ----------------------------------------------------------------------------------
+
+    def do_list_quotes(self, request: Request) -> Any:
+        return [dict(q) for q in self.state.sub(request.params["submission_id"]).quotes]
+
+    def do_approve_quote(self, request: Request) -> Any:
+        s = self.state.sub(request.params["submission_id"])
+        comment = body_object(request).get("comment")
+        if comment is not None and not isinstance(comment, str):
+            raise Reject(400, "comment must be a string")
+        provided = [q for q in s.quotes if q["status"] == "PROVIDED"]
+        if not provided:
+            raise Reject(400, f"submission {s.id} has no quote awaiting approval")
+        now = self.state.now_ms()
+        for quote in provided:
+            quote.update(status="APPROVED", comment=comment, dateApproved=now, approvedBy=API_USER)
+        messages = [f"quote {q['quoteId']} approved" for q in provided]
+        if s.status == "WAITING":
+            for n in s.targets:
+                if self.state.targets.status[n] == WAITING:
+                    self.state.targets.set(n, READY)
+            s.status, s.analysis_done = "READY", now
+            messages.append(f"submission {s.id} released from hold")
+        return {"submissionId": s.id, "approvedQuoteIds": [q["quoteId"] for q in provided], "status": s.status,
+                "messages": messages}
+
+    def do_get_quote_report(self, request: Request) -> Response:
+        s = self.state.sub(request.params["submission_id"])
+        body = body_object(request)
+        for name in ("approvedQuotesSelected", "providedQuotesSelected", "emailEnabled"):
+            if not isinstance(body.get(name, False), bool):
+                raise Reject(400, f"{name} must be true or false")
+        selected = {status for status, key in (("APPROVED", "approvedQuotesSelected"),
+                                               ("PROVIDED", "providedQuotesSelected")) if body.get(key)}
+        if not selected:
+            raise Reject(400, "select approved quotes, provided quotes or both")
+        output = str(body.get("outputFormat") or "PDF").upper()
+        if output not in ("PDF", "CSV"):
+            raise Reject(400, f"outputFormat must be PDF or CSV, not {body.get('outputFormat')!r}")
+        quotes = [q for q in s.quotes if q["status"] in selected]
+        fields = ("quoteId", "submissionId", "status", "amount", "currency", "wordCount", "dateProvided",
+                  "dateApproved", "approvedBy", "comment")
+        name = f"quote-report-{s.id}.{output.lower()}"
+        headers = {"Content-Disposition": f'attachment; filename="{name}"'}
+        if output == "CSV":
+            text = io.StringIO()
+            writer = csv.writer(text, lineterminator="\n")
+            writer.writerow(fields)
+            writer.writerows([q.get(f) for f in fields] for q in quotes)
+            return Response(200, text.getvalue().encode(), headers, "text/csv; charset=utf-8")
+        lines = [f"Quote report - submission {s.id}: {s.name}", ""]
+        lines += [f"Quote {q['quoteId']}  {q['status']}  {q['amount']:.2f} {q['currency']}  "
+                  f"{q['wordCount']} words" for q in quotes] or ["No quotes selected."]
+        return Response(200, pdf(lines), headers, "application/pdf")
+
+    # --- webhooks --------------------------------------------------------------------------------
+
+    def fire(self, s: Submission, event: str) -> None:
+        """Deliver `event` to the submission's webhook, if it has one whose scope names the event."""
+        url = s.metadata.get("_webhookURL")
+        scope = [e.strip() for e in s.metadata.get("_webhookScope", ",".join(HOOK_EVENTS)).split(",")]
+        if url and event in scope:
+            self.deliver(s.id, url, event, attempts=0)
+
+    def deliver(self, sid: int, url: str, event: str, attempts: int, first: int | None = None) -> None:
+        now = self.state.now_ms()
+        if reachable(url):
+            self.state.sent_hooks.append({"submissionId": sid, "url": url, "event": event, "date": now})
+            return
+        host = urlsplit(url).hostname or url
+        self.state.failed_hooks.append({"submissionId": sid, "url": url, "event": event, "attempts": attempts + 1,
+                                  "firstAttempt": first or now, "lastAttempt": now,
+                                  "message": f"could not connect to {host}"})
+
+    def do_list_failed_webhooks(self, request: Request) -> Any:
+        return [dict(hook) for hook in self.state.failed_hooks]
+
+    def do_reset_failed_webhooks(self, request: Request) -> Any:
+        ids = int_list(body_object(request).get("submissionIds"), "submissionIds")
+        if not ids:
+            raise Reject(400, "submissionIds is required")
+        unknown = [str(i) for i in ids if i not in self.state.subs]
+        if unknown:
+            raise Reject(400, f"submissions {', '.join(unknown)} not found")
+        chosen = [h for h in self.state.failed_hooks if h["submissionId"] in ids]
+        self.state.failed_hooks = [h for h in self.state.failed_hooks if h["submissionId"] not in ids]
+        self.state.retry_hooks += chosen
+        reset = sorted({h["submissionId"] for h in chosen})
+        return {"resetSubmissionIds": reset,
+                "messages": [f"{len(chosen)} failed webhooks reset; they are sent again shortly"]}
+
+    def retry(self) -> None:
+        hooks, self.state.retry_hooks = self.state.retry_hooks, []
+        for hook in hooks:
+            self.deliver(hook["submissionId"], hook["url"], hook["event"], hook["attempts"], hook["firstAttempt"])
