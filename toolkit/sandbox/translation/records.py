@@ -9,6 +9,7 @@ is already set, or a metadata key that exists, is a 400 (edit it with PUT).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from toolkit.sandbox.exchange import Reject, Request, Response, url_parts
@@ -86,6 +87,44 @@ def metadata_entries(items: Any) -> dict[str, str]:
         out[key] = str(value)
     return out
 
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """A submission's name → value pairs as the wire shows them (custom attributes, metadata): read,
+    listed and removed alike; adding and changing them check what each allows."""
+    field: str      # the Submission attribute that holds them
+    param: str      # the path param naming one
+    name: str       # the wire key of a pair's name
+    what: str       # how messages call one
+
+    def listed(self, s: Submission) -> list[dict[str, Any]]:
+        return [self.wire(s, k, v) for k, v in getattr(s, self.field).items()]
+
+    def one(self, state: State, request: Request) -> tuple[Submission, str, Any]:
+        """(submission, name, value) of the pair the path names; 404 when the submission lacks it."""
+        s = state.sub(request.params["submission_id"])
+        name, held = request.params[self.param], getattr(s, self.field)
+        if name not in held:
+            raise Reject(404, f"submission {s.id} has no {self.what} {name!r}")
+        return s, name, held[name]
+
+    def wire(self, s: Submission, name: str, value: Any) -> dict[str, Any]:
+        """One pair as the wire shows it (`s`, the submission it is of, names no field of it)."""
+        return {self.name: name, "value": value}
+
+    def delete(self, state: State, request: Request) -> Response:
+        s, name, _ = self.one(state, request)
+        del getattr(s, self.field)[name]
+        return done()
+
+    def clear(self, state: State, request: Request) -> Response:
+        getattr(state.sub(request.params["submission_id"]), self.field).clear()
+        return done()
+
+
+ATTRIBUTES = Pairs("attributes", "attribute_name", "name", "custom attribute")
+METADATA = Pairs("metadata", "metadata_name", "key", "metadata")
 
 class Records:
     """Wire records and the submission reads, over the server's state."""
@@ -226,19 +265,10 @@ class Records:
             raise Reject(400, f"custom attribute {name} must be a date (YYYY-MM-DD)")
 
     def do_list_custom_attributes(self, request: Request) -> Any:
-        s = self.state.sub(request.params["submission_id"])
-        return [{"name": k, "value": v} for k, v in s.attributes.items()]
-
-    def _attribute(self, request: Request) -> tuple[Submission, str]:
-        s = self.state.sub(request.params["submission_id"])
-        name = request.params["attribute_name"]
-        if name not in s.attributes:
-            raise Reject(404, f"submission {s.id} has no custom attribute {name!r}")
-        return s, name
+        return ATTRIBUTES.listed(self.state.sub(request.params["submission_id"]))
 
     def do_get_custom_attribute(self, request: Request) -> Any:
-        s, name = self._attribute(request)
-        return {"name": name, "value": s.attributes[name]}
+        return ATTRIBUTES.wire(*ATTRIBUTES.one(self.state, request))
 
     def do_add_custom_attribute(self, request: Request) -> Any:
         s = self.state.sub(request.params["submission_id"])
@@ -251,37 +281,25 @@ class Records:
         return {"name": name, "value": value}
 
     def do_update_custom_attribute(self, request: Request) -> Any:
-        s, name = self._attribute(request)
+        s, name, _ = ATTRIBUTES.one(self.state, request)
         value = body_object(request).get("value")
         self.check_attribute(s.project_id, name, value)
         s.attributes[name] = value
         return {"name": name, "value": value}
 
     def do_delete_custom_attribute(self, request: Request) -> Response:
-        s, name = self._attribute(request)
-        del s.attributes[name]
-        return done()
+        return ATTRIBUTES.delete(self.state, request)
 
     def do_delete_custom_attributes(self, request: Request) -> Response:
-        self.state.sub(request.params["submission_id"]).attributes.clear()
-        return done()
+        return ATTRIBUTES.clear(self.state, request)
 
     # --- metadata --------------------------------------------------------------------------------
 
     def do_list_metadata(self, request: Request) -> Any:
-        s = self.state.sub(request.params["submission_id"])
-        return [{"key": k, "value": v} for k, v in s.metadata.items()]
-
-    def _entry(self, request: Request) -> tuple[Submission, str]:
-        s = self.state.sub(request.params["submission_id"])
-        key = request.params["metadata_name"]
-        if key not in s.metadata:
-            raise Reject(404, f"submission {s.id} has no metadata {key!r}")
-        return s, key
+        return METADATA.listed(self.state.sub(request.params["submission_id"]))
 
     def do_get_metadata_entry(self, request: Request) -> Any:
-        s, key = self._entry(request)
-        return {"key": key, "value": s.metadata[key]}
+        return METADATA.wire(*METADATA.one(self.state, request))
 
     def _key_value(self, request: Request) -> tuple[Submission, str, str]:
         s = self.state.sub(request.params["submission_id"])
@@ -309,7 +327,7 @@ class Records:
         return {"key": key, "value": value}
 
     def do_update_metadata_entry(self, request: Request) -> Any:
-        s, key = self._entry(request)
+        s, key, _ = METADATA.one(self.state, request)
         value = body_object(request).get("value")
         if value is None:
             raise Reject(400, "metadata needs a value")
@@ -318,10 +336,7 @@ class Records:
         return {"key": key, "value": s.metadata[key]}
 
     def do_delete_metadata(self, request: Request) -> Response:
-        self.state.sub(request.params["submission_id"]).metadata.clear()
-        return done()
+        return METADATA.clear(self.state, request)
 
     def do_delete_metadata_entry(self, request: Request) -> Response:
-        s, key = self._entry(request)
-        del s.metadata[key]
-        return done()
+        return METADATA.delete(self.state, request)
