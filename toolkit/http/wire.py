@@ -59,8 +59,8 @@ class Prepared:
 
     def query_string(self) -> str:
         """The query as sent: commas of comma-separated lists stay commas (RFC 3986 allows them there).
-        Encoded as %2C, each made the query longer and cost urllib3 about 0.1 ms per request to check
-        again, twice: 100 submission ids on every page of targets."""
+        Encoded as %2C, each made the query longer and urllib3 checked it again, twice, on every
+        request: a hundred submission ids on every page of targets."""
         return urlencode(self.query, safe=",")
 
     def describe(self, redactor: Redactor, auth_headers: Mapping[str, str]) -> str:

@@ -43,8 +43,8 @@ if TYPE_CHECKING:    # pandas is imported where a frame is made: the page-typing
 def _use_the_system_allocator() -> None:
     """Arrow's buffers from the system allocator, unless the analyst chose one (ARROW_DEFAULT_MEMORY_POOL).
 
-    pyarrow's default, mimalloc, keeps the pages a pull frees mapped around the rows a fetch keeps: a
-    fetch of a million assets held 100 MB more with it, and pulled no faster (benchmarks/fetch.py).
+    pyarrow's default, mimalloc, keeps the pages a pull frees mapped around the rows a fetch keeps, so
+    a big fetch held more memory with it and pulled no faster (benchmarks/fetch.py).
     """
     if not os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
         pa.set_memory_pool(pa.system_memory_pool())
@@ -115,7 +115,7 @@ def _timestamps_of_wire(wire: pa.Array) -> pa.Array:
 
 
 def _timestamps_of_text(text: pa.Array) -> pa.Array:
-    try:  # ISO 8601 with a zone and at most milliseconds, the usual case: one Arrow cast, ~20x faster
+    try:  # ISO 8601 with a zone and at most milliseconds, the usual case: one Arrow cast, the quick way
         return text.cast(TIMESTAMP)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass  # no zone, finer fractions, a date alone: the general path below
@@ -481,8 +481,8 @@ def json_of_raw(values: list) -> pa.Array:
     writes compact JSON, as the sandbox does. A page with a sign of spacing or escapes goes through
     orjson; a spelling the signs miss (`[1, 2]`) stays as the service sent it, the same JSON value.
 
-    The texts are joined once and become the Arrow array's data as they are. Copying each value to
-    bytes first took 1.2 ms for the details of a page of 1000 notifications, half the page's typing.
+    The texts are joined once and become the Arrow array's data as they are: copying each value to
+    bytes first took about half of a page's typing.
     """
     present = [v for v in values if v is not None]
     # one search over the joined texts: no value can end, and the next begin, a mark between them

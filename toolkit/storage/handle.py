@@ -88,7 +88,7 @@ class FileHandle:
             self._restore_memory(self._memory_before)
 
     def release_memory(self) -> None:
-        """Have DuckDB hand back the memory it keeps after a load (about 100 MB), before a DataFrame is
+        """Have DuckDB hand back the memory it keeps after a load, before a DataFrame is
         made: lowering the memory limit for a moment evicts its buffers and flushes its allocator.
         Only when no load is running in the workspace, which could need the memory meanwhile."""
         if self.path is None or self.owners:

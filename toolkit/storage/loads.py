@@ -48,9 +48,9 @@ from toolkit.storage.readback import casts_unchanged
 from toolkit.storage.writer import Writer
 
 # text columns whose values average this many bytes or more (free text, JSON, URLs) are stored with
-# zstd: for a million notifications' messages and details it took half the CPU of DuckDB's default
-# (DICT_FSST) and made them smaller (24 against 32 MB), and they read back as fast. Shorter ones (ids,
-# names, statuses) keep the default, which is smaller for them and faster to look up.
+# zstd: for notifications' messages and details it took less CPU than DuckDB's default (DICT_FSST),
+# stored them smaller and read back as fast (benchmarks/workspace_io.py). Shorter ones (ids, names,
+# statuses) keep the default, which is smaller for them and quicker to look up.
 LONG_TEXT_BYTES = 40
 
 

@@ -23,11 +23,11 @@ class Writes(Protocol):
 
     def write(self, batch: pa.Table) -> None: ...
 
-# rows per batch written: one DuckDB row group. Against 50,000, a pull of a million notifications
-# (small rows) ran 13% faster, its batches half as many; wide rows stop at BATCH_BYTES first
+# rows per batch written: one DuckDB row group (fewer, larger batches pulled faster than 50,000 rows
+# did: benchmarks/fetch.py); wide rows stop at BATCH_BYTES first
 BATCH_ROWS = 122_880
 # and at most this many bytes of Arrow: one batch is written while the next fills, so this bounds
-# a pull's memory whatever the width of a row (50,000 assets hold about 40 MB, notifications 10)
+# a pull's memory whatever the width of a row
 BATCH_BYTES = 16 * 2**20
 
 
