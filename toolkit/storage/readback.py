@@ -6,8 +6,8 @@ arrays wherever it goes through numpy (display, `astype`, `map`, `iterrows`), wh
 gives them as lists. Such a column holds its cells as DuckDB's `.df()` does instead (a top-level list
 as a 1-d object array, everything inside as Python lists and dicts), so that a fetch, `ws.read` and
 `ws.as_of` show and compare its cells as `ws.sql(...).df()` does. Columns of that
-shape are small (a few users per row); a plain list column stays Arrow: a million rows, two tags in
-two of three, cost no copy as Arrow and 184 MB and 1.7 s as Python lists.
+shape are small (a few users per row); a plain list column stays Arrow, which costs no copy where
+Python lists would cost memory and seconds for every million rows.
 
     to_frame(con.sql("from translation.targets").to_arrow_table(), categories={"status": [...]})
 """
