@@ -15,7 +15,7 @@ import pytest
 
 from toolkit import Workspace, open_snapshot
 from toolkit.errors import WorkspaceError
-from toolkit.storage import snapshots
+from toolkit.storage import exports
 
 URL = "http://127.0.0.1:9/PD"
 
@@ -79,16 +79,16 @@ def test_an_export_that_fails_leaves_nothing_behind_and_the_next_one_works(fille
                                                                           format, error):
     ws, folder = filled, tmp_path / "out"
     folder.mkdir()
-    real = snapshots._included
+    real = exports._included
 
     def failing(resources):  # after the rows are written: the temporary file is at its largest
         raise error
 
-    monkeypatch.setattr(snapshots, "_included", failing)
+    monkeypatch.setattr(exports, "_included", failing)
     with pytest.raises(type(error)):
         ws.export(folder / "snap", format=format, history=True)
     assert list(folder.iterdir()) == []
-    monkeypatch.setattr(snapshots, "_included", real)
+    monkeypatch.setattr(exports, "_included", real)
     with open_snapshot(ws.export(folder / "snap", format=format, history=True)) as snap:
         assert len(snap.read("translation", "targets")) == 1000
     assert hidden(folder) == []
@@ -119,7 +119,7 @@ def test_a_replacement_that_fails_keeps_the_snapshot_it_was_to_replace(filled, t
 
 PAUSED_EXPORT = textwrap.dedent("""
     import sys, threading, pyarrow as pa, toolkit
-    from toolkit.storage import snapshots
+    from toolkit.storage import exports
     folder, name, format = sys.argv[1], sys.argv[2], sys.argv[3]
     ws = toolkit.Workspace()
     with ws.load("translation", "http://x", "targets", {}, ("id",)) as load:
@@ -129,7 +129,7 @@ PAUSED_EXPORT = textwrap.dedent("""
         print("exporting", flush=True)
         threading.Event().wait()
 
-    snapshots._included = paused
+    exports._included = paused
     ws.export(f"{folder}/{name}", format=format, history=True)
 """)
 
@@ -163,7 +163,7 @@ def test_what_a_killed_export_left_is_removed_by_the_next_export_and_a_running_o
         assert len(hidden(folder)) == 2, "a folder just made may not be locked yet: it is left for later"
 
         # dated by the files' own clock, which is the filesystem's (faketime moves only the process's)
-        a_while_ago = (folder / "now.duckdb").stat().st_mtime - snapshots.JUST_MADE.total_seconds() - 1
+        a_while_ago = (folder / "now.duckdb").stat().st_mtime - exports.JUST_MADE.total_seconds() - 1
         for entry in folder.iterdir():
             os.utime(entry, (a_while_ago, a_while_ago))
         with Workspace() as ws:
@@ -187,12 +187,12 @@ def test_leftovers_of_exports_before_the_lock_are_removed_only_once_old(tmp_path
     old, recent = tmp_path / ".a.duckdb.tmp-0badc0de", tmp_path / ".b.duckdb.tmp-5eedf00d"
     for file in (old, Path(f"{old}.wal"), recent):
         file.write_bytes(b"x" * 1000)
-    hours_ago = recent.stat().st_mtime - snapshots.UNLOCKED_AFTER.total_seconds() - 60
+    hours_ago = recent.stat().st_mtime - exports.UNLOCKED_AFTER.total_seconds() - 60
     for file in (old, Path(f"{old}.wal")):
         os.utime(file, (hours_ago, hours_ago))
     (tmp_path / ".keep").write_text("not an export's")
     (tmp_path / "a.duckdb.tmp-0badc0de").write_text("not hidden: not an export's")
-    assert sorted(p.name for p in snapshots.remove_leftovers(tmp_path)) == [old.name, f"{old.name}.wal"]
+    assert sorted(p.name for p in exports.remove_leftovers(tmp_path)) == [old.name, f"{old.name}.wal"]
     assert hidden(tmp_path) == [".b.duckdb.tmp-5eedf00d", ".keep"]
 
 

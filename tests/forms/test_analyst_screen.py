@@ -16,7 +16,7 @@ from toolkit.forms import AssetImport, SubmissionWizard
 from toolkit.forms.fields import build, placeholder
 from toolkit.forms.form import as_display
 from toolkit.forms.translation_steps import LANGUAGES
-from toolkit.pull import fetch
+from toolkit.pull import progress
 
 TITLE = "Analyst test board"
 
@@ -153,10 +153,10 @@ def test_a_fetch_in_a_notebook_leaves_a_plain_summary_line_not_a_widget(monkeypa
     monkeypatch.setattr(IPython.display, "display", display)
     monkeypatch.setattr(tqdm.notebook, "display", display)
     monkeypatch.setattr(tqdm.auto, "tqdm", tqdm.notebook.tqdm)      # what tqdm.auto picks in Jupyter
-    monkeypatch.setattr(fetch, "_in_notebook", lambda: True)
+    monkeypatch.setattr(progress, "in_notebook_kernel", lambda: True)
     monkeypatch.delenv("CI", raising=False)
     monkeypatch.delenv("TOOLKIT_PROGRESS", raising=False)
-    with fetch.progress_bar(3, "translation.targets", "pages") as bar:
+    with progress.bar(3, "translation.targets", "pages") as bar:
         for i in range(3):
             bar.update(1)
             bar.set_postfix(rows=40 * (i + 1), requests=i + 1, refresh=False)

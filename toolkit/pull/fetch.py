@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import gc
 import itertools
-import os
-import sys
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -49,6 +47,7 @@ from toolkit.errors import (
 )
 from toolkit.http.rules import version_tuple
 from toolkit.pull import decoding, drift, frames, increments
+from toolkit.pull.progress import bar as progress_bar
 from toolkit.pull.typist import Typist
 from toolkit.storage.file import filtered_of
 
@@ -73,47 +72,6 @@ class LoadResult:
     kind: str = "full"  # or "incremental" (toolkit.pull.increments), or "cached"
     drift: list = field(default_factory=list)
     table: str = ""     # where the load's rows are: "service.resource", or "service.resource__filtered"
-
-
-def progress_bar(total: int | None, description: str, unit: str, show: bool | None = None):
-    """tqdm: a line on a terminal, nothing when output is a log or CI, and in a notebook one plain text
-    output updated in place that ends as a summary (pages, rows, requests, seconds).
-
-    Not tqdm's notebook widget: a closed widget stays in the saved notebook, and after a reload each
-    one reads "Error displaying widget: model not found"; text is saved and reads the same.
-    """
-    from tqdm.auto import tqdm
-    in_notebook = _in_notebook()
-    quiet = os.environ.get("TOOLKIT_PROGRESS", "").lower() in ("0", "false", "off") or os.environ.get("CI")
-    # an explicit show=True wins over the environment; otherwise tqdm decides by the terminal
-    disable = False if show else True if quiet or show is False else (False if in_notebook else None)
-    if not (in_notebook and disable is False):
-        return tqdm(total=total, desc=description, unit=unit, disable=disable, leave=False, dynamic_ncols=True)
-    from types import SimpleNamespace
-
-    from IPython.display import Pretty, display
-    from tqdm.std import tqdm as plain
-
-    handle = display(display_id=True)       # a handle to an output not shown yet
-    shown: list[str] = []
-
-    def write(text: str) -> None:           # tqdm writes "\r<line>" and, on close, "\n"
-        line = text.strip().replace(" · , ", " · ").replace(" ·  · ", " · ")   # tqdm's ", " before a postfix
-        if line and line != (shown[-1] if shown else None):
-            (handle.update if shown else handle.display)(Pretty(line))
-            shown.append(line)
-
-    line = SimpleNamespace(write=write, flush=lambda: None)
-    of = "/{total_fmt}" if total else ""
-    return plain(total=total, desc=description, unit=unit, file=line, leave=True, mininterval=0.5,
-                 bar_format="{desc}: {n_fmt}" + of + " {unit} · {postfix} · {elapsed_s:.1f} s")
-
-
-def _in_notebook() -> bool:
-    """A running Jupyter kernel, not merely ipykernel imported (nbclient imports it in tests)."""
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None else None
-    return getattr(shell, "kernel", None) is not None
 
 
 @contextmanager

@@ -9,7 +9,7 @@ incrementally where its catalog entry says how (toolkit.pull.increments). Within
 before children (a fan-out's parent resource, an incremental strategy's parent), so children read
 fresh ids; services run at once, a thread each, every client keeping its own rate budget. One plain
 line per resource says what happened (a scheduled run's log), one progress display counts the
-resources done (toolkit.pull.fetch.progress_bar: a line on a terminal, text updated in place in Jupyter,
+resources done (toolkit.pull.progress.bar: a line on a terminal, text updated in place in Jupyter,
 nothing in a log); the returned DataFrame says it again as a table.
 
 On the binding floor: given the connections (anything with a `client`) and the store, it imports
@@ -32,6 +32,7 @@ from toolkit import catalog
 from toolkit.catalog.masking import MASK
 from toolkit.errors import ValidationError, printable
 from toolkit.pull import fetch
+from toolkit.pull.progress import bar as progress_bar
 
 if TYPE_CHECKING:
     from toolkit.storage.store import Store
@@ -105,7 +106,7 @@ def refresh(store: Store, connections: Mapping[str, Any], services: tuple[str, .
     for service, name, params in todo:
         by_service.setdefault(service, []).append((name, params))
     rows: list[dict] = []
-    bar = fetch.progress_bar(len(todo), "refresh", "resources", progress)
+    bar = progress_bar(len(todo), "refresh", "resources", progress)
 
     def line(text: str, resource: str) -> None:
         with lock:

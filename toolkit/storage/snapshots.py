@@ -1,4 +1,4 @@
-"""Snapshots: a workspace exported to one standalone file that says what it holds, and read back.
+"""Snapshots: what a workspace exported (toolkit.storage.exports) to one standalone file, read back.
 
 A DuckDB snapshot has a schema per service and a table per resource with its latest complete load; with
 `history=True`, the workspace's own layout instead (toolkit.storage.file): `<resource>__versions` with the
@@ -13,15 +13,7 @@ file is `versions.parquet` (format_version 2; version 1 had a file per load, wit
 """
 from __future__ import annotations
 
-import contextlib
-import importlib.metadata
-import os
-import re
-import secrets
-import shutil
-import tempfile
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +24,6 @@ import pyarrow as pa
 
 from toolkit.errors import WorkspaceError
 from toolkit.storage.file import (
-    FINISHED,
     literal,
     loads_view_sql,
     old_table_of,
@@ -42,15 +33,8 @@ from toolkit.storage.file import (
     versions_of,
     view_sql,
 )
-from toolkit.storage.loads import _now, params_json
 from toolkit.storage.readback import to_frame
 
-try:
-    import fcntl
-except ImportError:  # Windows: leftovers are told by their age only
-    fcntl = None
-
-FORMATS = ("duckdb", "parquet")
 MANIFEST_SCHEMA = pa.schema([
     ("toolkit_version", pa.string()), ("created", pa.timestamp("us", tz="UTC")), ("history", pa.bool_()),
     ("service", pa.string()), ("resource", pa.string()), ("base_url", pa.string()),
@@ -58,319 +42,6 @@ MANIFEST_SCHEMA = pa.schema([
     ("params", pa.string()), ("rows", pa.int64()), ("rows_total", pa.int64()), ("schema", pa.string()),
     ("files", pa.list_(pa.string())),
 ])
-
-
-def export(con: duckdb.DuckDBPyConnection, path: Path, format: str = "duckdb", history: bool = False,
-           overwrite: bool = False, workspace: Path | None = None) -> Path:
-    """Write the snapshot in a hidden folder next to `path` and move it into place only when complete.
-
-    `overwrite` replaces only a snapshot of the same format that toolkit wrote (`replaceable`), never
-    `workspace` (the open one), another workspace, a file or a folder that holds anything else.
-
-    The folder (`.NAME.tmp-PID-XXXXXXXX`) is locked while it is written and removed whatever happens; one
-    left by an export whose process died (kill -9, a crash) is removed by the next export to the same
-    folder, once its lock shows that no process holds it any more.
-    """
-    if format not in FORMATS:
-        raise ValueError(f"format is one of {', '.join(FORMATS)}, not {format!r}")
-    path = path.expanduser().absolute()
-    if path.exists() or path.is_symlink():
-        if not overwrite:
-            raise FileExistsError(f"{path} exists: pass overwrite=True to replace it")
-        replaceable(path, format, workspace)
-    remove_leftovers(path.parent)
-    resources = _resources(con, history)
-    with _scratch(path) as scratch:
-        target = scratch / path.name
-        if format == "duckdb":
-            _to_duckdb(con, target, resources, history)
-        else:
-            _to_parquet(con, target, resources, history)
-        _put_in_place(target, path, scratch)
-    return path
-
-
-# a hidden folder per export; PID says who wrote it, for a person looking; the lock says whether it still is
-_SCRATCH = re.compile(r"\.(?P<name>.+)\.tmp-(?:(?P<pid>\d+)-)?[0-9a-f]{8}(?:\.wal)?")
-# leftovers of toolkit before the lock (a file or folder of that name without a PID) are removed once this
-# old: an export writes its file all along, so one untouched this long has no writer
-UNLOCKED_AFTER = timedelta(hours=6)
-# a folder this young may be one an export has made and not locked yet: it is left to a later export
-JUST_MADE = timedelta(seconds=30)
-
-
-@contextlib.contextmanager
-def _scratch(path: Path) -> Iterator[Path]:
-    """A hidden folder next to `path`, locked for as long as the export runs, removed on the way out."""
-    scratch = path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
-    scratch.mkdir()
-    held = _lock(scratch)
-    try:
-        yield scratch
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-        if held is not None:
-            os.close(held)
-
-
-def _put_in_place(built: Path, path: Path, scratch: Path) -> None:
-    """Replace `path` by `built`: a snapshot being replaced is moved aside first and put back if the
-    move fails, so that an export that fails never leaves the folder without either."""
-    aside = scratch / "replaced"
-    if path.exists():
-        os.replace(path, aside)
-    try:
-        os.replace(built, path)
-    except BaseException:
-        if aside.exists():
-            os.replace(aside, path)
-        raise
-
-
-def _lock(folder: Path) -> int | None:
-    """An exclusive lock on the folder, held until its descriptor is closed (the process's end included)."""
-    if fcntl is None:
-        return None
-    held = os.open(folder, os.O_RDONLY)
-    fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    return held
-
-
-def _folder_clock(folder: Path) -> datetime:
-    """Now by the clock that dates the folder's files: a network share's server stamps them by its
-    own clock, which may differ from this machine's by more than JUST_MADE."""
-    try:
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".toolkit-clock-") as probe:
-            return datetime.fromtimestamp(os.fstat(probe.fileno()).st_mtime, UTC)
-    except OSError:
-        return datetime.now(UTC)
-
-
-def _abandoned(entry: Path, now: datetime) -> bool:
-    """Whether no export writes this leftover any more: its lock is free, or (an old one) it is long untouched."""
-    try:
-        age = now - datetime.fromtimestamp(entry.lstat().st_mtime, UTC)
-        if fcntl is not None and entry.is_dir() and _SCRATCH.fullmatch(entry.name)["pid"]:
-            if age < JUST_MADE:
-                return False
-            probe = os.open(entry, os.O_RDONLY)
-            try:
-                fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return False  # a live export holds it
-            finally:
-                os.close(probe)  # closing drops the probe's lock at once
-            return True
-        return age > UNLOCKED_AFTER
-    except OSError:  # its export finished meanwhile, or it is not ours to look into
-        return False
-
-
-def remove_leftovers(folder: Path) -> list[Path]:
-    """Remove what exports that died left in `folder` (never a running export's folder); what was removed."""
-    removed = []
-    try:
-        entries = list(folder.iterdir())
-    except OSError:
-        return removed
-    now = _folder_clock(folder) if any(_SCRATCH.fullmatch(entry.name) for entry in entries) else None
-    for entry in entries:
-        if now is not None and _SCRATCH.fullmatch(entry.name) and _abandoned(entry, now):
-            if entry.is_dir() and not entry.is_symlink():
-                shutil.rmtree(entry, ignore_errors=True)
-            else:
-                entry.unlink(missing_ok=True)
-            removed.append(entry)
-    return removed
-
-
-DUCKDB_MAGIC = (8, b"DUCK")  # the file format's magic bytes and where they are
-
-
-def replaceable(path: Path, format: str, workspace: Path | None = None) -> None:
-    """Raise WorkspaceError unless `path` is a snapshot toolkit wrote in `format`, safe to replace:
-    a DuckDB file with a `_manifest` and no load beyond it, or a folder holding only what its
-    `manifest.json` lists. Anything else may be someone's work: it is never replaced."""
-    def refuse(what: str) -> WorkspaceError:
-        return WorkspaceError(f"{path} {what}: export to another path, or remove it yourself if it can go")
-
-    if workspace is not None and workspace.exists() and os.path.samefile(path, workspace):
-        raise refuse("is the open workspace, not a snapshot")
-    if path.is_symlink():
-        raise refuse("is a symbolic link; toolkit replaces only the snapshots it wrote")
-    if format == "parquet":
-        if not path.is_dir():
-            raise refuse("is a file, not a Parquet snapshot folder")
-        strangers = _not_in_manifest(path)
-        if strangers:
-            raise refuse(f"holds {len(strangers):,} file(s) its manifest.json does not list, "
-                         f"{strangers[0]} the first")
-        return
-    if path.is_dir():
-        raise refuse("is a folder, not a DuckDB snapshot")
-    with path.open("rb") as file:
-        file.seek(DUCKDB_MAGIC[0])
-        if file.read(len(DUCKDB_MAGIC[1])) != DUCKDB_MAGIC[1]:
-            raise refuse("is not a DuckDB file")
-    try:
-        con = duckdb.connect(str(path), read_only=True)
-    except duckdb.Error as error:
-        raise refuse(f"cannot be opened to see what it holds ({str(error).splitlines()[0][:120]})") from None
-    try:
-        names = {name for (name,) in con.execute("SELECT table_name FROM duckdb_tables() WHERE "
-                                                 "schema_name = 'main'").fetchall()}
-        if "_manifest" not in names:
-            if "_loads" in names:
-                loads = con.execute("SELECT count(*) FROM _loads").fetchone()[0]
-                raise refuse(f"is a toolkit workspace with {loads:,} load(s) and their history")
-            raise refuse("is a DuckDB file toolkit did not write")
-        if "_loads" in names:
-            beyond = con.execute("SELECT count(*) FROM _loads WHERE load_id NOT IN "
-                                 "(SELECT unnest(load_ids) FROM _manifest)").fetchone()[0]
-            if beyond:
-                raise refuse(f"is a snapshot used as a workspace since: {beyond:,} load(s) are not "
-                             "in its manifest")
-    finally:
-        con.close()
-
-
-def _not_in_manifest(folder: Path) -> list[str]:
-    """The files of a folder its toolkit manifest does not list (all of them without a manifest)."""
-    try:
-        document = orjson.loads((folder / "manifest.json").read_bytes())
-        listed = {"manifest.json", "_loads.parquet"}
-        if document.get("format") == "toolkit snapshot":
-            listed |= {f for entry in document.get("resources", []) for f in entry.get("files", [])}
-        else:
-            listed = set()
-    except (OSError, orjson.JSONDecodeError, AttributeError, TypeError):
-        listed = set()
-    found = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
-                   if not p.is_dir() or p.is_symlink())
-    return [name for name in found if name not in listed]
-
-
-def _resources(con: duckdb.DuckDBPyConnection, history: bool) -> list[dict[str, Any]]:
-    """One entry per resource with a finished load: what goes in and what the manifest says of it."""
-    loads = con.execute(f"SELECT service, resource, load_id, base_url, params, \"key\", \"rows\" "
-                        f"FROM _loads WHERE status IN {FINISHED} "
-                        "ORDER BY service, resource, finished, started").fetchall()
-    tables = {(s, t) for s, t in con.execute("SELECT schema_name, table_name FROM duckdb_tables() "
-                                            "WHERE database_name = current_database()").fetchall()}
-    by_resource: dict[tuple[str, str], list[tuple]] = {}
-    for row in loads:
-        by_resource.setdefault((row[0], row[1]), []).append(row)
-    created, entries = _now(), []
-    for (service, resource), rows in by_resource.items():
-        latest = rows[-1]
-        included = rows if history else [latest]
-        stored = (service, resource + "__versions") in tables
-        categories = dict(con.execute("SELECT column_name, categories FROM _categories WHERE service = ? "
-                                      "AND resource = ?", [service, resource]).fetchall())
-        schema = [{"name": name, "type": kind, **({"categories": list(categories[name])}
-                                                   if name in categories else {})}
-                  for name, kind in con.execute(
-                      "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = "
-                      "current_database() AND schema_name = ? AND table_name = ? "
-                      "AND column_name NOT IN ('_valid_from', '_valid_to') ORDER BY column_index",
-                      [service, resource + "__versions"]).fetchall()]
-        entries.append({
-            "toolkit_version": _version(), "created": created, "history": history,
-            "service": service, "resource": resource, "base_url": latest[3], "key": list(latest[5] or []),
-            "load_id": latest[2], "load_ids": [r[2] for r in included],
-            "params": params_json(orjson.loads(latest[4] or "{}")),  # scrubbed again, to be sure
-            "rows": latest[6], "rows_total": sum(r[6] or 0 for r in included), "schema": schema,
-            "files": [], "stored": stored,
-        })
-    return entries
-
-
-def _manifest_table(resources: list[dict[str, Any]]) -> pa.Table:
-    rows = [{**entry, "schema": orjson.dumps(entry["schema"]).decode()} for entry in resources]
-    return pa.Table.from_pylist([{k: r[k] for k in MANIFEST_SCHEMA.names} for r in rows], MANIFEST_SCHEMA)
-
-
-def _included(resources: list[dict[str, Any]]) -> list[str]:
-    return [load_id for entry in resources for load_id in entry["load_ids"]]
-
-
-def _to_duckdb(con: duckdb.DuckDBPyConnection, target: Path, resources: list[dict[str, Any]],
-               history: bool) -> None:
-    """The snapshot written through the workspace's connection, the new file attached under a name of
-    its own for the time it takes.
-
-    Everything, views included, is written while it is attached and checkpointed before it is
-    detached: a query of another thread that started meanwhile (one that fails looks at every attached
-    database for a name like the one it lacks) can keep the detached file open a moment longer, so
-    nothing may need to open it again, and nothing may be left in its WAL.
-    """
-    alias = f"_toolkit_export_{secrets.token_hex(4)}"
-    con.execute(f"ATTACH {literal(str(target))} AS {alias}")
-    try:
-        con.execute("BEGIN TRANSACTION")
-        try:
-            for entry in resources:
-                service, resource = entry["service"], entry["resource"]
-                con.execute(f"CREATE SCHEMA IF NOT EXISTS {alias}.{quote(service)}")
-                if not entry["stored"]:
-                    continue
-                if history:  # the versions hold finished loads only: a failed one rolled its rows back
-                    con.execute(f"CREATE TABLE {alias}.{versions_of(service, resource)} AS SELECT * FROM "
-                                f"{versions_of(service, resource)} ORDER BY _valid_from")
-                else:
-                    con.execute(f"CREATE TABLE {alias}.{quote(service)}.{quote(resource)} AS "
-                                f"SELECT * EXCLUDE (_valid_from, _valid_to) FROM "
-                                f"{versions_of(service, resource)} WHERE _valid_to IS NULL")
-            con.execute(f"CREATE TABLE {alias}.main._loads AS SELECT * FROM _loads "
-                        "WHERE list_contains(?, load_id) ORDER BY started", [_included(resources)])
-            con.register("_toolkit_manifest", _manifest_table(resources))
-            con.execute(f"CREATE TABLE {alias}.main._manifest AS SELECT * FROM _toolkit_manifest")
-            if history:  # a view binds the names it qualifies by schema only in its own file (loads.view_sql)
-                for entry in resources:
-                    if entry["stored"]:
-                        con.execute(view_sql(entry["service"], entry["resource"], alias))
-                        con.execute(loads_view_sql(entry["service"], entry["resource"], alias))
-            con.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(duckdb.Error):  # a failed statement may have ended it already
-                con.execute("ROLLBACK")
-            raise
-        finally:
-            con.unregister("_toolkit_manifest")
-        con.execute(f"FORCE CHECKPOINT {alias}")  # waits for the lock; a plain one fails if others read
-    except BaseException:
-        with contextlib.suppress(duckdb.Error):
-            con.execute(f"DETACH {alias}")
-        raise
-    con.execute(f"DETACH {alias}")
-
-
-def _to_parquet(con: duckdb.DuckDBPyConnection, target: Path, resources: list[dict[str, Any]],
-                history: bool) -> None:
-    target.mkdir(parents=True)
-
-    def copy(query: str, file: Path) -> None:
-        con.execute(f"COPY ({query}) TO {literal(str(file))} (FORMAT parquet, COMPRESSION zstd)")
-
-    for entry in resources:
-        service, resource = entry["service"], entry["resource"]
-        folder = target / service / resource
-        folder.mkdir(parents=True)
-        if not entry["stored"]:
-            continue
-        table = versions_of(service, resource)
-        if history:
-            copy(f"SELECT * FROM {table} ORDER BY _valid_from", folder / "versions.parquet")
-        else:
-            copy(f"SELECT * EXCLUDE (_valid_from, _valid_to) FROM {table} WHERE _valid_to IS NULL",
-                 folder / "data.parquet")
-        entry["files"] = sorted(p.relative_to(target).as_posix() for p in folder.glob("*.parquet"))
-    ids = ", ".join(literal(i) for i in _included(resources)) or "NULL"
-    copy(f"SELECT * FROM _loads WHERE load_id IN ({ids}) ORDER BY started", target / "_loads.parquet")
-    document = {"format": "toolkit snapshot", "format_version": 2,
-                "sources": sorted({(e["service"], e["base_url"]) for e in resources}),
-                "resources": [{k: v for k, v in e.items() if k != "stored"} for e in resources]}
-    (target / "manifest.json").write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2))
 
 
 def open_snapshot(path: str | Path) -> Snapshot:
@@ -431,7 +102,7 @@ class Snapshot:
                 con.execute(f"CREATE VIEW {quote(service)}.{quote(resource)} AS {source}")
         for entry in document["resources"]:
             entry["created"] = datetime.fromisoformat(entry["created"])
-        con.register("_toolkit_manifest", _manifest_table(document["resources"]))
+        con.register("_toolkit_manifest", manifest_table(document["resources"]))
         con.execute("CREATE TABLE _manifest AS SELECT * FROM _toolkit_manifest")
         con.unregister("_toolkit_manifest")
 
@@ -502,9 +173,6 @@ class Snapshot:
         return f"<toolkit.Snapshot {self.path} ({kind}{state})>"
 
 
-def _version() -> str:
-    """toolkit's version as installed (the manifest says which toolkit wrote a snapshot)."""
-    try:
-        return importlib.metadata.version("toolkit")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
+def manifest_table(resources: list[dict[str, Any]]) -> pa.Table:
+    rows = [{**entry, "schema": orjson.dumps(entry["schema"]).decode()} for entry in resources]
+    return pa.Table.from_pylist([{k: r[k] for k in MANIFEST_SCHEMA.names} for r in rows], MANIFEST_SCHEMA)

@@ -38,7 +38,7 @@ import pyarrow as pa
 
 from toolkit.catalog.masking import scrub_url
 from toolkit.errors import WorkspaceError
-from toolkit.storage import snapshots
+from toolkit.storage import exports
 from toolkit.storage.diffs import Diff, diff_loads
 from toolkit.storage.file import (
     FILTERED,
@@ -549,7 +549,7 @@ class Store:
             ws.export("snapshot-2026-11-22.duckdb"); toolkit.open_snapshot("snapshot-2026-11-22.duckdb")
         """
         with self._lock:
-            return snapshots.export(self._con, Path(path), format, history, overwrite, self.path)
+            return exports.export(self._con, Path(path), format, history, overwrite, self.path)
 
     # -- plumbing ----------------------------------------------------------------------------------
 

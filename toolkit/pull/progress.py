@@ -1,0 +1,50 @@
+"""The progress a long pull or refresh shows: a tqdm line on a terminal, nothing in a log or CI, and in
+a notebook one plain text output updated in place that ends as a summary.
+
+    with progress.bar(total, "translation.targets", "pages") as shown: shown.update(1)
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+
+def bar(total: int | None, description: str, unit: str, show: bool | None = None):
+    """tqdm: a line on a terminal, nothing when output is a log or CI, and in a notebook one plain text
+    output updated in place that ends as a summary (pages, rows, requests, seconds).
+
+    Not tqdm's notebook widget: a closed widget stays in the saved notebook, and after a reload each
+    one reads "Error displaying widget: model not found"; text is saved and reads the same.
+    """
+    from tqdm.auto import tqdm
+    in_notebook = in_notebook_kernel()
+    quiet = os.environ.get("TOOLKIT_PROGRESS", "").lower() in ("0", "false", "off") or os.environ.get("CI")
+    # an explicit show=True wins over the environment; otherwise tqdm decides by the terminal
+    disable = False if show else True if quiet or show is False else (False if in_notebook else None)
+    if not (in_notebook and disable is False):
+        return tqdm(total=total, desc=description, unit=unit, disable=disable, leave=False, dynamic_ncols=True)
+    from types import SimpleNamespace
+
+    from IPython.display import Pretty, display
+    from tqdm.std import tqdm as plain
+
+    handle = display(display_id=True)       # a handle to an output not shown yet
+    shown: list[str] = []
+
+    def write(text: str) -> None:           # tqdm writes "\r<line>" and, on close, "\n"
+        line = text.strip().replace(" · , ", " · ").replace(" ·  · ", " · ")   # tqdm's ", " before a postfix
+        if line and line != (shown[-1] if shown else None):
+            (handle.update if shown else handle.display)(Pretty(line))
+            shown.append(line)
+
+    line = SimpleNamespace(write=write, flush=lambda: None)
+    of = "/{total_fmt}" if total else ""
+    return plain(total=total, desc=description, unit=unit, file=line, leave=True, mininterval=0.5,
+                 bar_format="{desc}: {n_fmt}" + of + " {unit} · {postfix} · {elapsed_s:.1f} s")
+
+
+def in_notebook_kernel() -> bool:
+    """A running Jupyter kernel, not merely ipykernel imported (nbclient imports it in tests)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return getattr(shell, "kernel", None) is not None
