@@ -71,13 +71,12 @@ def main(rows: int = 1_000_000, batches: int = 10) -> None:
             seconds, _ = median(write)
             print(f"write ({label}): {seconds:.2f} s = {rows / seconds / 1e3:.0f}k rows/s; peak RSS {rss_mb():.0f} MB")
             write(resource="single")
-            con = ws._con
-            con.execute("CREATE TABLE plain AS SELECT * FROM translation.targets")
+            ws.sql("CREATE TABLE plain AS SELECT * FROM translation.targets")
             for resource, what in (("single", "the only load in its table"), ("targets", "latest of 3 loads")):
                 reads, raws = [], []
                 for _ in range(5):  # interleaved, so a busy neighbour slows both alike
                     read, frame = median(lambda ws=ws, r=resource: ws.read("translation", r), repeat=1)
-                    raw, _ = median(lambda con=con: con.sql("SELECT * FROM plain").to_arrow_table().to_pandas(),
+                    raw, _ = median(lambda ws=ws: ws.sql("SELECT * FROM plain").to_arrow_table().to_pandas(),
                                     repeat=1)
                     reads.append(read)
                     raws.append(raw)
@@ -85,7 +84,7 @@ def main(rows: int = 1_000_000, batches: int = 10) -> None:
                 read, raw = statistics.median(reads), statistics.median(raws)
                 print(f"read ({label}, {what}): {read:.2f} s; DuckDB .to_arrow_table().to_pandas() of a plain "
                       f"table {raw:.2f} s: ratio {read / raw:.2f}")
-            df, _ = median(lambda con=con: con.sql("SELECT * FROM plain").df(), repeat=1)
+            df, _ = median(lambda ws=ws: ws.sql("SELECT * FROM plain").df(), repeat=1)
             print(f"(DuckDB .df() of the plain table: {df:.2f} s)")
             ws.close()
     print(f"peak RSS {rss_mb():.0f} MB at {datetime.now(UTC):%Y-%m-%d %H:%M} UTC")
