@@ -77,7 +77,8 @@ def test_export_duckdb_and_parquet(env, tmp_path, capsys):
     with tk.open_snapshot(snapshot) as snap:
         assert len(snap.read("media_review", "teams")) == 40
     assert main(["export", "--workspace", workspace, "--out", str(snapshot)]) == 2      # exists
-    assert "exists" in capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert "exists: pass --overwrite to replace it" in said and "overwrite=True" not in said
     folder = tmp_path / "parquet"
     assert main(["export", "--workspace", workspace, "--out", str(folder), "--format", "parquet",
                  "--history"]) == 0
@@ -280,3 +281,18 @@ def test_pull_goes_past_a_resource_that_breaks_and_exits_1(env, tmp_path, capsys
     assert "FAIL asset_library.tags: unexpected UnicodeDecodeError:" in out
     assert "\x1b" not in out and "\nWARNING: all good" not in out and "\\nWARNING: all good" in out
     assert re.search(r"ok +asset_library\.boards", out) and out.splitlines()[-1].endswith("1 failed")
+
+
+@pytest.mark.parametrize("command", ["actions", "resources"])
+def test_a_service_the_catalog_lacks_is_one_line_and_exit_2(command, capsys):
+    assert main([command, "translaton"]) == 2
+    said = capsys.readouterr()
+    assert said.out == "" and said.err == (f"toolkit {command}: no service 'translaton'; did you mean "
+                                           "'translation'? (there are media_review, asset_library, "
+                                           "audience_platform, translation)\n")
+
+
+def test_the_version_is_one_flag_away(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out == f"toolkit {tk.__version__}\n"

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 import responses
 
-from toolkit import errors
+import toolkit
+from toolkit import catalog, errors
 from toolkit.errors import (
     ApiError,
     AuthError,
@@ -166,3 +167,20 @@ def test_a_validation_error_shows_any_value_in_one_short_line():
     for value in (deep, "x" * 1_000_000, 2**300, {"a": {"b": {"c": {"d": 1}}}}):
         text = str(ValidationError("param", value, "some rule"))
         assert text.startswith("param=") and text.endswith(": some rule") and len(text) < 120
+
+
+@pytest.mark.parametrize(("ask", "said"), [
+    (lambda: toolkit.actions("translaton"), "no service 'translaton'; did you mean 'translation'?"),
+    (lambda: toolkit.resources("translaton"), "no service 'translaton'; did you mean 'translation'?"),
+    (lambda: toolkit.connect("crm", base_url="http://127.0.0.1:9"), "no service 'crm' (there are media_review"),
+    (lambda: catalog.resource("translation", "target"), "no resource 'target' in translation; did you "
+                                                                "mean 'targets'?"),
+    (lambda: catalog.action("asset_library.list_asset"), "did you mean 'asset_library.list_assets'"),
+])
+def test_a_name_the_catalog_lacks_says_the_closest_it_holds(ask, said):
+    """`tk.actions("translaton")` raised a pandas KeyError about dtypes and `tk.resources("translaton")`
+    gave an empty frame; nothing said "did you mean targets?" for "target"."""
+    with pytest.raises(toolkit.UnknownNameError) as error:
+        ask()
+    assert said in str(error.value) and "\n" not in str(error.value)
+    assert isinstance(error.value, KeyError) and isinstance(error.value, toolkit.ValidationError)

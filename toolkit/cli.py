@@ -21,7 +21,12 @@ def _sandbox(args: argparse.Namespace) -> int:
 
 def _actions(args: argparse.Namespace) -> int:
     from toolkit.catalog.tables import actions
-    table = actions(args.service)
+    from toolkit.errors import UnknownNameError
+    try:
+        table = actions(args.service)
+    except UnknownNameError as error:
+        print(f"toolkit actions: {error}", file=sys.stderr)
+        return 2
     columns = ["action", "version", "method", "path", "doc"]
     print(table[columns].to_string(index=False, max_colwidth=70))
     return 0
@@ -29,7 +34,13 @@ def _actions(args: argparse.Namespace) -> int:
 
 def _resources(args: argparse.Namespace) -> int:
     from toolkit.catalog.tables import resources
-    print(resources(args.service).to_string(index=False, max_colwidth=60))
+    from toolkit.errors import UnknownNameError
+    try:
+        table = resources(args.service)
+    except UnknownNameError as error:
+        print(f"toolkit resources: {error}", file=sys.stderr)
+        return 2
+    print(table.to_string(index=False, max_colwidth=60))
     return 0
 
 
@@ -169,7 +180,8 @@ def _export(args: argparse.Namespace) -> int:
         with Workspace(args.workspace) as ws:
             path = ws.export(args.out, format=args.format, history=args.history, overwrite=args.overwrite)
     except (ToolkitError, FileExistsError, ValueError) as error:
-        print(f"toolkit export: {error}", file=sys.stderr)
+        # the CLI's own words for the option the Python error names
+        print(f"toolkit export: {str(error).replace('pass overwrite=True', 'pass --overwrite')}", file=sys.stderr)
         return 2
     print(f"exported {args.workspace} to {path} ({args.format}{', every load' if args.history else ''})")
     return 0
@@ -214,18 +226,27 @@ def _cassettes(args: argparse.Namespace) -> int:
     return 0 if all(r.ok for r in done) else 1
 
 
+def _version() -> str:
+    import importlib.metadata
+    try:
+        return importlib.metadata.version("toolkit")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def parser() -> argparse.ArgumentParser:
     from toolkit import catalog
     top = argparse.ArgumentParser(prog="toolkit", description=__doc__)
+    top.add_argument("--version", action="version", version=f"toolkit {_version()}")
     sub = top.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="start the sandbox, pull every resource, write a DuckDB file and a report")
     demo.add_argument("--out", default="demo-output", help="folder for the DuckDB file and the report")
     demo.add_argument("--scale", type=float, default=1, help="size of the sandbox's seed data")
     demo.set_defaults(run=_demo)
     box = sub.add_parser("sandbox", help="serve the four emulated services on 127.0.0.1 until interrupted")
-    box.add_argument("--port", type=int, default=8765)
-    box.add_argument("--scale", type=float, default=1)
-    box.add_argument("--seed", type=int, default=0)
+    box.add_argument("--port", type=int, default=8765, help="the port on 127.0.0.1 (default 8765)")
+    box.add_argument("--scale", type=float, default=1, help="size of the seed data (1: the demo's; 0.25 smaller)")
+    box.add_argument("--seed", type=int, default=0, help="the seed: the same seed gives the same data")
     box.add_argument("--drift", nargs="?", const=True, default=None, metavar="KINDS",
                      help="answers that differ from the catalog, to try `toolkit doctor` or a pull on: every "
                           "kind, or some by name (extra_field,number_as_string,...)")

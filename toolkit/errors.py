@@ -26,6 +26,7 @@ No error message ever holds a secret: `toolkit.http.session` scrubs them before 
 """
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import reprlib
@@ -69,6 +70,24 @@ class ValidationError(ToolkitError, ValueError):
         self.param, self.value, self.rule, self.action = param, value, rule, action
         where = f" ({action})" if action else ""
         super().__init__(f"{param}={_short(value)}: {rule}{where}")
+
+
+class UnknownNameError(ValidationError, KeyError):
+    """A service, action or resource the catalog does not hold: says the closest names it does hold
+    ("did you mean `targets`?"). A KeyError too, as a lookup that finds nothing."""
+
+    def __init__(self, what: str, name: Any, known: list[str] | tuple[str, ...], where: str = "",
+                 lister: str = "") -> None:
+        close = difflib.get_close_matches(str(name), [str(k) for k in known], n=3, cutoff=0.6)
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        listed = (f"{len(known)} of them: {lister} lists them" if lister and len(known) > 20 else
+                  f"there are {', '.join(map(str, known))}" if known else "there are none")
+        message = f"no {what} {name!r}{where}{hint} ({listed})"
+        self.param, self.value, self.rule, self.action, self.known = what, name, message, "", list(known)
+        Exception.__init__(self, message)
+
+    def __str__(self) -> str:   # KeyError's own would quote the whole message
+        return printable(self.args[0], keep_lines=True)
 
 
 class ModeError(ToolkitError):

@@ -5,6 +5,7 @@ from types import MappingProxyType
 
 from toolkit.catalog import asset_library, audience_platform, media_review, translation
 from toolkit.catalog.spec import Action, Resource, Service
+from toolkit.errors import UnknownNameError
 
 MODULES = (media_review, asset_library, audience_platform, translation)
 
@@ -21,18 +22,28 @@ def action(action_id: str, service: str | None = None) -> Action:
     try:
         return ACTIONS[action_id]
     except KeyError:
-        close = [a for a in ACTIONS if action_id.split(".")[-1] in a]
-        hint = f"; did you mean {', '.join(close[:3])}?" if close else ""
-        raise KeyError(f"no action {action_id!r}{hint}") from None
+        known = [a for a in ACTIONS if not service or a.startswith(f"{service}.")]
+        raise UnknownNameError("action", action_id, known, lister="toolkit.actions()") from None
 
 
 def actions_of(service: str) -> tuple[Action, ...]:
     return tuple(a for a in ACTIONS.values() if a.service == service)
 
 
-def resource(service: str, name: str) -> Resource:
+def service(key: str) -> Service:
+    """The service by key; an unknown one says which are served (and the closest)."""
     try:
-        return RESOURCES[(service, name)]
+        return SERVICES[key]
+    except (KeyError, TypeError):
+        raise UnknownNameError("service", key, list(SERVICES)) from None
+
+
+def resource(service_key: str, name: str) -> Resource:
+    """A resource of a service; an unknown one says the closest names the service has."""
+    try:
+        return RESOURCES[(service_key, name)]
     except KeyError:
-        names = sorted(r for s, r in RESOURCES if s == service)
-        raise KeyError(f"{service} has no resource {name!r}; it has {', '.join(names)}") from None
+        service(service_key)
+        names = sorted(r for s, r in RESOURCES if s == service_key)
+        raise UnknownNameError("resource", name, names, where=f" in {service_key}",
+                               lister=f"toolkit.resources({service_key!r})") from None

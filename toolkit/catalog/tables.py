@@ -11,6 +11,8 @@ def actions(service: str | None = None) -> pd.DataFrame:
 
         toolkit.actions().query("writes and service == 'translation'")
     """
+    if service is not None:
+        catalog.service(service)
     rows = []
     for entry in catalog.ACTIONS.values():
         if service and entry.service != service:
@@ -32,6 +34,8 @@ def actions(service: str | None = None) -> pd.DataFrame:
 
 def resources(service: str | None = None) -> pd.DataFrame:
     """One row per fetchable resource: how it is pulled, its key and its columns."""
+    if service is not None:
+        catalog.service(service)
     rows = [{
         "service": r.service, "resource": r.name, "action": r.action, "key": ", ".join(r.key),
         "fan_out": r.fan_out or "", "parent": r.parent or "", "filters": ", ".join(r.filters),

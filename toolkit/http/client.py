@@ -474,7 +474,7 @@ def _repaged(entry: Action, first: tuple[Prepared, dict], named: dict) -> Prepar
 def connect(service: str, **credentials: Any) -> Client:
     """A client of one service: `base_url` plus its credentials (or the environment's)."""
     if service not in catalog.SERVICES:
-        raise KeyError(f"no service {service!r}; services are {', '.join(catalog.SERVICES)}")
+        catalog.service(service)
     given = credentials_from_env(service, credentials)
     if not given.get("base_url"):
         raise rules.ValidationError("base_url", None, f"is required (or TOOLKIT_{service.upper()}_BASE_URL)")
