@@ -322,7 +322,7 @@ def test_client_classes(make):
 def test_actions_of_another_service_or_unknown_ones(assets):
     with pytest.raises(ToolkitError, match="belongs to translation"):
         assets.call("translation.list_projects")
-    with pytest.raises(KeyError, match="did you mean asset_library.list_assets"):
+    with pytest.raises(KeyError, match="did you mean 'asset_library.list_assets'"):
         assets.call("asset_library.list_asset")
     assert assets.action("get_asset").id == "asset_library.get_asset"
 
