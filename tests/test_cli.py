@@ -296,3 +296,29 @@ def test_the_version_is_one_flag_away(capsys):
     with pytest.raises(SystemExit) as done:
         main(["--version"])
     assert done.value.code == 0 and capsys.readouterr().out == f"toolkit {tk.__version__}\n"
+
+
+def test_every_command_uses_the_credentials_file_the_sandbox_writes(box, tmp_path, capsys, monkeypatch):
+    """`toolkit sandbox` wrote its credentials file, but pull, refresh, doctor and call read only the
+    TOOLKIT_<SERVICE>_<FIELD> variables: a new user wrote 16 exports by hand."""
+    for name in [n for n in os.environ if n.startswith("TOOLKIT_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("TOOLKIT_PROGRESS", "0")
+    file = tmp_path / "credentials.json"
+    file.write_text(json.dumps({s: box.credentials(s) for s in box.services}))
+    workspace = str(tmp_path / "w.duckdb")
+    given = ["--credentials", str(file)]
+    assert main(["pull", "media_review", "--workspace", workspace, *given]) == 0
+    assert main(["refresh", "--workspace", workspace, *given]) == 0
+    assert main(["doctor", "media_review", *given]) == 0
+    monkeypatch.setenv("TOOLKIT_CREDENTIALS", str(file))
+    assert main(["call", "media_review.list_teams", '{"page_size": 2}']) == 0
+    said = capsys.readouterr()
+    assert re.search(r"ok +media_review\.teams +40 rows", said.out), said.out
+    assert "media_review.teams: full, +0 ~0 -0 rows" in said.out and "everything answered as declared" in said.out
+    assert '"name":' in said.out.replace(" ", "")      # the call's JSON
+    assert not [s for s in box.secrets() if len(s) >= 6 and s in said.out + said.err]
+    monkeypatch.setenv("TOOLKIT_CREDENTIALS", str(tmp_path / "missing.json"))
+    assert main(["call", "media_review.list_teams"]) == 2
+    assert capsys.readouterr().err == f"toolkit call: cannot read the credentials file {tmp_path / 'missing.json'}: " \
+                                      "No such file or directory\n"

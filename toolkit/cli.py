@@ -44,6 +44,30 @@ def _resources(args: argparse.Namespace) -> int:
     return 0
 
 
+class _NoCredentials(Exception):
+    """The credentials file cannot be read: what to say, in one line."""
+
+
+def _credentials(args: argparse.Namespace) -> dict[str, dict]:
+    """Per service, the credentials in `--credentials FILE` or TOOLKIT_CREDENTIALS (the JSON file
+    `toolkit sandbox` writes); {} without either. The environment's TOOLKIT_<SERVICE>_<FIELD> fill
+    what the file lacks. Nothing of the file is ever printed: it holds secrets."""
+    import os
+    given = getattr(args, "credentials", None) or os.environ.get("TOOLKIT_CREDENTIALS")
+    if not given:
+        return {}
+    path = Path(given).expanduser()
+    try:
+        found = json.loads(path.read_text())
+    except OSError as error:
+        raise _NoCredentials(f"cannot read the credentials file {path}: {error.strerror}") from None
+    except json.JSONDecodeError:
+        raise _NoCredentials(f"the credentials file {path} is not JSON (`toolkit sandbox` writes one)") from None
+    if not isinstance(found, dict) or not all(isinstance(v, dict) for v in found.values()):
+        raise _NoCredentials(f"the credentials file {path} is not an object of services to their credentials")
+    return found
+
+
 def _call(args: argparse.Namespace) -> int:
     from toolkit import catalog
     from toolkit.errors import ToolkitError
@@ -63,7 +87,12 @@ def _call(args: argparse.Namespace) -> int:
         print(f"toolkit call: the params must be a JSON object, not {type(params).__name__}", file=sys.stderr)
         return 2
     try:
-        result = connect(action.service).call(action.id, **params)
+        credentials = _credentials(args)
+    except _NoCredentials as error:
+        print(f"toolkit call: {error}", file=sys.stderr)
+        return 2
+    try:
+        result = connect(action.service, **credentials.get(action.service, {})).call(action.id, **params)
     except ToolkitError as error:
         # one line, as `pull` gives: the errors mask secret values and scrub the service's answers
         print(f"toolkit call: {type(error).__name__}: {error}", file=sys.stderr)
@@ -87,8 +116,13 @@ def _pull(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     try:
+        credentials = _credentials(args)
+    except _NoCredentials as error:
+        print(f"toolkit pull: {error}", file=sys.stderr)
+        return 2
+    try:
         with Workspace(args.workspace) as ws:
-            client = ws.connect(args.service)
+            client = ws.connect(args.service, **credentials.get(args.service, {}))
             print(f"pull {args.service} from {scrub_url(client.base_url)} into {args.workspace}", flush=True)
             done = bulk.pull_service(client, args.resources or None,
                                      log=lambda line: print(line, flush=True))
@@ -115,12 +149,17 @@ def _refresh(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     try:
+        credentials = _credentials(args)
+    except _NoCredentials as error:
+        print(f"toolkit refresh: {error}", file=sys.stderr)
+        return 2
+    try:
         with Workspace(args.workspace) as ws:
             held = sorted(set(ws.loads()["service"])) if len(ws.loads()) else []
             named = sorted({r.split(".", 1)[0] for r in args.resource})
             for service in args.services or named or held:
                 try:
-                    ws.connect(service)
+                    ws.connect(service, **credentials.get(service, {}))
                 except ToolkitError as error:  # its resources are then skipped, with this line to say why
                     print(f"skip {service}: {type(error).__name__}: {error}", flush=True)
             table = ws.refresh(*args.services, resources=args.resource or None, incremental=not args.full,
@@ -153,10 +192,16 @@ def _doctor(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
         base_urls[service] = url
+    try:
+        credentials = _credentials(args)
+    except _NoCredentials as error:
+        print(f"toolkit doctor: {error}", file=sys.stderr)
+        return 2
     # progress on stderr as each resource is checked (a real service may be slow); the report on stdout
     say = (lambda line: print(line, file=sys.stderr, flush=True)) if sys.stderr.isatty() else None
     try:
-        report = doctor(*args.services, base_urls=base_urls, page_size=args.page_size, say=say)
+        named = args.services or [s for s in credentials if s in catalog.SERVICES]
+        report = doctor(*named, credentials=credentials, base_urls=base_urls, page_size=args.page_size, say=say)
     except ToolkitError as error:        # a service unknown, unconfigured or lacking a credential: nothing was sent
         print(f"toolkit doctor: {type(error).__name__}: {error}", file=sys.stderr)
         return 2
@@ -258,12 +303,16 @@ def parser() -> argparse.ArgumentParser:
     call = sub.add_parser("call", help="call one action with credentials from TOOLKIT_<SERVICE>_<FIELD>")
     call.add_argument("action", help="an action id, e.g. asset_library.list_tags")
     call.add_argument("params", nargs="?", help="the params as a JSON object")
+    call.add_argument("--credentials", metavar="FILE", help="the credentials file `toolkit sandbox` writes (or "
+                        "TOOLKIT_CREDENTIALS); TOOLKIT_<SERVICE>_<FIELD> fill what it lacks")
     call.set_defaults(run=_call)
     pull = sub.add_parser("pull", help="pull resources of a service into a workspace, credentials from "
                                        "TOOLKIT_<SERVICE>_<FIELD>; one line per resource (for a scheduled job)")
     pull.add_argument("service", choices=tuple(catalog.SERVICES))
     pull.add_argument("resources", nargs="*", help="resources to pull (default: every one that needs no ids)")
     pull.add_argument("--workspace", required=True, help="the workspace's DuckDB file (created when missing)")
+    pull.add_argument("--credentials", metavar="FILE", help="the credentials file `toolkit sandbox` writes (or "
+                        "TOOLKIT_CREDENTIALS); TOOLKIT_<SERVICE>_<FIELD> fill what it lacks")
     pull.set_defaults(run=_pull)
     again = sub.add_parser("refresh", help="pull again every resource a workspace holds (or those of the named "
                                            "services), incrementally where the catalog says how; credentials "
@@ -271,6 +320,8 @@ def parser() -> argparse.ArgumentParser:
     again.add_argument("services", nargs="*", metavar="SERVICE",
                        help="services to refresh (default: every one the workspace holds)")
     again.add_argument("--workspace", required=True, help="the workspace's DuckDB file")
+    again.add_argument("--credentials", metavar="FILE", help="the credentials file `toolkit sandbox` writes (or "
+                        "TOOLKIT_CREDENTIALS); TOOLKIT_<SERVICE>_<FIELD> fill what it lacks")
     again.add_argument("--full", action="store_true", help="pull everything, not only what may have changed")
     again.add_argument("--resource", action="append", default=[], metavar="SERVICE.RESOURCE",
                        help="refresh only these held resources (repeatable); a held parent not named is not added")
@@ -289,6 +340,8 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--base-url", action="append", default=[], metavar="[SERVICE=]URL",
                        help="a service's base URL, instead of TOOLKIT_<SERVICE>_BASE_URL (repeatable)")
     check.add_argument("--page-size", type=int, default=1, help="rows asked for on each first page (default 1)")
+    check.add_argument("--credentials", metavar="FILE", help="the credentials file `toolkit sandbox` writes (or "
+                        "TOOLKIT_CREDENTIALS); TOOLKIT_<SERVICE>_<FIELD> fill what it lacks")
     check.set_defaults(run=_doctor)
     export = sub.add_parser("export", help="export a workspace's latest loads as a snapshot file or Parquet folder")
     export.add_argument("--workspace", required=True, help="the workspace's DuckDB file")
