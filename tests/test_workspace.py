@@ -272,7 +272,9 @@ def test_export_duckdb_opens_with_plain_duckdb_and_open_snapshot(filled, tmp_pat
     with open_snapshot(path) as snap:
         pd.testing.assert_frame_equal(snap.read("translation", "targets"), ws.read("translation", "targets"))
         assert snap.read("translation", "phases")["tags"][0] == ["x", "y"]
-        tables = set(map(tuple, snap.tables()[["schema", "name", "kind"]].values.tolist()))
+        tables = set(map(tuple, snap.tables(internals=True)[["schema", "name", "kind"]].values.tolist()))
+        assert set(map(tuple, snap.tables()[["schema", "name"]].values.tolist())) == {
+            ("translation", "phases"), ("translation", "targets")}, "the analyst's own, without internals"
         assert {("translation", "targets", "table"), ("main", "_manifest", "table")} <= tables
         manifest = snap.manifest().set_index("resource")
         assert set(snap.loads()["load_id"]) == set(manifest["load_id"])

@@ -18,6 +18,7 @@ from __future__ import annotations
 import html
 import json
 import mmap
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -86,7 +87,7 @@ Done in {took:.0f} s; no secret of the sandbox is in these files.
   report     {report}
 
 Open them:
-  python -c "import toolkit; snap = toolkit.open_snapshot('{snapshot}'); print(snap.tables())"
+  {sys.executable} -c "import toolkit; snap = toolkit.open_snapshot('{snapshot}'); print(snap.tables())"
   xdg-open {report}      (or {report.as_uri()} in a browser)""")
     return 0
 

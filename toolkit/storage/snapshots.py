@@ -110,12 +110,17 @@ class Snapshot:
         """A DuckDB relation over the snapshot (`.df()`, `.to_arrow_table()`, `.show()`)."""
         return self._open().sql(query, params=params)
 
-    def tables(self) -> pd.DataFrame:
-        """Every table and view: schema, name, kind."""
-        return self._frame("SELECT schema_name AS schema, table_name AS name, 'table' AS kind "
-                           "FROM duckdb_tables() WHERE database_name = current_database() UNION ALL "
-                           "SELECT schema_name, view_name, 'view' FROM duckdb_views() "
-                           "WHERE database_name = current_database() AND NOT internal ORDER BY 1, 2")
+    def tables(self, internals: bool = False) -> pd.DataFrame:
+        """The analyst's tables and views: schema, name, kind. `internals=True` adds what toolkit keeps
+        for itself: `_loads`, `_manifest`, and each resource's `__versions` and `__loads`."""
+        query = ("SELECT schema_name AS schema, table_name AS name, 'table' AS kind "
+                 "FROM duckdb_tables() WHERE database_name = current_database() UNION ALL "
+                 "SELECT schema_name, view_name, 'view' FROM duckdb_views() "
+                 "WHERE database_name = current_database() AND NOT internal")
+        if not internals:
+            query = (f"SELECT * FROM ({query}) WHERE NOT starts_with(name, '_') "
+                     "AND NOT suffix(name, '__versions') AND NOT suffix(name, '__loads')")
+        return self._frame(query + " ORDER BY 1, 2")
 
     def manifest(self) -> pd.DataFrame:
         """One row per resource: toolkit version, created, source, key, params, loads, rows, schema (JSON)."""
