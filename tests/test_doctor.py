@@ -15,7 +15,7 @@ import toolkit
 import toolkit.checkup.doctor as doctor_module
 from toolkit import catalog
 from toolkit.checkup.doctor import doctor
-from toolkit.checkup.report import Report, ResourceCheck
+from toolkit.checkup.report import Report, ResourceCheck, ServiceCheck
 from toolkit.errors import ToolkitError, ValidationError
 
 
@@ -262,7 +262,16 @@ def test_text_and_html(box):
     assert repr(report) == report.text()
     assert "everything answered as declared" in repr(report) and "ok   submissions" in repr(report)
     page = report._repr_html_()
-    assert page.count("<table>") == 2 and "<td>submissions</td>" in page
+    assert page.count("<table ") == 2 and re.search(r"<td [^>]*border[^>]*>submissions</td>", page)
+
+
+def test_the_html_table_keeps_each_difference_apart():
+    """The doctor's table ran two lists together: "seen nullno header total-size"."""
+    check = ResourceCheck("targets", "translation.list_targets", types_differ={"dueDate": "seen null"},
+                          paging_differs=["no header total-size"], status=200)
+    service = ServiceCheck("translation", "http://127.0.0.1:9/PD", "ok (oauth)", True, [check])
+    page = Report([service], "2026-11-25T00:00:00+00:00")._repr_html_()
+    assert "dueDate: seen null; no header total-size" in page
 
 
 def test_toolkit_doctor_is_the_function_even_after_its_modules_are_imported(box):

@@ -18,6 +18,10 @@ __all__ = ["CallSeen", "Report", "ResourceCheck", "ServiceCheck", "declared_type
 PYTHON_TO_JSON = {str: "string", int: "integer", float: "number", bool: "boolean"}
 
 
+# a cell of the HTML table: ruled and padded, so that neighbouring cells never read as one text
+CELL = 'style="border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top"'
+
+
 def json_type(value: Any) -> str:
     """The JSON type of a parsed value: string, integer, number, boolean, null, array or object."""
     if value is None:
@@ -192,14 +196,15 @@ class Report:
                          f"<br>clock skew: {e('no Date header' if s.clock_skew_s is None else f'{s.clock_skew_s:+.0f} s')}"
                          + (f"<br>version: {e(version)}" if version else "") + "</p>")
             rows = "".join(
-                "<tr>" + "".join(f"<td>{e(str(cell))}</td>" for cell in (
+                "<tr>" + "".join(f"<td {CELL}>{e(str(cell))}</td>" for cell in (
                     r.resource, "skip" if r.skipped is not None else r.error or r.status,
                     r.skipped or f"{r.paging_seen} (declared {r.paging_declared})",
                     "" if r.ms is None else f"{r.ms:.0f}", f"{len(r.seen)}/{len(r.declared)}",
                     ", ".join(r.missing), ", ".join(r.extra),
-                    "; ".join(f"{k}: {v}" for k, v in r.types_differ.items()) + "; ".join(r.paging_differs)))
+                    "; ".join([*(f"{k}: {v}" for k, v in r.types_differ.items()), *r.paging_differs])))
                 + "</tr>" for r in s.resources)
-            head = "".join(f"<th>{h}</th>" for h in ("resource", "status", "paging", "ms", "fields seen",
+            head = "".join(f"<th {CELL}>{h}</th>" for h in ("resource", "status", "paging", "ms", "fields seen",
                                                     "missing", "extra", "differs"))
-            parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
+            parts.append(f'<table style="border-collapse:collapse"><thead><tr>{head}</tr></thead>'
+                         f"<tbody>{rows}</tbody></table>")
         return "\n".join(parts)
