@@ -321,3 +321,19 @@ def test_a_figure_that_fails_to_draw_is_a_short_note_and_the_rest_is_written(ws,
     assert page.count("data:image/png;base64,") >= 14 and "a long traceback line" not in page
     sizes = page.split(">Audience sizes</h3>")[1].split("<h3>")[0]
     assert "<table class=data>" in sizes, "the part's table is still there"
+
+
+def test_a_capped_plot_says_what_it_shows_of_how_many(ws):
+    """"Percent complete" showed 25 of 79 open submissions without saying so."""
+    progress = translation.percent_complete(ws)
+    open_ones = int((progress["open"] > 0).sum())
+    assert open_ones > 3
+    title = translation.plot_percent_complete(progress, limit=3).axes[0].get_title(loc="left")
+    assert title == f"Percent complete per open submission\nthe 3 soonest due of {open_ones}"
+    whole = translation.plot_percent_complete(progress, limit=open_ones).axes[0].get_title(loc="left")
+    assert whole == "Percent complete per open submission"
+    late = translation.overdue(ws)
+    many = late["submission_id"].nunique()
+    assert many > 2
+    title = translation.plot_overdue(late, progress, limit=2).axes[0].get_title(loc="left")
+    assert title.endswith(f"\nthe 2 submissions with most, of {many}")

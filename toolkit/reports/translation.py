@@ -209,7 +209,8 @@ def plot_percent_complete(progress: pd.DataFrame, limit: int = 25) -> Figure:
     plots.legend(fig, 3, handles=[Patch(color=plots.RED, label="past due"),
                                   Patch(color=plots.GOLD, label=f"due within {AT_RISK_HOURS} h"),
                                   Patch(color=plots.BLUE, label="due later")])
-    plots.finish(ax, title, "targets done (%)", "submission")
+    capped = f"\nthe {len(shown)} soonest due of {len(open_ones)}" if len(open_ones) > len(shown) else ""
+    plots.finish(ax, title + capped, "targets done (%)", "submission")
     return fig
 
 
@@ -240,6 +241,7 @@ def plot_overdue(late: pd.DataFrame, submissions: pd.DataFrame | None = None, li
     if late.empty:
         return plots.empty(title, "No open target is overdue or at risk.")
     counts = pd.crosstab(late["submission_id"], late["flag"]).reindex(columns=["overdue", "at risk"], fill_value=0)
+    every = len(counts)
     counts = counts.loc[counts.sum(axis=1).sort_values(ascending=False).index].head(limit).iloc[::-1]
     names = {} if submissions is None or "name" not in submissions else dict(zip(
         submissions["submission_id"], submissions["name"], strict=False))
@@ -257,7 +259,8 @@ def plot_overdue(late: pd.DataFrame, submissions: pd.DataFrame | None = None, li
     plots.legend(fig, 2)
     moment = late.attrs.get("now")
     when = f" at {moment:%d %b %Y %H:%M} UTC" if moment is not None else ""
-    plots.finish(ax, f"{title}{when}", "targets", "submission")
+    capped = f"\nthe {len(counts)} submissions with most, of {every}" if every > len(counts) else ""
+    plots.finish(ax, f"{title}{when}{capped}", "targets", "submission")
     return fig
 
 
