@@ -726,3 +726,18 @@ def test_targets_below_5_20_go_per_submission_and_give_the_same_rows(box, ws):
                                  status=["READY", "COMPLETED"])
     pd.testing.assert_frame_equal(by_key(modern_picked, resource.key)[declared],
                                   by_key(wanted, resource.key)[declared], check_categorical=False)
+
+
+def test_progress_false_holds_for_the_parent_a_fetch_pulls_first(box, ws, monkeypatch):
+    """fetch("targets", progress=False) on a workspace without submissions showed the submissions'
+    bar all the same."""
+    asked = []
+    real = fetch.progress_bar
+
+    def recorded(total, description, unit, show=None):
+        asked.append((description, show))
+        return real(total, description, unit, show)
+
+    monkeypatch.setattr(fetch, "progress_bar", recorded)
+    connect(ws, box, "translation").fetch("targets", progress=False)
+    assert asked == [("translation.submissions", False), ("translation.targets", False)]

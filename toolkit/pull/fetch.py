@@ -112,12 +112,13 @@ def _split_filters(client: Client, resource: Resource, action: Action, filters: 
 
 
 def _parent_ids(client: Client, store: Store, service: str, parent_name: str, column: str | None = None,
-                contract: str = "evolve") -> list:
+                contract: str = "evolve", progress: bool | None = None) -> list:
     """The ids of the parent resource, from its latest load (pulled now when there is none, under the
-    child's contract: a frozen fetch writes nothing, its parent's load included)."""
+    child's contract and progress: a frozen fetch writes nothing, its parent's load included, and a
+    quiet one shows nothing for its parent either)."""
     parent = catalog.resource(service, parent_name)
     if store.fresh_load(service, client.base_url, parent.name, {}, None) is None:
-        pull(client, store, parent.name, contract=contract)
+        pull(client, store, parent.name, contract=contract, progress=progress)
     frame = store.read(service, parent.name)
     return frame[column or parent.key[0]].dropna().tolist()
 
@@ -166,7 +167,7 @@ def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bo
         failed = plan.failed
 
         def run(given: dict) -> Iterator[tuple[pa.Table, int]]:
-            part = _plan(client, store, resource, given, workers, on_error, contract)
+            part = _plan(client, store, resource, given, workers, on_error, contract, progress)
             try:
                 yield from part.tables()
             finally:
@@ -175,7 +176,7 @@ def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bo
         plan.tables = lambda: step.tables(run)
         keep, builds_on, carry = False, previous, step.carry
     else:
-        plan = _plan(client, store, resource, filters, workers, on_error, contract)
+        plan = _plan(client, store, resource, filters, workers, on_error, contract, progress)
         builds_on, carry = None, None
     categoricals = [column.name for column in resource.columns if column.dtype == "category"]
     with ws.load(resource.service, client.base_url, stored, key, resource.key, keep, categoricals,
@@ -259,9 +260,9 @@ class _Plan:
 
 
 def _plan(client: Client, store: Store, resource: Resource, filters: dict, workers: int, on_error: str,
-          contract: str = "evolve") -> _Plan:
+          contract: str = "evolve", progress: bool | None = None) -> _Plan:
     if resource.chunks is not None:
-        return _chunked(client, store, resource, filters, workers, on_error, contract)
+        return _chunked(client, store, resource, filters, workers, on_error, contract, progress)
     if resource.settings is not None:
         return _settings(client, store, resource, filters, workers, on_error, contract)
     action = catalog.ACTIONS[resource.action]
@@ -269,7 +270,8 @@ def _plan(client: Client, store: Store, resource: Resource, filters: dict, worke
     if resource.fan_out:
         if ids is None:
             if (resource.service, resource.parent) in catalog.RESOURCES:
-                ids = _parent_ids(client, store, resource.service, resource.parent, resource.parent_key, contract)
+                ids = _parent_ids(client, store, resource.service, resource.parent, resource.parent_key, contract,
+                                  progress)
             else:
                 raise ValidationError(resource.parent, None, f"{resource.name} needs the ids to fetch: "
                                       f"pass {resource.parent}=[...]")
@@ -447,7 +449,7 @@ def _take(iterator: Iterator, n: int) -> Iterable:
 # --- resources that one list action cannot describe (Resource.chunks, Resource.settings) -------------
 
 def _chunked(client: Client, store: Store, resource: Resource, filters: dict, workers: int, on_error: str,
-             contract: str = "evolve") -> _Plan:
+             contract: str = "evolve", progress: bool | None = None) -> _Plan:
     """The rows of the parent's ids (all of them when none are given), `chunks.size` ids a request;
     one id a request through `chunks.older` where the service is older than `chunks.since`."""
     how = resource.chunks
@@ -458,7 +460,7 @@ def _chunked(client: Client, store: Store, resource: Resource, filters: dict, wo
         raise ValidationError(unknown[0], filters[unknown[0]], f"unknown filter; {resource.name} takes "
                               f"{', '.join(resource.filters)}")
     if ids is None:
-        ids = _parent_ids(client, store, resource.service, resource.parent, resource.parent_key, contract)
+        ids = _parent_ids(client, store, resource.service, resource.parent, resource.parent_key, contract, progress)
     ids = list(ids.tolist() if hasattr(ids, "tolist") else ids)
     given = {name: value for name, value in filters.items() if value is not None}
     if how.since is None or version_tuple(client.system_version or "99") >= version_tuple(how.since):
