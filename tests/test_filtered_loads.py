@@ -100,3 +100,13 @@ def test_unknown_names_and_load_ids_say_what_exists(ws):
         ws.sql("SELECT * FROM translation.phases")
     with pytest.raises(WorkspaceError, match="no load of 'nothing'"):
         ws.sql("SELECT * FROM nothing")
+
+
+def test_the_summary_of_views_shortens_a_long_filter(box):
+    with tk.Workspace() as ws:
+        cdp = ws.connect("audience_platform", **box.credentials("audience_platform"))
+        ids = box.examples("audience_platform")["profile_ids"][:20]
+        cdp.fetch("memberships", profile_ids=ids)
+        shown = ws.tables().set_index("table").loc["audience_platform.memberships", "params"]
+        assert len(shown) == 120 and shown.endswith("…") and ids[0] in shown
+        assert ids[-1] in ws.history("audience_platform.memberships")["params"].iloc[-1], "whole in history"

@@ -531,11 +531,16 @@ class Store:
     def tables(self) -> pd.DataFrame:
         """What each view of the workspace shows: one row per `service.resource` (and its
         `__filtered` loads) with the latest finished load's id, when it finished, its rows, the
-        filters it was fetched with (JSON) and how many loads the history holds."""
+        filters it was fetched with (JSON, shortened past 120 characters) and how many loads the
+        history holds."""
         return self._frame(f"""
             SELECT service || '.' || resource AS "table", service, resource,
                    arg_max(load_id, coalesce(seq, 0)) AS load_id, max(finished) AS finished,
-                   arg_max("rows", coalesce(seq, 0)) AS "rows", arg_max(params, coalesce(seq, 0)) AS params,
+                   arg_max("rows", coalesce(seq, 0)) AS "rows",
+                   -- a summary: a filter of a hundred ids is shortened (history() has it whole)
+                   CASE WHEN length(arg_max(params, coalesce(seq, 0))) > 120
+                        THEN left(arg_max(params, coalesce(seq, 0)), 119) || '…'
+                        ELSE arg_max(params, coalesce(seq, 0)) END AS params,
                    resource LIKE '%{FILTERED}' AS filtered, count(*) AS loads
             FROM {self._loads_table()} WHERE status IN {FINISHED}
             GROUP BY ALL ORDER BY service, resource""")
