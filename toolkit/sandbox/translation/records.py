@@ -99,7 +99,7 @@ class Pairs:
     what: str       # how messages call one
 
     def listed(self, s: Submission) -> list[dict[str, Any]]:
-        return [self.wire(s, k, v) for k, v in getattr(s, self.field).items()]
+        return [self.wire(k, v) for k, v in getattr(s, self.field).items()]
 
     def one(self, state: State, request: Request) -> tuple[Submission, str, Any]:
         """(submission, name, value) of the pair the path names; 404 when the submission lacks it."""
@@ -109,8 +109,8 @@ class Pairs:
             raise Reject(404, f"submission {s.id} has no {self.what} {name!r}")
         return s, name, held[name]
 
-    def wire(self, s: Submission, name: str, value: Any) -> dict[str, Any]:
-        """One pair as the wire shows it (`s`, the submission it is of, names no field of it)."""
+    def wire(self, name: str, value: Any) -> dict[str, Any]:
+        """One pair as the wire shows it."""
         return {self.name: name, "value": value}
 
     def delete(self, state: State, request: Request) -> Response:
@@ -268,7 +268,8 @@ class Records:
         return ATTRIBUTES.listed(self.state.sub(request.params["submission_id"]))
 
     def do_get_custom_attribute(self, request: Request) -> Any:
-        return ATTRIBUTES.wire(*ATTRIBUTES.one(self.state, request))
+        _, name, value = ATTRIBUTES.one(self.state, request)
+        return ATTRIBUTES.wire(name, value)
 
     def do_add_custom_attribute(self, request: Request) -> Any:
         s = self.state.sub(request.params["submission_id"])
@@ -278,14 +279,14 @@ class Records:
         if name in s.attributes:
             raise Reject(400, f"custom attribute {name} is already set on submission {s.id}; change it with PUT")
         s.attributes[name] = value
-        return {"name": name, "value": value}
+        return ATTRIBUTES.wire(name, value)
 
     def do_update_custom_attribute(self, request: Request) -> Any:
         s, name, _ = ATTRIBUTES.one(self.state, request)
         value = body_object(request).get("value")
         self.check_attribute(s.project_id, name, value)
         s.attributes[name] = value
-        return {"name": name, "value": value}
+        return ATTRIBUTES.wire(name, value)
 
     def do_delete_custom_attribute(self, request: Request) -> Response:
         return ATTRIBUTES.delete(self.state, request)
@@ -299,7 +300,8 @@ class Records:
         return METADATA.listed(self.state.sub(request.params["submission_id"]))
 
     def do_get_metadata_entry(self, request: Request) -> Any:
-        return METADATA.wire(*METADATA.one(self.state, request))
+        _, key, value = METADATA.one(self.state, request)
+        return METADATA.wire(key, value)
 
     def _key_value(self, request: Request) -> tuple[Submission, str, str]:
         s = self.state.sub(request.params["submission_id"])
@@ -315,7 +317,7 @@ class Records:
         if key in s.metadata:
             raise Reject(400, f"metadata {key!r} already exists on submission {s.id}; change it with PUT")
         s.metadata[key] = value
-        return {"key": key, "value": value}
+        return METADATA.wire(key, value)
 
     def do_set_webhook_metadata(self, request: Request) -> Any:
         s, key, value = self._key_value(request)
@@ -324,7 +326,7 @@ class Records:
         if key in s.metadata:
             raise Reject(400, f"submission {s.id} already has {key}; change it with PUT .../metadata/{key}")
         s.metadata[key] = value
-        return {"key": key, "value": value}
+        return METADATA.wire(key, value)
 
     def do_update_metadata_entry(self, request: Request) -> Any:
         s, key, _ = METADATA.one(self.state, request)
