@@ -651,7 +651,8 @@ def test_no_secret_in_the_workspace_file_or_its_exports(everything, box, tmp_pat
     assert len(secrets) > 5
     files = [path, Path(f"{path}.wal"), exports[0], *exports[1].rglob("*")]
     raw = b"".join(f.read_bytes() for f in files if f.is_file())
-    text = text_of(ws._con) + (exports[1] / "manifest.json").read_text()
+    with ws.hold(), ws._file.held() as con:
+        text = text_of(con) + (exports[1] / "manifest.json").read_text()
     with duckdb.connect(str(exports[0]), read_only=True) as con:
         text += text_of(con)
     for file in exports[1].rglob("*.parquet"):

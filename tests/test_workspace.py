@@ -8,7 +8,6 @@ import sys
 import textwrap
 import threading
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import duckdb
 import orjson
@@ -18,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import toolkit
-from toolkit import Workspace, WorkspaceError, WorkspaceInUseError, open_snapshot
+from toolkit import Workspace, WorkspaceBusyError, WorkspaceError, WorkspaceInUseError, open_snapshot
 from toolkit.http.session import Secret
 
 URL = "http://127.0.0.1:9/PD"
@@ -383,38 +382,56 @@ def test_a_load_in_a_thread_while_the_notebook_reads(ws):
     assert len(ws.read("translation", "targets")) == 200 and len(ws.read("translation", "phases")) == 200
 
 
-def test_a_second_process_gets_a_clear_error_and_read_only_works_after(tmp_path):
+def test_two_processes_take_turns_and_one_that_keeps_the_file_is_named_after_waiting(tmp_path, capsys):
+    """A workspace holds its file only while it reads or commits: another process's workspace reads and
+    loads between; one that keeps the file (a block of `ws.hold()`, a duckdb.connect of its own) makes
+    the others wait, told once who holds it and what for, and then raise WorkspaceBusyError."""
     path = tmp_path / "ws.duckdb"
     other = textwrap.dedent(f"""
-        import pyarrow as pa, toolkit
+        import duckdb, pyarrow as pa, toolkit
         ws = toolkit.Workspace({str(path)!r})
         with ws.load("translation", "http://x", "targets", {{}}, ("id",)) as load:
             load.write(pa.table({{"id": [1, 2, 3]}}))
-        print("writing", flush=True)
+        print("loaded", flush=True)
         input()
+        with ws.hold():
+            print("holding", flush=True)
+            input()
         ws.close()
-        ws = toolkit.Workspace({str(path)!r}, read_only=True)
-        print("reading", len(ws.read("translation", "targets")), flush=True)
+        con = duckdb.connect({str(path)!r})
+        print("keeping", flush=True)
         input()
     """)
     process = subprocess.Popen([sys.executable, "-c", other], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
-    try:
-        assert process.stdout.readline().strip() == "writing", process.stderr.read()
-        with pytest.raises(WorkspaceInUseError, match=r"in use by process \d+.*read_only=True") as caught:
-            Workspace(path)
-        assert caught.value.pid == process.pid
-        with pytest.raises(WorkspaceInUseError, match="open for writing in process"):
-            Workspace(path, read_only=True)
+
+    def step(expected):
         process.stdin.write("\n")
         process.stdin.flush()
-        assert process.stdout.readline().strip() == "reading 3"
-        with Workspace(path, read_only=True) as reader:  # two readers at once, nobody writing
-            assert len(reader.read("translation", "targets")) == 3
-            with pytest.raises(WorkspaceError, match="read-only"):
-                reader.load("translation", URL, "targets")
+        assert process.stdout.readline().strip() == expected, process.stderr.read()
+
+    try:
+        assert process.stdout.readline().strip() == "loaded", process.stderr.read()
+        with Workspace(path) as ws:  # the other's workspace is still open, and idle
+            assert len(ws.read("translation", "targets")) == 3
+            with ws.load("translation", URL, "targets", {}, ("id",)) as load:
+                load.write(pa.table({"id": [1, 2, 3, 4]}))
+        capsys.readouterr()
+        step("holding")
+        with pytest.raises(WorkspaceBusyError, match=rf"still held by process {process.pid} \(a block of the "
+                                                     r"analyst's queries, for [\d.]+ s\) after waiting 0 s"):
+            Workspace(path, wait=0.4)
+        assert capsys.readouterr().err.count(f"is held by process {process.pid}") == 1, "said once"
+        step("keeping")
+        with pytest.raises(WorkspaceBusyError, match=rf"still held by process {process.pid} after") as caught:
+            Workspace(path, read_only=True, wait=0.2)
+        assert caught.value.pid == process.pid and isinstance(caught.value, WorkspaceInUseError)
     finally:
         process.communicate("\n", timeout=30)
+    with Workspace(path, read_only=True) as reader:
+        assert len(reader.read("translation", "targets")) == 4 and len(reader.loads()) == 2
+        with pytest.raises(WorkspaceError, match="read-only"):
+            reader.load("translation", URL, "targets")
 
 
 def test_a_second_load_of_a_resource_in_the_same_thread_is_refused_not_deadlocked(ws):
@@ -472,13 +489,28 @@ def test_a_duckdb_without_per_column_compression_stores_long_text_its_own_way(tm
         assert ws.read("audience_platform", "notifications")["details"].tolist() == details
 
 
-def test_settings_on_every_connection(tmp_path):
+def during_commit(monkeypatch, query: str) -> list:
+    """What `query` answers on each load's commit cursor, inside its transaction."""
+    from toolkit.storage.loads import Load
+    seen, finish = [], Load._finish
+
+    def watched(self, cursor, *rest):
+        seen.append(cursor.sql(query).fetchall()[0][0])
+        return finish(self, cursor, *rest)
+
+    monkeypatch.setattr(Load, "_finish", watched)
+    return seen
+
+
+def test_settings_on_every_connection(tmp_path, monkeypatch):
+    progress = during_commit(monkeypatch, "select current_setting('enable_progress_bar')")
+    zone = during_commit(monkeypatch, "select current_setting('TimeZone')")
     with Workspace(tmp_path / "ws.duckdb") as ws:
         assert ws.sql("select current_setting('enable_progress_bar')").fetchall()[0][0] is False
+        assert ws.sql("select current_setting('TimeZone')").fetchall()[0][0] == "UTC"
         with ws.load("translation", URL, "targets") as load:
-            assert load._cursor.sql("select current_setting('enable_progress_bar')").fetchall()[0][0] is False
-            assert load._cursor.sql("select current_setting('TimeZone')").fetchall()[0][0] == "UTC"
-    assert Path(tmp_path / "ws.duckdb").exists()
+            load.write(pa.table({"id": [1]}))
+    assert progress == [False] and zone == ["UTC"]
 
 
 def test_a_frame_from_kept_batches_leaves_the_memory_limit_as_it_was(tmp_path):
@@ -496,20 +528,20 @@ def test_the_analysts_queries_get_the_machines_memory_and_a_load_64_mb(tmp_path,
     """A file workspace held every query at 64 MB: a sort of 300k rows of text ran out of memory."""
     monkeypatch.delenv("TOOLKIT_DUCKDB_MEMORY_LIMIT", raising=False)
     limit = "select current_setting('memory_limit')"
+    during = during_commit(monkeypatch, limit)
     with Workspace(tmp_path / "ws.duckdb") as ws:
         ws.sql("create table t as select range as id, 'asset-' || range as name, "
                "repeat('description ', 20) as d from range(300000)")
         assert len(ws.sql("select * from t order by d, name").fetchall()) == 300000
         whole = ws.sql(limit).fetchall()[0][0]
-        during = []
         with ws.load("translation", URL, "targets") as load:
             load.write(pa.table({"id": [1]}))
-            during.append(ws.sql(limit).fetchall()[0][0])
         assert during == ["61.0 MiB"] and ws.sql(limit).fetchall()[0][0] == whole
-        ws.sql("SET memory_limit = '300MB'")  # the analyst's own choice outlasts a load
-        with ws.load("translation", URL, "targets") as load:
-            load.write(pa.table({"id": [2]}))
-        assert ws.sql(limit).fetchall()[0][0] == "286.1 MiB"
+        with ws.hold():  # the analyst's own choice outlasts a load while the file is held
+            ws.sql("SET memory_limit = '300MB'")
+            with ws.load("translation", URL, "targets") as load:
+                load.write(pa.table({"id": [2]}))
+            assert ws.sql(limit).fetchall()[0][0] == "286.1 MiB"
     monkeypatch.setenv("TOOLKIT_DUCKDB_MEMORY_LIMIT", "200MB")
     with Workspace(tmp_path / "ws.duckdb") as ws:
         assert ws.sql(limit).fetchall()[0][0] == "190.7 MiB"
@@ -541,18 +573,18 @@ def test_a_kept_column_is_used_only_when_it_casts_to_the_stored_type_unchanged(s
     assert _casts_unchanged(source, target) is unchanged
 
 
-def test_duckdb_leaves_cores_to_the_walk_while_loads_are_open_and_gets_them_back(monkeypatch):
+def test_duckdb_leaves_cores_to_the_walk_while_loads_commit_and_gets_them_back(monkeypatch):
     monkeypatch.setenv("TOOLKIT_DUCKDB_LOAD_THREADS", "1")
+    during = during_commit(monkeypatch, "select current_setting('threads')")
     with Workspace() as ws:
         threads = lambda: int(ws.sql("select current_setting('threads')").fetchall()[0][0])  # noqa: E731
         ws.sql("SET threads = 3")
         with ws.load("asset_library", "http://x", "tags", {}, ("id",)) as load:
             load.write(pa.table({"id": ["a"]}))
-            assert threads() == 1
             with ws.load("asset_library", "http://x", "boards", {}, ("id",)) as other:
                 other.write(pa.table({"id": ["b"]}))
-            assert threads() == 1, "one load still open"
-        assert threads() == 3
+            assert threads() == 3, "a load walking leaves the analyst's threads be"
+        assert during == [1, 1] and threads() == 3
         with pytest.raises(RuntimeError), ws.load("asset_library", "http://x", "tags", {}, ("id",)):
             raise RuntimeError("a failed load gives them back too")
         assert threads() == 3

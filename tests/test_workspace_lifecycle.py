@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import duckdb
@@ -14,7 +15,7 @@ import pyarrow as pa
 import pytest
 
 import toolkit
-from toolkit import Workspace, WorkspaceError, WorkspaceInUseError
+from toolkit import Workspace, WorkspaceBusyError, WorkspaceError, WorkspaceInUseError
 from toolkit.errors import WorkspaceOpenHereError
 from toolkit.sandbox.asset_library import service as asset_library
 
@@ -98,26 +99,47 @@ def test_a_fetch_through_a_closed_workspace_sends_nothing_and_says_it_is_closed(
         assert box.stats()["requests"] == sent
 
 
-# -- one file, one way per process ------------------------------------------------------------------
+# -- one file, held only while used ------------------------------------------------------------------
 
-def test_read_only_in_the_process_that_writes_the_file_is_a_clear_error(tmp_path):
+def test_a_read_only_and_a_read_write_workspace_of_one_process_take_turns(tmp_path):
+    """DuckDB opens a file one way per process; each workspace holds it only while it reads or commits,
+    so a read-only one beside a read-write one waits its turn instead of being refused."""
     path = tmp_path / "ws.duckdb"
     with Workspace(path) as writer:
         put(writer, range(3))
-        with pytest.raises(WorkspaceOpenHereError, match="open read-write in this process.*close it") as caught:
-            Workspace(path, read_only=True)
-        assert isinstance(caught.value, WorkspaceInUseError) and caught.value.path == path
-        with pytest.raises(WorkspaceOpenHereError, match="open read-write in this process"):
-            toolkit.open_snapshot(path)  # a snapshot opens read-only too
+        with Workspace(path, read_only=True) as reader:
+            assert len(reader.read("translation", "targets")) == 3
+            put(writer, range(5))
+            assert len(reader.read("translation", "targets")) == 5, "the reader sees the writer's new load"
+        with toolkit.open_snapshot(path) as snap:  # a snapshot opens read-only too
+            assert len(snap.read("translation", "targets")) == 5
         with Workspace(path) as second:  # a second read-write one shares the file
-            assert len(second.read("translation", "targets")) == 3
-        assert len(writer.read("translation", "targets")) == 3, "the writer is unharmed"
-    with Workspace(path, read_only=True) as reader:
-        assert len(reader.read("translation", "targets")) == 3
-        with pytest.raises(WorkspaceOpenHereError, match="open read-only in this process.*close it"):
-            Workspace(path)
-    with Workspace(path) as writer:
-        assert len(writer.loads()) == 1
+            assert len(second.read("translation", "targets")) == 5
+        assert len(writer.read("translation", "targets")) == 5, "the writer is unharmed"
+
+
+def test_a_connection_of_the_analysts_own_that_keeps_the_file_is_named_after_waiting(tmp_path, capsys):
+    path = tmp_path / "ws.duckdb"
+    Workspace(path).close()
+    kept = duckdb.connect(str(path), read_only=True)  # not toolkit's: it never lets go
+    try:
+        with pytest.raises(WorkspaceOpenHereError, match="open read-only in this process.*close it") as caught:
+            Workspace(path, wait=0)
+        assert isinstance(caught.value, WorkspaceInUseError) and caught.value.path == path
+        ws = Workspace(path, read_only=True)  # the same way: DuckDB shares it
+        assert ws.loads().empty
+        ws.close()
+        capsys.readouterr()
+        started = time.monotonic()
+        with pytest.raises(WorkspaceBusyError, match="still held by another workspace or connection of this "
+                                                     "process after waiting 0 s.*wait=300"):
+            Workspace(path, wait=0.3)
+        assert 0.25 <= time.monotonic() - started < 5
+        assert capsys.readouterr().err.count("is held by another workspace or connection") == 1, "said once"
+    finally:
+        kept.close()
+    with Workspace(path, wait=0) as writer:
+        assert writer.loads().empty
 
 
 # -- a load whose process was killed -----------------------------------------------------------------

@@ -44,6 +44,19 @@ def _resources(args: argparse.Namespace) -> int:
     return 0
 
 
+# exit codes: 0 done, 1 something failed (a resource, a check), 2 bad arguments or a toolkit error,
+# 75 the workspace stayed held by another process past the wait (EX_TEMPFAIL: run again later)
+BUSY = 75
+WAIT_HELP = ("seconds to wait while another process holds the workspace (default TOOLKIT_WORKSPACE_WAIT, "
+             "or 60); still held after that: exit 75")
+
+
+def _failed(command: str, error: BaseException) -> int:
+    """One line for a toolkit error, and its exit code: 75 for a workspace still held after the wait."""
+    print(f"toolkit {command}: {type(error).__name__}: {error}", file=sys.stderr)
+    return getattr(error, "exit_code", 2)
+
+
 class _NoCredentials(Exception):
     """The credentials file cannot be read: what to say, in one line."""
 
@@ -121,18 +134,19 @@ def _pull(args: argparse.Namespace) -> int:
         print(f"toolkit pull: {error}", file=sys.stderr)
         return 2
     try:
-        with Workspace(args.workspace) as ws:
+        with Workspace(args.workspace, wait=args.wait) as ws:
             client = ws.connect(args.service, **credentials.get(args.service, {}))
             print(f"pull {args.service} from {scrub_url(client.base_url)} into {args.workspace}", flush=True)
             done = bulk.pull_service(client, args.resources or None,
                                      log=lambda line: print(line, flush=True))
     except ToolkitError as error:
-        print(f"toolkit pull: {type(error).__name__}: {error}", file=sys.stderr)
-        return 2
+        return _failed("pull", error)
     pulled = [p for p in done if not p.skipped and not p.error]
     print(f"{len(pulled)} pulled ({sum(p.rows for p in pulled):,} rows, {sum(p.requests for p in pulled):,} "
           f"requests), {sum(bool(p.skipped) for p in done)} skipped, {sum(bool(p.error) for p in done)} failed")
     named_but_skipped = args.resources and any(p.skipped for p in done)
+    if any(p.error for p in done) and all("WorkspaceBusyError" in p.error for p in done if p.error):
+        return BUSY
     return 1 if named_but_skipped or any(p.error for p in done) else 0
 
 
@@ -154,7 +168,7 @@ def _refresh(args: argparse.Namespace) -> int:
         print(f"toolkit refresh: {error}", file=sys.stderr)
         return 2
     try:
-        with Workspace(args.workspace) as ws:
+        with Workspace(args.workspace, wait=args.wait) as ws:
             held = sorted(set(ws.loads()["service"])) if len(ws.loads()) else []
             named = sorted({r.split(".", 1)[0] for r in args.resource})
             for service in args.services or named or held:
@@ -165,12 +179,14 @@ def _refresh(args: argparse.Namespace) -> int:
             table = ws.refresh(*args.services, resources=args.resource or None, incremental=not args.full,
                                say=lambda line: print(line, flush=True))
     except ToolkitError as error:
-        print(f"toolkit refresh: {type(error).__name__}: {error}", file=sys.stderr)
-        return 2
+        return _failed("refresh", error)
     counts = table["kind"].value_counts()
     print(", ".join(f"{counts[k]} {k}" for k in counts.index) or "nothing held",
           f"({int(table['requests'].sum()):,} requests)")
-    return 1 if (table["kind"] == "failed").any() else 0
+    failed = table[table["kind"] == "failed"]
+    if len(failed) and failed["error"].astype(str).str.contains("WorkspaceBusyError").all():
+        return BUSY
+    return 1 if len(failed) else 0
 
 
 def _doctor(args: argparse.Namespace) -> int:
@@ -216,7 +232,7 @@ def _doctor(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from toolkit.errors import ToolkitError
+    from toolkit.errors import ToolkitError, WorkspaceBusyError
     from toolkit.workspace import Workspace
     if not Path(args.workspace).exists():
         print(f"toolkit export: no workspace at {args.workspace}", file=sys.stderr)
@@ -224,6 +240,8 @@ def _export(args: argparse.Namespace) -> int:
     try:
         with Workspace(args.workspace) as ws:
             path = ws.export(args.out, format=args.format, history=args.history, overwrite=args.overwrite)
+    except WorkspaceBusyError as error:
+        return _failed("export", error)
     except (ToolkitError, FileExistsError, ValueError) as error:
         # the CLI's own words for the option the Python error names
         print(f"toolkit export: {str(error).replace('pass overwrite=True', 'pass --overwrite')}", file=sys.stderr)
@@ -246,8 +264,7 @@ def _migrate(args: argparse.Namespace) -> int:
             old = old_layout(con)
         Workspace(args.workspace).close()        # a read-write open migrates, in one transaction
     except (ToolkitError, duckdb.Error) as error:
-        print(f"toolkit migrate: {type(error).__name__}: {error}", file=sys.stderr)
-        return 2
+        return _failed("migrate", error)
     done = ", ".join(f"{service}.{resource}" for service, resource in old)
     print(f"migrated {args.workspace} to row versions: {done}" if old else f"{args.workspace} is up to date")
     return 0
@@ -313,6 +330,7 @@ def parser() -> argparse.ArgumentParser:
     pull.add_argument("--workspace", required=True, help="the workspace's DuckDB file (created when missing)")
     pull.add_argument("--credentials", metavar="FILE", help="the credentials file `toolkit sandbox` writes (or "
                         "TOOLKIT_CREDENTIALS); TOOLKIT_<SERVICE>_<FIELD> fill what it lacks")
+    pull.add_argument("--wait", type=float, metavar="SECONDS", help=WAIT_HELP)
     pull.set_defaults(run=_pull)
     again = sub.add_parser("refresh", help="pull again every resource a workspace holds (or those of the named "
                                            "services), incrementally where the catalog says how; credentials "
@@ -325,6 +343,7 @@ def parser() -> argparse.ArgumentParser:
     again.add_argument("--full", action="store_true", help="pull everything, not only what may have changed")
     again.add_argument("--resource", action="append", default=[], metavar="SERVICE.RESOURCE",
                        help="refresh only these held resources (repeatable); a held parent not named is not added")
+    again.add_argument("--wait", type=float, metavar="SECONDS", help=WAIT_HELP)
     again.set_defaults(run=_refresh)
     migrate = sub.add_parser("migrate", help="bring a workspace written by an older toolkit to the current "
                                              "layout (a read-write open does it too)")

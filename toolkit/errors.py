@@ -164,6 +164,21 @@ class WorkspaceInUseError(WorkspaceError):
         super().__init__(text)
 
 
+class WorkspaceBusyError(WorkspaceInUseError):
+    """The workspace stayed held by another process for longer than this one would wait (`wait=`,
+    TOOLKIT_WORKSPACE_WAIT; 60 s by default). A file is held only while a process reads or commits,
+    so this is a long commit or a process that keeps it (a `duckdb.connect` of its own): try again
+    later. The `toolkit` command exits with 75 (EX_TEMPFAIL: a cron job may simply run again)."""
+
+    exit_code = 75
+
+    def __init__(self, path: Any, waited: float, holder: str = "another process", pid: int | None = None) -> None:
+        self.path, self.waited, self.holder, self.pid = path, waited, holder, pid
+        WorkspaceError.__init__(self, (
+            f"{path} is still held by {holder} after waiting {waited:.0f} s; try again later, or wait "
+            f"longer: toolkit.Workspace(path, wait=300), or TOOLKIT_WORKSPACE_WAIT=300"))
+
+
 class WorkspaceOpenHereError(WorkspaceInUseError):
     """The DuckDB file is open in this process already, the other way: DuckDB opens a file one way per
     process (read-write, or read-only), however many connections share it."""

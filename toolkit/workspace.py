@@ -33,13 +33,15 @@ class Workspace(Store):
         ws = toolkit.Workspace("reporting.duckdb")
         tm = ws.connect("translation", **sandbox.credentials("translation"))
 
-    `read_only=True` opens a file another process may also read (but not while one writes); writes
-    through its connections are refused, since the file cannot record them. After `close()` every
-    method raises `WorkspaceError`, and so does a connection's write or fetch.
+    The file is held only while a call reads or commits, so a notebook and a cron `toolkit refresh`
+    work side by side: a call that finds it held waits up to `wait` seconds (TOOLKIT_WORKSPACE_WAIT,
+    60 by default), then raises WorkspaceBusyError. `read_only=True` never writes; writes through its
+    connections are refused, since the file cannot record them. After `close()` every method raises
+    `WorkspaceError`, and so does a connection's write or fetch.
     """
 
-    def __init__(self, path: Any = None, *, read_only: bool = False) -> None:
-        super().__init__(path, read_only=read_only)
+    def __init__(self, path: Any = None, *, read_only: bool = False, wait: float | None = None) -> None:
+        super().__init__(path, read_only=read_only, wait=wait)
         self.connections: dict[str, Connection] = {}
 
     def connect(self, service: str, **credentials: Any) -> Connection:

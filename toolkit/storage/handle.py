@@ -1,21 +1,37 @@
-"""What a Store shares with the loads it opens, and nothing more: the DuckDB connection and the lock it
-is used under, the locks that make loads of one resource follow each other (their DDL would
-conflict), and DuckDB's threads and memory while loads run. A Load is handed this, never the Store.
+"""What a Store shares with the loads it opens, and nothing more: the DuckDB file and how it is held,
+the locks that make loads of one resource follow each other in this process, and DuckDB's threads and
+memory while loads commit. A Load is handed this, never the Store.
 
-    handle = FileHandle(open_duckdb(path), path); with handle.lock: handle.con.execute(...)
+A file workspace is held only while it is read or committed: `held()` opens DuckDB's file (which locks
+it: one process writes a file, or several read it) and lets it go once it has been idle for `LINGER`,
+so that a cron refresh and a notebook take turns rather than lock each other out. A process that finds
+the file held waits, saying once who holds it and what for, up to `wait` seconds (60 by default, or
+TOOLKIT_WORKSPACE_WAIT), and then raises WorkspaceBusyError. A workspace in memory is held for good.
+
+    handle = FileHandle(path)
+    with handle.held("committing translation.targets") as con: con.execute(...)
 """
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import re
+import sys
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import duckdb
 
-from toolkit.errors import WorkspaceError
-from toolkit.storage.file import load_memory, query_memory
+from toolkit.errors import WorkspaceBusyError, WorkspaceError, WorkspaceInUseError, WorkspaceOpenHereError
+from toolkit.storage.file import load_memory, open_duckdb, query_memory
+
+# seconds the file stays open after its last use: a pull's bookkeeping reads in bursts, and an open
+# costs about 25 ms, while a process waiting for the file waits this long at most beyond the last use
+LINGER = 0.1
+WAIT = 60.0  # seconds a call waits for a file another process holds, unless told (TOOLKIT_WORKSPACE_WAIT)
 
 
 def load_threads() -> int:
@@ -25,39 +41,175 @@ def load_threads() -> int:
     return int(os.environ.get("TOOLKIT_DUCKDB_LOAD_THREADS") or max(1, (os.cpu_count() or 2) - 2))
 
 
-class FileHandle:
-    """The workspace's DuckDB connection, shared under `lock` by the Store and its loads."""
+def wait_seconds(given: float | None = None) -> float:
+    """How long a call waits for the file: `given`, else TOOLKIT_WORKSPACE_WAIT, else 60 s."""
+    if given is not None:
+        return max(0.0, float(given))
+    text = os.environ.get("TOOLKIT_WORKSPACE_WAIT")
+    try:
+        return max(0.0, float(text)) if text else WAIT
+    except ValueError:
+        raise WorkspaceError(f"TOOLKIT_WORKSPACE_WAIT={text!r} is not a number of seconds") from None
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, path: Path | None,
-                 closed: Callable[[], str] = lambda: "the workspace is closed") -> None:
-        self._con: duckdb.DuckDBPyConnection | None = con
-        self.path, self._closed = path, closed
+
+def holder_note(path: Path) -> Path:
+    """The small file beside a workspace saying which process holds it, and what for."""
+    return path.with_name(f".{path.name}.holder")
+
+
+def _to_stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+class FileHandle:
+    """The workspace's DuckDB file, held under `lock` by the Store and its loads, and only while used."""
+
+    def __init__(self, path: Path | None, read_only: bool = False, wait: float | None = None,
+                 closed: Callable[[], str] = lambda: "the workspace is closed",
+                 say: Callable[[str], None] | None = None) -> None:
+        self.path, self.read_only, self._closed = path, read_only, closed
+        self.wait, self.say = wait_seconds(wait), say or _to_stderr
         self.lock = threading.RLock()
+        self._idle = threading.Condition(self.lock)
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._depth, self._last_used, self._shut = 0, 0.0, False
+        self._closer: threading.Thread | None = None
         self._resource_locks: dict[tuple[str, str], threading.Lock] = {}
         self.owners: dict[tuple[str, str], int] = {}  # which thread has a load of a resource open
         self._loads_open, self._threads_before, self._memory_before = 0, None, None
-        self._memory_setting = query_memory()  # what the analyst's queries get (file.query_memory)
-        self._memory_shown = self._shown_memory()
+        self._memory_setting = self._memory_shown = ""
+        self.opened = 0  # how many times the file was opened: what holding it only while used costs
+        if path is None:  # nothing to share: opened once, held until closed
+            self._adopt(open_duckdb(None))
 
     @property
     def closed(self) -> bool:
-        return self._con is None
+        return self._shut
 
     @property
     def con(self) -> duckdb.DuckDBPyConnection:
-        """The shared connection; a closed workspace says so instead of failing somewhere in DuckDB."""
-        if self._con is None:
+        """The connection, inside `held()`; a closed workspace says so instead of failing in DuckDB."""
+        if self._shut:
             raise WorkspaceError(self._closed())
+        if self._con is None or not self._depth:
+            raise RuntimeError("the workspace's connection is used outside FileHandle.held()")
         return self._con
 
+    @contextlib.contextmanager
+    def held(self, what: str = "reading") -> Iterator[duckdb.DuckDBPyConnection]:
+        """The file, opened (after waiting for another process that holds it) and kept for the block;
+        `what` is what another process waiting for it is told this one holds it for."""
+        with self.lock:
+            if self._shut:
+                raise WorkspaceError(self._closed())
+            if self._con is None:
+                self._adopt(self._open(what))
+            elif what != "reading" and not self._depth:
+                self._note(what)
+            self._depth += 1
+            try:
+                yield self._con
+            finally:
+                self._depth -= 1
+                if not self._depth and self.path is not None:
+                    self._last_used = time.monotonic()
+                    self._close_when_idle()
+
     def close(self) -> None:
-        con, self._con = self._con, None
-        if con is not None:
-            con.close()
+        with self.lock:
+            self._shut = True
+            self._release()
+            self._idle.notify_all()
 
     def resource_lock(self, service: str, resource: str) -> threading.Lock:
         with self.lock:
             return self._resource_locks.setdefault((service, resource), threading.Lock())
+
+    # -- opening and letting go ------------------------------------------------------------------------
+
+    def _open(self, what: str) -> duckdb.DuckDBPyConnection:
+        """A connection to the file, waiting while another process holds it (the module docstring)."""
+        started, said, pause = time.monotonic(), False, 0.01
+        while True:
+            try:
+                con = open_duckdb(self.path, self.read_only)
+                break
+            except WorkspaceInUseError as busy:
+                waited = time.monotonic() - started
+                holder = self._holder(busy)
+                if waited + pause > self.wait:
+                    if isinstance(busy, WorkspaceOpenHereError) and waited < LINGER:
+                        raise   # nothing was waited for: say what is open in this process, and how
+                    raise WorkspaceBusyError(self.path, waited, holder, busy.pid) from None
+                if not said:
+                    self.say(f"toolkit: {self.path} is held by {holder}; waiting up to {self.wait:.0f} s")
+                    said = True
+                time.sleep(pause)
+                pause = min(pause * 2, 0.1)
+        self.opened += 1
+        if not self.read_only:
+            self._note(what)
+        return con
+
+    def _adopt(self, con: duckdb.DuckDBPyConnection) -> None:
+        self._con = con
+        self._memory_setting = query_memory()  # what the analyst's queries get (file.query_memory)
+        self._memory_shown = self._shown_memory(con)
+
+    def _note(self, what: str) -> None:
+        """Tell a process that waits for the file who holds it and what for (best effort: a folder
+        this process may not write to only makes the waiting message vaguer)."""
+        if self.path is None:
+            return
+        with contextlib.suppress(OSError):
+            holder_note(self.path).write_text(json.dumps({"pid": os.getpid(), "what": what, "since": time.time()}))
+
+    def _holder(self, busy: WorkspaceInUseError) -> str:
+        """Who holds the file, as a waiting process is told: the PID DuckDB names, and what for from
+        the holder's note when the note is that process's."""
+        if isinstance(busy, WorkspaceOpenHereError):
+            return "another workspace or connection of this process"
+        pid = busy.pid
+        try:
+            note = json.loads(holder_note(self.path).read_text())
+        except (OSError, ValueError):
+            note = {}
+        if pid and note.get("pid") == pid:
+            return f"process {pid} ({note.get('what', 'reading')}, for {time.time() - note.get('since', 0):.1f} s)"
+        return f"process {pid}" if pid else "another process"
+
+    def _close_when_idle(self) -> None:
+        """Let the file go LINGER seconds after its last use, on a thread that lives while it is open."""
+        if self._closer is None:
+            self._closer = threading.Thread(target=self._closing, name="toolkit-workspace-closer", daemon=True)
+            self._closer.start()
+        else:
+            self._idle.notify()
+
+    def _closing(self) -> None:
+        with self.lock:
+            try:
+                while self._con is not None and not self._shut:
+                    if self._depth:
+                        self._idle.wait()
+                        continue
+                    left = self._last_used + LINGER - time.monotonic()
+                    if left > 0:
+                        self._idle.wait(left)
+                    else:
+                        self._release()
+            finally:
+                self._closer = None
+
+    def _release(self) -> None:
+        con, self._con = self._con, None
+        if con is not None:
+            con.close()
+            if not self.read_only and self.path is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    note = holder_note(self.path)
+                    if json.loads(note.read_text()).get("pid") == os.getpid():
+                        note.unlink()
 
     # -- DuckDB's threads and memory while loads run ---------------------------------------------------
 
@@ -100,8 +252,8 @@ class FileHandle:
             return
         self._restore_memory(setting)
 
-    def _shown_memory(self) -> str:
-        return self.con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+    def _shown_memory(self, con: duckdb.DuckDBPyConnection | None = None) -> str:
+        return (con or self.con).execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
 
     def _memory_to_restore(self) -> str:
         """The memory limit to put back after lowering it: ours exactly while DuckDB shows what we set,

@@ -1,10 +1,11 @@
 """How a load is stored: the layout of the file, the params' stable text, and `Load`, one pull written
 as one transaction.
 
-A load writes on its own cursor: batches stream in through Arrow (`INSERT ... BY NAME SELECT * FROM`
-the batch, which DuckDB reads in place; never row by row), and only the commit at the end of the `with`
-block makes them visible, so a failed or interrupted pull leaves no rows behind and memory stays
-bounded. A batch with new columns adds them to the table; missing ones are NULL; a column whose values
+A load holds the workspace's file twice, briefly: to record that it runs, and to commit. Meanwhile its
+batches are staged (toolkit.storage.stage: memory, then Arrow files beside the workspace), and the
+commit at the end of the `with` block writes them through Arrow in one transaction (`INSERT ... BY NAME
+SELECT * FROM` the batch, which DuckDB reads in place; never row by row), so a failed or interrupted
+pull leaves no rows behind, memory stays bounded, and other processes use the file while it walks. A batch with new columns adds them to the table; missing ones are NULL; a column whose values
 no longer fit its type is widened. No secret is stored: params named like one are masked (masking.scrub).
 
 Rows are stored as versions (toolkit.storage.file). A load into a resource with no valid rows writes its
@@ -22,6 +23,7 @@ import functools
 import re
 import secrets
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -44,7 +46,9 @@ from toolkit.storage.file import (
     view_sql,
 )
 from toolkit.storage.handle import FileHandle
+from toolkit.storage.processes import this_process
 from toolkit.storage.readback import casts_unchanged
+from toolkit.storage.stage import Stage
 from toolkit.storage.writer import Writer
 
 # text columns whose values average this many bytes or more (free text, JSON, URLs) are stored with
@@ -113,40 +117,28 @@ class Load:
         self.seq = 0  # the load's number among its resource's loads (`_loads.seq`)
         self._categories: dict[str, list[str]] = {}
         self._ddl = False
-        self._cursor: duckdb.DuckDBPyConnection | None = None
+        self._cursor: duckdb.DuckDBPyConnection | None = None  # the commit's, while it runs
+        self._staged: Stage | None = None
         self._write_lock = threading.Lock()  # fan-out threads may share one load
-        self._sharing = False
 
     def __enter__(self) -> Load:
         handle = self.handle
         self._held, owners = handle.resource_lock(self.service, self.resource), handle.owners
         if owners.get((self.service, self.resource)) == threading.get_ident():  # waiting would deadlock
             raise WorkspaceError(f"a load of {self.service}.{self.resource} is already open in this thread")
-        self._held.acquire()  # loads of one resource follow each other: their DDL would conflict
+        self._held.acquire()  # loads of one resource follow each other here: their DDL would conflict
         owners[self.service, self.resource] = threading.get_ident()
         try:
             started = _now()
             self.load_id = load_id(started)
-            with handle.lock:
-                handle.con.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(self.service)}")
-                handle.con.execute("INSERT INTO _loads (load_id, service, base_url, resource, params, started, "
-                                "\"rows\", requests, status, failed_ids, \"key\", kind, builds_on) "
-                                "VALUES (?, ?, ?, ?, ?, ?, 0, 0, 'running', [], ?, ?, ?)",
-                                [self.load_id, self.service, self.base_url, self.resource, self.params,
-                                 started, list(self.key), self.kind, self.builds_on])
-                self._cursor = session(handle.con.cursor())
-                handle.loads_begin()
-                self._sharing = True
-            self._cursor.execute("BEGIN TRANSACTION")
-            # loads of one resource follow each other (the lock above), so the next number is free
-            self.seq = self._cursor.execute(
-                "SELECT coalesce(max(seq), 0) + 1 FROM _loads WHERE service = ? AND resource = ?",
-                [self.service, self.resource]).fetchall()[0][0]
-            described = self._cursor.execute(
-                "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = "
-                "current_database() AND schema_name = ? AND table_name = ?",
-                [self.service, self.resource + "__versions"]).fetchall()
-            self._columns = dict(described) if described else None
+            with handle.held(f"starting a load of {self.service}.{self.resource}") as con:
+                con.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(self.service)}")
+                con.execute("INSERT INTO _loads (load_id, service, base_url, resource, params, started, "
+                            "\"rows\", requests, status, failed_ids, \"key\", kind, builds_on, owner) "
+                            "VALUES (?, ?, ?, ?, ?, ?, 0, 0, 'running', [], ?, ?, ?, ?)",
+                            [self.load_id, self.service, self.base_url, self.resource, self.params,
+                             started, list(self.key), self.kind, self.builds_on, this_process()])
+            self._staged = Stage(handle.path, self.load_id)
             self.status = "running"
         except BaseException:
             self._release()
@@ -154,10 +146,6 @@ class Load:
         return self
 
     def _release(self) -> None:
-        if self._sharing:
-            with self.handle.lock:
-                self.handle.loads_end()
-            self._sharing = False
         self.handle.owners.pop((self.service, self.resource), None)
         self._held.release()
 
@@ -166,11 +154,13 @@ class Load:
         what a categorical value is compared with to tell whether the table ever saw it."""
         if self.status != "running":
             raise WorkspaceError(f"load {self.load_id} is {self.status}: ask inside its `with` block")
-        with self._write_lock:
-            held = [name for name in columns if self._columns and name in self._columns]
-            return {name: {value for (value,) in self._cursor.execute(
-                f"SELECT DISTINCT {quote(name)} FROM {self._versions} WHERE _valid_from < ? "
-                f"AND {quote(name)} IS NOT NULL", [self.seq]).fetchall()} for name in held}
+        with self.handle.held() as con:
+            stored = {name for (name,) in con.execute(
+                "SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() "
+                "AND schema_name = ? AND table_name = ?", [self.service, self.resource + "__versions"]).fetchall()}
+            return {name: {value for (value,) in con.execute(
+                f"SELECT DISTINCT {quote(name)} FROM {self._versions} WHERE {quote(name)} IS NOT NULL").fetchall()}
+                for name in columns if name in stored}
 
     def writer(self) -> Writer:
         """Batches written on a thread of their own while the next fill (toolkit.storage.writer);
@@ -178,7 +168,8 @@ class Load:
         return Writer(self)
 
     def write(self, batch: pa.Table | pa.RecordBatch | pd.DataFrame) -> None:
-        """Append a batch: new columns are added to the table, missing ones are NULL."""
+        """Append a batch: new columns are added to the table, missing ones are NULL. It is staged
+        (toolkit.storage.stage) and written into the workspace when the load commits."""
         if self.status != "running":
             raise WorkspaceError(f"load {self.load_id} is {self.status}: write inside its `with` block")
         table = _arrow(batch)
@@ -186,31 +177,35 @@ class Load:
         if taken:
             raise ValueError(f"a batch may not have a {', '.join(sorted(taken))} column: the workspace sets it")
         given, table = table, self._decode_dictionaries(table)
-        # DuckDB reads the Arrow batch in place through a replacement scan of this local name; a registered
-        # view would stay alive (MVCC) until the commit, so memory would grow with the load
-        _toolkit_batch = table
         with self._write_lock:
-            cursor = self._cursor
-            incoming = {name: kind for name, kind in cursor.execute(
-                "SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM _toolkit_batch)").fetchall()}
-            if self._columns is None:
-                self._create(incoming, table)
-            else:
-                if not self._targets:
-                    self._choose_target()
-                self._evolve(incoming, table)
-            # lists and structs into a column widened to text go in as JSON, as the stored ones were
-            texts = [quote(n) for n, k in incoming.items() if _nested(k) and self._columns.get(n) == "VARCHAR"]
-            rows = f"* REPLACE ({', '.join(f'to_json({n})::VARCHAR AS {n}' for n in texts)})" if texts else "*"
-            if self._stage:
-                cursor.execute(f"INSERT INTO {self._stage} BY NAME SELECT {rows} FROM _toolkit_batch")
-            else:
-                cursor.execute(f"INSERT INTO {self._versions} BY NAME SELECT {rows}, ? AS _valid_from "
-                               "FROM _toolkit_batch", [self.seq])
+            self._staged.add(table)
             self.rows += table.num_rows
             self.batches += 1
             if self.kept is not None:
                 self.kept.append(_kept(given, self._encoded))
+
+    def _insert(self, table: pa.Table) -> None:
+        """A staged batch into the workspace, inside the commit's transaction."""
+        # DuckDB reads the Arrow batch in place through a replacement scan of this local name; a registered
+        # view would stay alive (MVCC) until the commit, so memory would grow with the load
+        _toolkit_batch = table
+        cursor = self._cursor
+        incoming = {name: kind for name, kind in cursor.execute(
+            "SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM _toolkit_batch)").fetchall()}
+        if self._columns is None:
+            self._create(incoming, table)
+        else:
+            if not self._targets:
+                self._choose_target()
+            self._evolve(incoming, table)
+        # lists and structs into a column widened to text go in as JSON, as the stored ones were
+        texts = [quote(n) for n, k in incoming.items() if _nested(k) and self._columns.get(n) == "VARCHAR"]
+        rows = f"* REPLACE ({', '.join(f'to_json({n})::VARCHAR AS {n}' for n in texts)})" if texts else "*"
+        if self._stage:
+            cursor.execute(f"INSERT INTO {self._stage} BY NAME SELECT {rows} FROM _toolkit_batch")
+        else:
+            cursor.execute(f"INSERT INTO {self._versions} BY NAME SELECT {rows}, ? AS _valid_from "
+                           "FROM _toolkit_batch", [self.seq])
 
     def _create(self, incoming: dict[str, str], table: pa.Table) -> None:
         # an all-null column has no type yet: VARCHAR until a later batch brings values (see _evolve)
@@ -316,11 +311,42 @@ class Load:
             else:
                 self._fail(error)
         finally:
-            self._cursor.close()
+            self._staged.close()
             self._release()
 
     def _commit(self) -> None:
-        cursor = self._cursor
+        """Hold the file, write the staged batches and merge them in one transaction (module docstring)."""
+        handle = self.handle
+        with handle.held(f"committing {self.service}.{self.resource}") as con:
+            began = time.monotonic()
+            cursor = self._cursor = session(con.cursor())
+            handle.loads_begin()
+            try:
+                cursor.execute("BEGIN TRANSACTION")
+                # commits follow each other (the file is held), so the next number is free
+                self.seq = cursor.execute(
+                    "SELECT coalesce(max(seq), 0) + 1 FROM _loads WHERE service = ? AND resource = ?",
+                    [self.service, self.resource]).fetchall()[0][0]
+                described = cursor.execute(
+                    "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = "
+                    "current_database() AND schema_name = ? AND table_name = ?",
+                    [self.service, self.resource + "__versions"]).fetchall()
+                self._columns = dict(described) if described else None
+                for table in self._staged:
+                    self._insert(table)
+                self._finish(cursor, began)
+                cursor.execute("COMMIT")
+            except BaseException:
+                with contextlib.suppress(duckdb.Error):  # a failed statement may have rolled it back already
+                    cursor.execute("ROLLBACK")
+                raise
+            finally:
+                handle.loads_end()
+                self._cursor = None
+                cursor.close()
+        self.status = "complete"
+
+    def _finish(self, cursor: duckdb.DuckDBPyConnection, began: float) -> None:
         for name, values in self._categories.items():
             stored = cursor.execute("SELECT categories FROM _categories WHERE service = ? AND resource = ? "
                                     "AND column_name = ?", [self.service, self.resource, name]).fetchone()
@@ -337,11 +363,9 @@ class Load:
             cursor.execute(view_sql(self.service, self.resource))
             cursor.execute(loads_view_sql(self.service, self.resource))
         cursor.execute("UPDATE _loads SET status = 'complete', finished = ?, \"rows\" = ?, requests = ?, "
-                       "failed_ids = ?, seq = ?, drift = ?, service_clock = ? WHERE load_id = ?",
+                       "failed_ids = ?, seq = ?, drift = ?, service_clock = ?, commit_seconds = ? WHERE load_id = ?",
                        [_now(), self.rows, self.requests, [str(i) for i in self.failed_ids], self.seq,
-                        self._drift_json(), self.service_clock, self.load_id])
-        cursor.execute("COMMIT")
-        self.status = "complete"
+                        self._drift_json(), self.service_clock, round(time.monotonic() - began, 4), self.load_id])
 
     def _one_row_per_key(self) -> None:
         """One load never holds two rows of one key: a walk over data that moved, or a service that
@@ -412,15 +436,13 @@ class Load:
                              f"ANTI JOIN (SELECT {keys} FROM {self._stage}) s USING ({keys})", args)
 
     def _fail(self, error: BaseException | None) -> None:
-        with contextlib.suppress(duckdb.Error):  # a failed statement may have rolled it back already
-            self._cursor.execute("ROLLBACK")
         text = f"{type(error).__name__}: {error}".rstrip(": ")
         text += f" (after {self.rows} rows in {self.batches} batches, rolled back)"
-        with self.handle.lock:
-            self.handle.con.execute("UPDATE _loads SET status = 'failed', finished = ?, \"rows\" = 0, requests = ?, "
-                            "error = ?, failed_ids = ?, drift = ?, service_clock = ? WHERE load_id = ?",
-                            [_now(), self.requests, text, [str(i) for i in self.failed_ids], self._drift_json(),
-                             self.service_clock, self.load_id])
+        with self.handle.held(f"recording a failed load of {self.service}.{self.resource}") as con:
+            con.execute("UPDATE _loads SET status = 'failed', finished = ?, \"rows\" = 0, requests = ?, "
+                        "error = ?, failed_ids = ?, drift = ?, service_clock = ? WHERE load_id = ?",
+                        [_now(), self.requests, text, [str(i) for i in self.failed_ids], self._drift_json(),
+                         self.service_clock, self.load_id])
         self.status, self.rows = "failed", 0
 
     def _drift_json(self) -> str | None:

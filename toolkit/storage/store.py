@@ -14,19 +14,22 @@ Inside the file (`toolkit.storage.loads` writes it, `toolkit.storage.file` names
 A file written by toolkits that stored a copy of every load is migrated to row versions when it is
 opened read-write (`toolkit.storage.file.migrate`); a read-only open of one says how to migrate it.
 
-The workspace's own connection is shared under a lock and each load writes on a cursor of its own, so a
-fetcher thread can load while the notebook reads; `ws.sql()` runs on a third cursor.
+The file is held only while a read or a commit needs it (toolkit.storage.handle): a load walks,
+decodes and types with the file free, its batches staged beside it (toolkit.storage.stage), and holds
+the file only to commit. So a notebook and a cron refresh take turns; a call that finds the file held
+waits for it. `ws.sql()` gives a relation that holds the file each time it is run, and so sees the
+loads committed since; what must outlast one statement (a temp table, a SET) goes inside `ws.hold()`.
 
-A load whose process died (kill -9, a crash) stays "running" in the file. DuckDB lets one process write a
-file, and none while another reads it, so a workspace that could open the file finds no other writer: on
-a read-write open such loads are marked failed ("interrupted: ..."), and a read-only one, which may not
-write, shows them so (`loads()`, `history()`).
+A load whose process died (kill -9, a crash) stays "running" in the file. Each load records its owner
+(toolkit.storage.processes): a read-write workspace marks the loads of owners that no longer live
+failed ("interrupted: ..."), and a read-only one, which may not write, shows them so (`loads()`,
+`history()`).
 """
 from __future__ import annotations
 
+import contextlib
 import re
-import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -45,19 +48,20 @@ from toolkit.storage.file import (
     FINISHED,
     MIGRATE_HINT,
     filtered_of,
+    literal,
     loads_view_sql,
     migrate,
     old_layout,
-    open_duckdb,
     quote,
-    session,
     valid_at,
     versions_of,
     view_sql,
 )
 from toolkit.storage.handle import FileHandle
 from toolkit.storage.loads import Load, _now, params_json
+from toolkit.storage.processes import alive
 from toolkit.storage.readback import shaped, to_frame
+from toolkit.storage.stage import remove_abandoned
 
 _LOADS_DDL = """CREATE TABLE IF NOT EXISTS _loads (
     load_id VARCHAR, service VARCHAR, base_url VARCHAR, resource VARCHAR, params VARCHAR,
@@ -69,14 +73,21 @@ ALTER TABLE _loads ADD COLUMN IF NOT EXISTS seq BIGINT;
 ALTER TABLE _loads ADD COLUMN IF NOT EXISTS kind VARCHAR;
 ALTER TABLE _loads ADD COLUMN IF NOT EXISTS builds_on VARCHAR;
 ALTER TABLE _loads ADD COLUMN IF NOT EXISTS drift JSON;
-ALTER TABLE _loads ADD COLUMN IF NOT EXISTS service_clock TIMESTAMPTZ"""
+ALTER TABLE _loads ADD COLUMN IF NOT EXISTS service_clock TIMESTAMPTZ;
+ALTER TABLE _loads ADD COLUMN IF NOT EXISTS owner VARCHAR;
+ALTER TABLE _loads ADD COLUMN IF NOT EXISTS commit_seconds DOUBLE"""
 INTERRUPTED = "interrupted: the process ended during the load"
-# `_loads` as a read-only workspace shows it: a running load there has no writer left (module docstring)
-_LOADS_READ = ("(SELECT * REPLACE (CASE WHEN status = 'running' THEN 'failed' ELSE status END AS status, "
-               "CASE WHEN status = 'running' THEN coalesce(finished, started) ELSE finished END AS finished, "
-               f"CASE WHEN status = 'running' THEN '{INTERRUPTED}' ELSE error END AS error) FROM _loads)")
-_OPEN: dict[str, int] = {}  # workspaces open read-write in this process, by file
-_OPEN_LOCK = threading.Lock()
+
+
+def _loads_read(dead: Sequence[str]) -> str:
+    """`_loads` as a read-only workspace shows it: the running loads whose process died, interrupted."""
+    if not dead:
+        return "_loads"
+    ids = "[" + ", ".join(literal(load_id) for load_id in dead) + "]"
+    gone = f"(status = 'running' AND list_contains({ids}, load_id))"
+    return (f"(SELECT * REPLACE (CASE WHEN {gone} THEN 'failed' ELSE status END AS status, "
+            f"CASE WHEN {gone} THEN coalesce(finished, started) ELSE finished END AS finished, "
+            f"CASE WHEN {gone} THEN '{INTERRUPTED}' ELSE error END AS error) FROM _loads)")
 
 
 # DuckDB's words for a table it cannot find: 'Table with name targets does not exist!' or, when the
@@ -90,29 +101,57 @@ class UnknownTableError(WorkspaceError, duckdb.CatalogException):
 
 
 class Query:
-    """A DuckDB relation (`.df()`, `.arrow()`, `.show()`, `.fetchall()`, chaining) that also answers
-    `fetchone()`, which DuckDB 2.0 relations no longer have. Once its workspace is closed, it says so
-    (`WorkspaceError`)."""
+    """A DuckDB relation (`.df()`, `.arrow()`, `.show()`, `.fetchall()`, chaining) that holds the
+    workspace's file only while it runs: it keeps the query and the steps chained onto it, and runs
+    them anew each time, so it sees the loads committed since it was made. It also answers
+    `fetchone()`, which DuckDB 2.0 relations no longer have. Once its workspace is closed, it says
+    so (`WorkspaceError`)."""
 
-    def __init__(self, relation: duckdb.DuckDBPyRelation, workspace: Store | None = None) -> None:
-        self.relation, self._workspace = relation, workspace
+    def __init__(self, workspace: Store, query: str, params: Any = None, steps: tuple = (),
+                 rows: pa.Table | None = None) -> None:
+        self._workspace, self._query, self._params, self._steps = workspace, query, params, steps
+        self._rows = rows  # what a statement that ran at once gave (INSERT ... RETURNING, PRAGMA): never run again
+
+    def _relation(self, con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyRelation:
+        relation = con.from_arrow(self._rows) if self._rows is not None else con.sql(self._query, params=self._params)
+        for name, args, kwargs in self._steps:
+            relation = getattr(relation, name)(*_live(args, con), **kwargs)
+        return relation
 
     def fetchone(self) -> tuple | None:
-        if self._workspace is not None:
-            self._workspace._check_open()
-        rows = self.relation.limit(1).fetchall()
+        rows = self.limit(1).fetchall()
         return rows[0] if rows else None
 
     def __getattr__(self, name: str) -> Any:
-        if self._workspace is not None:
-            self._workspace._check_open()
-        return getattr(self.relation, name)
+        if name.startswith("_") or not hasattr(duckdb.DuckDBPyRelation, name):
+            raise AttributeError(f"a workspace query has no attribute {name!r}")
+        if not callable(getattr(duckdb.DuckDBPyRelation, name)):  # columns, types, shape...
+            with self._workspace._file.held() as con:
+                return getattr(self._relation(con), name)
+
+        def run(*args: Any, **kwargs: Any) -> Any:
+            with self._workspace._file.held() as con:
+                result = getattr(self._relation(con), name)(*_live(args, con), **kwargs)
+                if isinstance(result, duckdb.DuckDBPyRelation):  # a step: kept, run with the rest
+                    return Query(self._workspace, self._query, self._params,
+                                 (*self._steps, (name, args, kwargs)), self._rows)
+                if isinstance(result, pa.RecordBatchReader):  # a stream would outlive the file's hold
+                    result = pa.RecordBatchReader.from_batches(result.schema, list(result))
+                return result
+        return run
 
     def __repr__(self) -> str:
-        return repr(self.relation)
+        with self._workspace._file.held() as con:
+            return repr(self._relation(con))
 
     def _repr_html_(self) -> str:
-        return self.relation.limit(20).df().to_html()
+        with self._workspace._file.held() as con:
+            return self._relation(con).limit(20).df().to_html()
+
+
+def _live(args: tuple, con: duckdb.DuckDBPyConnection) -> list:
+    """A step's arguments with any Query among them (a join's other side) as a relation on `con`."""
+    return [arg._relation(con) if isinstance(arg, Query) else arg for arg in args]
 
 
 class Store:
@@ -121,62 +160,84 @@ class Store:
         store = Store("reporting.duckdb")        # toolkit.Workspace is a Store that also connects
         store.sql("select target_language, count(*) from translation.targets group by 1").df()
 
-    `read_only=True` opens a file another process may also read (but not while one writes). DuckDB
-    opens a file one way per process: while it is open read-write here (a second read-write
-    Workspace of it shares that), a read-only open of it is refused with `WorkspaceOpenHereError`
-    rather than given a read-only view of a file this process writes: read through the read-write
-    workspace, or close it first. After `close()`, every method raises `WorkspaceError`.
+    `read_only=True` opens a file other processes may also read, and never writes it. The file is
+    held only while a call reads or commits (the module docstring): a call that finds it held by
+    another process waits up to `wait` seconds (TOOLKIT_WORKSPACE_WAIT, 60 by default), saying once
+    who holds it, and then raises WorkspaceBusyError. After `close()`, every method raises
+    `WorkspaceError`.
     """
 
-    def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None:
+    def __init__(self, path: str | Path | None = None, *, read_only: bool = False,
+                 wait: float | None = None) -> None:
         self.path = Path(path) if path and str(path) != ":memory:" else None
         if read_only and self.path is None:
             raise ValueError("read_only needs a file: an in-memory workspace starts empty")
         self.read_only = read_only
-        # the connection and lock this store shares with its loads, and nothing else of it
-        self._file = FileHandle(open_duckdb(self.path, read_only), self.path, self._closed_message)
-        self._lock = self._file.lock
-        # ws.sql() relations run here, never on the shared one
-        self._user_cursor: duckdb.DuckDBPyConnection | None = session(self._file.con.cursor())
-        self._user_thread = threading.get_ident()
-        self._thread_cursors: dict[int, duckdb.DuckDBPyConnection] = {}
-        self._open_key = str(self.path.resolve()) if self.path and not read_only else None
+        if read_only and not self.path.exists():
+            near = sorted(p.name for p in self.path.parent.glob("*.duckdb")) if self.path.parent.is_dir() else []
+            there = f"; {self.path.parent} holds {', '.join(near[:5])}" if near else ""
+            raise WorkspaceError(f"no workspace at {self.path} to read{there}. A read-write open "
+                                 f"(toolkit.Workspace(path)) creates one")
+        # the file and the lock this store shares with its loads, and nothing else of it
+        self._file = FileHandle(self.path, read_only, wait, self._closed_message)
         if not read_only:
-            self._con.execute(_LOADS_DDL)
-            self._register()
-        elif old_layout(self._con):
-            self.close()
-            raise WorkspaceError(f"{self.path} stores a copy of every load (a toolkit before row versions "
-                                 f"wrote it); " + MIGRATE_HINT.format(path=str(self.path)))
+            with self._file.held("opening") as con:
+                con.execute(_LOADS_DDL)
+                self._mend_interrupted(con)
+                migrate(con)
+                self._mend_views(con)
+            if self.path is not None:
+                remove_abandoned(self.path)
+        else:
+            with self._file.held() as con:
+                old = old_layout(con)
+            if old:
+                self.close()
+                raise WorkspaceError(f"{self.path} stores a copy of every load (a toolkit before row versions "
+                                     f"wrote it); " + MIGRATE_HINT.format(path=str(self.path)))
 
-    def _register(self) -> None:
-        with _OPEN_LOCK:
-            others = _OPEN.get(self._open_key, 0) if self._open_key else 0
-            if self._open_key:
-                _OPEN[self._open_key] = others + 1
-        if not others:  # the file lock says no other process writes: a "running" load is from one that died
-            self._con.execute("UPDATE _loads SET status = 'failed', finished = coalesce(finished, started), "
-                              "error = ? WHERE status = 'running'", [INTERRUPTED])
-            migrate(self._con)
-            self._mend_views()
+    def _dead_loads(self, con: duckdb.DuckDBPyConnection) -> list[str]:
+        """The running loads whose process no longer lives (toolkit.storage.processes)."""
+        owned = "owner" if con.execute(
+            "SELECT 1 FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'main' "
+            "AND table_name = '_loads' AND column_name = 'owner'").fetchall() else "NULL"
+        return [load_id for load_id, owner in con.execute(
+            f"SELECT load_id, {owned} FROM _loads WHERE status = 'running'").fetchall() if not alive(owner)]
 
-    def _mend_views(self) -> None:
+    def _mend_interrupted(self, con: duckdb.DuckDBPyConnection) -> None:
+        dead = self._dead_loads(con)
+        if dead:
+            con.execute("UPDATE _loads SET status = 'failed', finished = coalesce(finished, started), error = ? "
+                        "WHERE status = 'running' AND list_contains(?, load_id)", [INTERRUPTED, dead])
+
+    def _mend_views(self, con: duckdb.DuckDBPyConnection) -> None:
         """Recreate a resource's views where they are not the ones `storage.file` makes (missing, or written
         by an earlier toolkit: one reading `_loads` unqualified broke in a file attached elsewhere); a
-        read-only open reads them as they are. Only when no other workspace of this process has the
-        file open, whose loads could be replacing a view meanwhile."""
-        views = dict(self._con.execute(
+        read-only open reads them as they are."""
+        views = dict(con.execute(
             "SELECT schema_name || '.' || view_name, sql FROM duckdb_views() "
             "WHERE database_name = current_database() AND NOT internal").fetchall())
-        for service, table in self._con.execute(
+        for service, table in con.execute(
                 "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database() "
                 "AND table_name LIKE '%\\_\\_versions' ESCAPE '\\'").fetchall():
             resource = table.removesuffix("__versions")
             plain, every = views.get(f"{service}.{resource}") or "", views.get(f"{service}.{resource}__loads") or ""
             if "__versions" not in plain or "_loads" in plain:  # DuckDB gives views' SQL back reworded
-                self._con.execute(view_sql(service, resource))
+                con.execute(view_sql(service, resource))
             if "__versions" not in every or "main._loads" not in every:
-                self._con.execute(loads_view_sql(service, resource))
+                con.execute(loads_view_sql(service, resource))
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[Store]:
+        """Hold the file for a block: what `ws.sql` makes that lasts one connection (a temp table, a
+        SET, an ATTACH) lasts through the block, and other processes wait for it meanwhile.
+
+            with ws.hold():
+                ws.sql("CREATE TEMP TABLE late AS SELECT * FROM translation.targets WHERE ...")
+                ws.sql("SELECT count(*) FROM late").fetchone()
+        """
+        with self._file.held("a block of the analyst's queries"):
+            yield self
 
     @property
     def closed(self) -> bool:
@@ -191,24 +252,6 @@ class Store:
     def _check_open(self) -> None:
         if self._file.closed:
             raise WorkspaceError(self._closed_message())
-
-    @property
-    def _con(self) -> duckdb.DuckDBPyConnection:
-        """The shared connection; a closed workspace says so instead of failing somewhere in DuckDB."""
-        return self._file.con
-
-    @property
-    def _user(self) -> duckdb.DuckDBPyConnection:
-        """The cursor `ws.sql` runs on, one per thread: a DuckDB cursor runs one statement at a time,
-        and two threads sharing one failed with `connection is busy`."""
-        self._check_open()
-        if threading.get_ident() == self._user_thread:
-            return self._user_cursor
-        with self._lock:
-            cursor = self._thread_cursors.get(threading.get_ident())
-            if cursor is None:
-                cursor = self._thread_cursors[threading.get_ident()] = session(self._file.con.cursor())
-            return cursor
 
     # -- loads -------------------------------------------------------------------------------------
 
@@ -295,13 +338,13 @@ class Store:
                 else f"no complete load of {service}.{resource} in {self.path or 'memory'}")
         if not self._has_table(service, resource):  # a load that never wrote a batch
             return pd.DataFrame()
-        with self._lock:
-            self._con.execute("BEGIN TRANSACTION")  # the load's number and its rows from the same commits
+        with self._file.held() as con:
+            con.execute("BEGIN TRANSACTION")  # the load's number and its rows from the same commits
             try:
-                query, args = self._rows_of(service, resource, load_id)
-                table = self._con.sql(query, params=args).to_arrow_table()
+                query, args = self._rows_of(con, service, resource, load_id)
+                table = con.sql(query, params=args).to_arrow_table()
             finally:
-                self._con.execute("COMMIT")
+                con.execute("COMMIT")
         return to_frame(table, self.categories(service, resource))
 
     def as_of(self, resource: str, at: Any = None, *, relation: bool = False) -> pd.DataFrame | Query:
@@ -318,8 +361,9 @@ class Store:
             return self.read(service, name, load_id)
         if not self._has_table(service, name):
             raise WorkspaceError(f"{service}.{name} has no rows stored")
-        query, args = self._rows_of(service, name, load_id)
-        return Query(self._user.sql(query, params=args), self)
+        with self._file.held() as con:
+            query, args = self._rows_of(con, service, name, load_id)
+        return Query(self, query, args)
 
     def _load_at(self, service: str, resource: str, at: Any) -> str:
         """The finished load an `as_of` names: a load id, or the latest finished by a moment."""
@@ -354,13 +398,14 @@ class Store:
             raise WorkspaceError(f"no complete load of {service}.{resource} in {self.path or 'memory'}")
         return found
 
-    def _rows_of(self, service: str, resource: str, load_id: str) -> tuple[str, list]:
+    def _rows_of(self, con: duckdb.DuckDBPyConnection, service: str, resource: str,
+                 load_id: str) -> tuple[str, list]:
         """The query of one finished load's rows: the versions valid in its number."""
-        rows = self._con.execute("SELECT seq FROM _loads WHERE load_id = ?", [load_id]).fetchall()
+        rows = con.execute("SELECT seq FROM _loads WHERE load_id = ?", [load_id]).fetchall()
         if not rows or rows[0][0] is None:
             raise WorkspaceError(f"{load_id!r} is not a complete load of {service}.{resource}")
         query = f"SELECT * EXCLUDE (_valid_from, _valid_to) FROM {versions_of(service, resource)}"
-        if rows[0][0] == self._con.execute("SELECT max(seq) FROM _loads WHERE service = ? AND resource = ?",
+        if rows[0][0] == con.execute("SELECT max(seq) FROM _loads WHERE service = ? AND resource = ?",
                                            [service, resource]).fetchall()[0][0]:
             return query + " WHERE _valid_to IS NULL", []  # the latest: what the view shows
         return query + f" WHERE {valid_at('$1')}", [rows[0][0]]
@@ -373,8 +418,8 @@ class Store:
         batches' values cast to unchanged (an earlier load widened the column to text, say), the load
         is read back instead. `written` is emptied, so that each column is freed once converted.
         """
-        with self._lock:
-            shape = self._con.sql(f"SELECT * EXCLUDE (_valid_from, _valid_to) FROM "
+        with self._file.held() as con:
+            shape = con.sql(f"SELECT * EXCLUDE (_valid_from, _valid_to) FROM "
                                   f"{versions_of(service, resource)} LIMIT 0").to_arrow_table().schema
             self._file.release_memory()
         table = shaped(written, shape)
@@ -412,7 +457,12 @@ class Store:
         """A DuckDB relation (`.df()`, `.to_arrow_table()`, `.show()`); a statement like UPDATE runs at once.
         A table the workspace does not hold is an UnknownTableError saying what it holds."""
         try:
-            relation = self._user.sql(query, params=params)
+            with self._file.held() as con:
+                relation = con.sql(query, params=params)
+                if relation is None:
+                    return None
+                if relation.type != "QUERY_RELATION":  # it ran already: its rows are kept, it is not run again
+                    return Query(self, query, params, rows=relation.to_arrow_table())
         except duckdb.CatalogException as error:
             missing = _MISSING_TABLE.search(str(error))
             if missing is None or not self._has_loads_table():
@@ -423,7 +473,7 @@ class Store:
                 schema = named.group(1) if named else None
             hint = "".join(f" ({line.strip()})" for line in str(error).splitlines()[1:2])
             raise UnknownTableError(self._not_held(schema, name) + hint) from None
-        return Query(relation, self) if relation is not None else None
+        return Query(self, query, params)
 
     def _has_loads_table(self) -> bool:
         return bool(self._fetch("SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() "
@@ -468,8 +518,13 @@ class Store:
                                 "AND schema_name = 'main' AND table_name = '_loads' AND column_name = 'drift'"))
 
     def _loads_table(self) -> str:
-        """`_loads`, or as a read-only workspace shows it: with the loads of dead processes interrupted."""
-        return _LOADS_READ if self.read_only else "_loads"
+        """`_loads` with the running loads of processes that died marked interrupted: in the file by a
+        read-write workspace, in what it shows by a read-only one."""
+        with self._file.held() as con:
+            if self.read_only:
+                return _loads_read(self._dead_loads(con))
+            self._mend_interrupted(con)
+        return "_loads"
 
     def diff(self, resource: str, before: str | None = None, after: str | None = None) -> Diff:
         """Rows added, removed and changed between two loads of a resource, matched by its key.
@@ -492,8 +547,8 @@ class Store:
                                  f"it has {len(finished)}")
         key = self._fetch("SELECT \"key\" FROM _loads WHERE load_id = ?", [after])[0][0] or []
         categories = self.categories(service, name)
-        with self._lock:
-            return diff_loads(self._con, f"{service}.{name}", versions_of(service, name),
+        with self._file.held() as con:
+            return diff_loads(con, f"{service}.{name}", versions_of(service, name),
                               (before, numbers[before]), (after, numbers[after]), list(key), categories)
 
     def resolve(self, resource: str) -> tuple[str, str]:
@@ -553,18 +608,18 @@ class Store:
 
             ws.export("snapshot-2026-11-22.duckdb"); toolkit.open_snapshot("snapshot-2026-11-22.duckdb")
         """
-        with self._lock:
-            return exports.export(self._con, Path(path), format, history, overwrite, self.path)
+        with self._file.held("exporting a snapshot") as con:
+            return exports.export(con, Path(path), format, history, overwrite, self.path)
 
     # -- plumbing ----------------------------------------------------------------------------------
 
     def _fetch(self, query: str, params: Any = None) -> list[tuple]:
-        with self._lock:
-            return self._con.execute(query, params).fetchall()
+        with self._file.held() as con:
+            return con.execute(query, params).fetchall()
 
     def _frame(self, query: str, params: Any = None) -> pd.DataFrame:
-        with self._lock:
-            table = self._con.sql(query, params=params).to_arrow_table()
+        with self._file.held() as con:
+            table = con.sql(query, params=params).to_arrow_table()
         return to_frame(table)
 
     def _has_table(self, service: str, resource: str) -> bool:
@@ -576,19 +631,8 @@ class Store:
                                 "AND schema_name = 'main' AND table_name = '_categories'"))
 
     def close(self) -> None:
-        """Close the file (other processes can open it from then on); closing again does nothing."""
-        with self._lock:
-            if self._file.closed:
-                return
-            self._user_cursor.close()
-            for cursor in self._thread_cursors.values():
-                cursor.close()
-            self._thread_cursors.clear()
-            self._file.close()
-            self._user_cursor = None
-        if self._open_key:
-            with _OPEN_LOCK:
-                _OPEN[self._open_key] -= 1
+        """Let the file go for good (other processes hold it as they need it); closing again does nothing."""
+        self._file.close()
 
     def __enter__(self) -> Store:
         self._check_open()
