@@ -419,8 +419,8 @@ def test_two_processes_take_turns_and_one_that_keeps_the_file_is_named_after_wai
         capsys.readouterr()
         step("holding")
         with pytest.raises(WorkspaceBusyError, match=rf"still held by process {process.pid} \(a block of the "
-                                                     r"analyst's queries, for [\d.]+ s\) after waiting 0 s"):
-            Workspace(path, wait=0.4)
+                                                     r"analyst's queries, for [\d.]+ s\) after waiting 1 s"):
+            Workspace(path, wait=1.3)
         assert capsys.readouterr().err.count(f"is held by process {process.pid}") == 1, "said once"
         step("keeping")
         with pytest.raises(WorkspaceBusyError, match=rf"still held by process {process.pid} after") as caught:

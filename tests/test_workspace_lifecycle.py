@@ -132,9 +132,9 @@ def test_a_connection_of_the_analysts_own_that_keeps_the_file_is_named_after_wai
         capsys.readouterr()
         started = time.monotonic()
         with pytest.raises(WorkspaceBusyError, match="still held by another workspace or connection of this "
-                                                     "process after waiting 0 s.*wait=300"):
-            Workspace(path, wait=0.3)
-        assert 0.25 <= time.monotonic() - started < 5
+                                                     "process after waiting 1 s.*wait=300"):
+            Workspace(path, wait=1.3)
+        assert 1.25 <= time.monotonic() - started < 6
         assert capsys.readouterr().err.count("is held by another workspace or connection") == 1, "said once"
     finally:
         kept.close()

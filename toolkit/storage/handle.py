@@ -5,7 +5,7 @@ memory while loads commit. A Load is handed this, never the Store.
 A file workspace is held only while it is read or committed: `held()` opens DuckDB's file (which locks
 it: one process writes a file, or several read it) and lets it go once it has been idle for `LINGER`,
 so that a cron refresh and a notebook take turns rather than lock each other out. A process that finds
-the file held waits, saying once who holds it and what for, up to `wait` seconds (60 by default, or
+the file held waits, saying once who holds it and what for if the wait lasts a second, up to `wait` seconds (60 by default, or
 TOOLKIT_WORKSPACE_WAIT), and then raises WorkspaceBusyError. A workspace in memory is held for good.
 
     handle = FileHandle(path)
@@ -32,6 +32,7 @@ from toolkit.storage.file import load_memory, open_duckdb, query_memory
 # costs about 25 ms, while a process waiting for the file waits this long at most beyond the last use
 LINGER = 0.1
 WAIT = 60.0  # seconds a call waits for a file another process holds, unless told (TOOLKIT_WORKSPACE_WAIT)
+SAY_AFTER = 1.0  # a wait is told once it has lasted this long: most last one commit, a fraction of a second
 
 
 def load_threads() -> int:
@@ -141,7 +142,7 @@ class FileHandle:
                     if isinstance(busy, WorkspaceOpenHereError) and waited < LINGER:
                         raise   # nothing was waited for: say what is open in this process, and how
                     raise WorkspaceBusyError(self.path, waited, holder, busy.pid) from None
-                if not said:
+                if not said and waited >= SAY_AFTER:
                     self.say(f"toolkit: {self.path} is held by {holder}; waiting up to {self.wait:.0f} s")
                     said = True
                 time.sleep(pause)
