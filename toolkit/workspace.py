@@ -38,10 +38,16 @@ class Workspace(Store):
     60 by default), then raises WorkspaceBusyError. `read_only=True` never writes; writes through its
     connections are refused, since the file cannot record them. After `close()` every method raises
     `WorkspaceError`, and so does a connection's write or fetch.
+
+    A team shares one workspace on DuckLake: `Workspace("ducklake:postgres:dbname=lake host=... user=...",
+    data_path="s3://bucket/lake/")` (DuckDB's ATTACH string; the data in a folder or object storage),
+    with the same methods; many processes on many machines read and write it at once
+    (toolkit.storage.lake).
     """
 
-    def __init__(self, path: Any = None, *, read_only: bool = False, wait: float | None = None) -> None:
-        super().__init__(path, read_only=read_only, wait=wait)
+    def __init__(self, path: Any = None, *, read_only: bool = False, wait: float | None = None,
+                 data_path: Any = None) -> None:
+        super().__init__(path, read_only=read_only, wait=wait, data_path=data_path)
         self.connections: dict[str, Connection] = {}
 
     def connect(self, service: str, **credentials: Any) -> Connection:
@@ -76,4 +82,4 @@ class Workspace(Store):
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else ", ".join(self.connections) or "nothing connected"
-        return f"<toolkit.Workspace {self.path or ':memory:'} ({state})>"
+        return f"<toolkit.Workspace {self.where} ({state})>"

@@ -110,12 +110,12 @@ class Connection:
 
     def _writable(self, entry: Action) -> None:
         if getattr(self.workspace, "closed", False):
-            raise WorkspaceError(f"{entry.id} was not sent: the workspace {self.workspace.path or '(in memory)'} "
+            raise WorkspaceError(f"{entry.id} was not sent: the workspace {self.workspace.where} "
                                  "is closed, and a write is recorded in it. Open it again "
                                  "(toolkit.Workspace(path).connect(...)), or send it unrecorded with "
                                  "conn.client.call(...)")
         if getattr(self.workspace, "read_only", False):
-            raise WorkspaceError(f"{entry.id} was not sent: the workspace {self.workspace.path} is open "
+            raise WorkspaceError(f"{entry.id} was not sent: the workspace {self.workspace.where} is open "
                                  "read-only and cannot record the write. Open it for writing, or send it "
                                  "unrecorded with conn.client.call(...)")
 

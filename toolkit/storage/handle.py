@@ -26,7 +26,8 @@ from pathlib import Path
 import duckdb
 
 from toolkit.errors import WorkspaceBusyError, WorkspaceError, WorkspaceInUseError, WorkspaceOpenHereError
-from toolkit.storage.file import load_memory, open_duckdb, query_memory
+from toolkit.storage.file import load_memory, open_duckdb, query_memory, session
+from toolkit.storage.lake import CATALOG, Lake
 
 # seconds the file stays open after its last use: a pull's bookkeeping reads in bursts, and an open
 # costs about 25 ms, while a process waiting for the file waits this long at most beyond the last use
@@ -67,8 +68,8 @@ class FileHandle:
 
     def __init__(self, path: Path | None, read_only: bool = False, wait: float | None = None,
                  closed: Callable[[], str] = lambda: "the workspace is closed",
-                 say: Callable[[str], None] | None = None) -> None:
-        self.path, self.read_only, self._closed = path, read_only, closed
+                 say: Callable[[str], None] | None = None, lake: Lake | None = None) -> None:
+        self.path, self.read_only, self._closed, self.lake = path, read_only, closed, lake
         self.wait, self.say = wait_seconds(wait), say or _to_stderr
         self.lock = threading.RLock()
         self._idle = threading.Condition(self.lock)
@@ -80,8 +81,8 @@ class FileHandle:
         self._loads_open, self._threads_before, self._memory_before = 0, None, None
         self._memory_setting = self._memory_shown = ""
         self.opened = 0  # how many times the file was opened: what holding it only while used costs
-        if path is None:  # nothing to share: opened once, held until closed
-            self._adopt(open_duckdb(None))
+        if path is None:  # in memory, or a lake (whose catalog serves many processes): held until closed
+            self._adopt(lake.open() if lake is not None else open_duckdb(None))
 
     @property
     def closed(self) -> bool:
@@ -115,6 +116,13 @@ class FileHandle:
                 if not self._depth and self.path is not None:
                     self._last_used = time.monotonic()
                     self._close_when_idle()
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """A cursor of the held connection, with its settings and, in a lake, the lake as its catalog."""
+        cursor = session(self.con.cursor())
+        if self.lake is not None:
+            cursor.execute(f"USE {CATALOG}")
+        return cursor
 
     def close(self) -> None:
         with self.lock:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import random
 import re
 import secrets
 import threading
@@ -36,12 +37,12 @@ import pyarrow.compute as pc
 
 from toolkit.catalog.masking import scrub, scrub_url
 from toolkit.errors import WorkspaceError
+from toolkit.storage import ledger
 from toolkit.storage.file import (
     VALIDITY,
     loads_view_sql,
     quote,
     row_hash,
-    session,
     versions_of,
     view_sql,
 )
@@ -50,6 +51,8 @@ from toolkit.storage.processes import this_process
 from toolkit.storage.readback import casts_unchanged
 from toolkit.storage.stage import Stage
 from toolkit.storage.writer import Writer
+
+COMMIT_TRIES = 8  # a lake's commit that conflicts is tried again up to this many times in all
 
 # text columns whose values average this many bytes or more (free text, JSON, URLs) are stored with
 # zstd: for notifications' messages and details it took less CPU than DuckDB's default (DICT_FSST),
@@ -119,6 +122,7 @@ class Load:
         self._ddl = False
         self._cursor: duckdb.DuckDBPyConnection | None = None  # the commit's, while it runs
         self._staged: Stage | None = None
+        self.conflicts = 0  # commits of a lake tried again after another process's commit conflicted
         self._write_lock = threading.Lock()  # fan-out threads may share one load
 
     def __enter__(self) -> Load:
@@ -132,18 +136,33 @@ class Load:
             started = _now()
             self.load_id = load_id(started)
             with handle.held(f"starting a load of {self.service}.{self.resource}") as con:
-                con.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(self.service)}")
-                con.execute("INSERT INTO _loads (load_id, service, base_url, resource, params, started, "
-                            "\"rows\", requests, status, failed_ids, \"key\", kind, builds_on, owner) "
-                            "VALUES (?, ?, ?, ?, ?, ?, 0, 0, 'running', [], ?, ?, ?, ?)",
-                            [self.load_id, self.service, self.base_url, self.resource, self.params,
-                             started, list(self.key), self.kind, self.builds_on, this_process()])
+                self._schema(con)
+                ledger.insert_load(con, handle.lake is not None, {
+                    "load_id": self.load_id, "service": self.service, "base_url": self.base_url,
+                    "resource": self.resource, "params": self.params, "started": started, "rows": 0, "requests": 0,
+                    "status": "running", "failed_ids": [], "key": list(self.key), "kind": self.kind,
+                    "builds_on": self.builds_on, "owner": this_process()})
             self._staged = Stage(handle.path, self.load_id)
             self.status = "running"
         except BaseException:
             self._release()
             raise
         return self
+
+    def _schema(self, con: duckdb.DuckDBPyConnection) -> None:
+        """The service's schema, where missing. Two processes creating it in a lake at once conflict:
+        the one that lost finds it made."""
+        if con.execute("SELECT 1 FROM duckdb_schemas() WHERE database_name = current_database() AND "
+                       "schema_name = ?", [self.service]).fetchall():
+            return
+        for attempt in range(COMMIT_TRIES):
+            try:
+                con.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(self.service)}")
+                return
+            except duckdb.Error as error:
+                if self.handle.lake is None or "conflict" not in str(error).lower() or attempt == COMMIT_TRIES - 1:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
 
     def _release(self) -> None:
         self.handle.owners.pop((self.service, self.resource), None)
@@ -210,7 +229,8 @@ class Load:
     def _create(self, incoming: dict[str, str], table: pa.Table) -> None:
         # an all-null column has no type yet: VARCHAR until a later batch brings values (see _evolve)
         long = {name for name, kind in incoming.items() if kind == "VARCHAR" and name not in self.key
-                and _long_text(table.column(name))} if _per_column_compression() else set()
+                and _long_text(table.column(name))} if _per_column_compression() and self.handle.lake is None \
+            else set()  # a lake's Parquet files take no per-column compression
         columns = ", ".join(f"{quote(n)} {_typed(t)}"
                             + (" USING COMPRESSION zstd" if n in long else "") for n, t in incoming.items())
         columns += ", " if columns else ""
@@ -246,9 +266,21 @@ class Load:
                 # a list or struct widened to text is kept as its JSON, which reads back exactly
                 using = f" USING to_json({quote(name)})::VARCHAR" if kind == "VARCHAR" and _nested(have) else ""
                 for target in self._targets:
-                    self._cursor.execute(f"ALTER TABLE {target} ALTER COLUMN {quote(name)} TYPE {kind}{using}")
+                    self._retype(target, name, kind, using)
             self._columns[name] = kind
             self._ddl = True
+
+    def _retype(self, target: str, name: str, kind: str, using: str) -> None:
+        """A stored column to a wider type. DuckLake changes a type in place only to a wider number,
+        and with no expression: there the versions table is written anew, its column cast."""
+        if self.handle.lake is None or target != self._versions:
+            self._cursor.execute(f"ALTER TABLE {target} ALTER COLUMN {quote(name)} TYPE {kind}{using}")
+            return
+        value = using.removeprefix(" USING ") if using else f"CAST({quote(name)} AS {kind})"
+        fresh = f"{quote(self.service)}.{quote(self.resource + '__retyped')}"
+        self._cursor.execute(f"CREATE TABLE {fresh} AS SELECT * REPLACE ({value} AS {quote(name)}) FROM {target}")
+        self._cursor.execute(f"DROP TABLE {target}")
+        self._cursor.execute(f"ALTER TABLE {fresh} RENAME TO {quote(self.resource + '__versions')}")
 
     def _holds(self, name: str, have: str, table: pa.Table) -> bool:
         """Whether the stored column takes a batch's column of a type with an untyped part (a list of
@@ -315,18 +347,33 @@ class Load:
             self._release()
 
     def _commit(self) -> None:
-        """Hold the file, write the staged batches and merge them in one transaction (module docstring)."""
+        """Hold the file, write the staged batches and merge them in one transaction (module docstring).
+        In a lake, a commit that conflicts with another process's (a load of the same resource at the
+        same moment) is tried again from the staged batches, at most COMMIT_TRIES times, waiting a
+        growing, jittered pause between: it is never lost, and the later one merges over the earlier."""
+        for attempt in range(1, COMMIT_TRIES + 1):
+            kept = (self.rows, self.drift, self.kept)
+            try:
+                self._commit_once()
+                return
+            except duckdb.Error as error:
+                if self.handle.lake is None or "conflict" not in str(error).lower() or attempt == COMMIT_TRIES:
+                    raise
+                self.rows, self.drift, self.kept = kept
+                self.conflicts += 1
+                time.sleep(min(2.0, 0.05 * 2 ** attempt) * (0.5 + random.random()))
+
+    def _commit_once(self) -> None:
         handle = self.handle
-        with handle.held(f"committing {self.service}.{self.resource}") as con:
+        with handle.held(f"committing {self.service}.{self.resource}"):
             began = time.monotonic()
-            cursor = self._cursor = session(con.cursor())
+            cursor = self._cursor = handle.cursor()
+            self._stage, self._targets, self._ddl = None, [], False
             handle.loads_begin()
             try:
                 cursor.execute("BEGIN TRANSACTION")
-                # commits follow each other (the file is held), so the next number is free
-                self.seq = cursor.execute(
-                    "SELECT coalesce(max(seq), 0) + 1 FROM _loads WHERE service = ? AND resource = ?",
-                    [self.service, self.resource]).fetchall()[0][0]
+                # commits of a resource follow each other (the file is held; a lake's head conflicts)
+                self.seq = ledger.next_seq(cursor, handle.lake is not None, self.service, self.resource)
                 described = cursor.execute(
                     "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = "
                     "current_database() AND schema_name = ? AND table_name = ?",
@@ -347,25 +394,25 @@ class Load:
         self.status = "complete"
 
     def _finish(self, cursor: duckdb.DuckDBPyConnection, began: float) -> None:
+        lake = self.handle.lake is not None
         for name, values in self._categories.items():
             stored = cursor.execute("SELECT categories FROM _categories WHERE service = ? AND resource = ? "
                                     "AND column_name = ?", [self.service, self.resource, name]).fetchone()
             merged = list(stored[0]) if stored else []
             merged += [v for v in values if v not in merged]
-            cursor.execute("DELETE FROM _categories WHERE service = ? AND resource = ? AND column_name = ?",
-                           [self.service, self.resource, name])
-            cursor.execute("INSERT INTO _categories VALUES (?, ?, ?, ?)",
-                           [self.service, self.resource, name, merged])
+            ledger.put_categories(cursor, lake, self.service, self.resource, name, merged)
         if self._columns is not None:
             self._one_row_per_key()
             self._merge()
         if self._ddl:  # a view's columns are fixed when it is created: recreate it after the table changed
             cursor.execute(view_sql(self.service, self.resource))
             cursor.execute(loads_view_sql(self.service, self.resource))
-        cursor.execute("UPDATE _loads SET status = 'complete', finished = ?, \"rows\" = ?, requests = ?, "
-                       "failed_ids = ?, seq = ?, drift = ?, service_clock = ?, commit_seconds = ? WHERE load_id = ?",
-                       [_now(), self.rows, self.requests, [str(i) for i in self.failed_ids], self.seq,
-                        self._drift_json(), self.service_clock, round(time.monotonic() - began, 4), self.load_id])
+        ledger.update_loads(
+            cursor, lake, [("status", "'complete'"), ("finished", "?"), ("rows", "?"), ("requests", "?"),
+                           ("failed_ids", "?::VARCHAR[]"), ("seq", "?::BIGINT"), ("drift", "?::JSON"),
+                           ("service_clock", "?::TIMESTAMPTZ"), ("commit_seconds", "?::DOUBLE")],
+            [_now(), self.rows, self.requests, [str(i) for i in self.failed_ids], self.seq, self._drift_json(),
+             self.service_clock, round(time.monotonic() - began, 4)], "load_id = ?", [self.load_id])
 
     def _one_row_per_key(self) -> None:
         """One load never holds two rows of one key: a walk over data that moved, or a service that
@@ -439,10 +486,12 @@ class Load:
         text = f"{type(error).__name__}: {error}".rstrip(": ")
         text += f" (after {self.rows} rows in {self.batches} batches, rolled back)"
         with self.handle.held(f"recording a failed load of {self.service}.{self.resource}") as con:
-            con.execute("UPDATE _loads SET status = 'failed', finished = ?, \"rows\" = 0, requests = ?, "
-                        "error = ?, failed_ids = ?, drift = ?, service_clock = ? WHERE load_id = ?",
-                        [_now(), self.requests, text, [str(i) for i in self.failed_ids], self._drift_json(),
-                         self.service_clock, self.load_id])
+            ledger.update_loads(
+                con, self.handle.lake is not None,
+                [("status", "'failed'"), ("finished", "?"), ("rows", "0"), ("requests", "?"), ("error", "?"),
+                 ("failed_ids", "?::VARCHAR[]"), ("drift", "?::JSON"), ("service_clock", "?::TIMESTAMPTZ")],
+                [_now(), self.requests, text, [str(i) for i in self.failed_ids], self._drift_json(),
+                 self.service_clock], "load_id = ?", [self.load_id])
         self.status, self.rows = "failed", 0
 
     def _drift_json(self) -> str | None:

@@ -41,7 +41,7 @@ import pyarrow as pa
 
 from toolkit.catalog.masking import scrub_url
 from toolkit.errors import WorkspaceError
-from toolkit.storage import exports
+from toolkit.storage import exports, ledger
 from toolkit.storage.diffs import Diff, diff_loads
 from toolkit.storage.file import (
     FILTERED,
@@ -58,24 +58,12 @@ from toolkit.storage.file import (
     view_sql,
 )
 from toolkit.storage.handle import FileHandle
+from toolkit.storage.lake import Lake, is_lake
 from toolkit.storage.loads import Load, _now, params_json
 from toolkit.storage.processes import alive
 from toolkit.storage.readback import shaped, to_frame
 from toolkit.storage.stage import remove_abandoned
 
-_LOADS_DDL = """CREATE TABLE IF NOT EXISTS _loads (
-    load_id VARCHAR, service VARCHAR, base_url VARCHAR, resource VARCHAR, params VARCHAR,
-    started TIMESTAMPTZ, finished TIMESTAMPTZ, "rows" BIGINT, requests BIGINT, status VARCHAR,
-    error VARCHAR, failed_ids VARCHAR[], "key" VARCHAR[]);
-CREATE TABLE IF NOT EXISTS _categories (
-    service VARCHAR, resource VARCHAR, column_name VARCHAR, categories VARCHAR[]);
-ALTER TABLE _loads ADD COLUMN IF NOT EXISTS seq BIGINT;
-ALTER TABLE _loads ADD COLUMN IF NOT EXISTS kind VARCHAR;
-ALTER TABLE _loads ADD COLUMN IF NOT EXISTS builds_on VARCHAR;
-ALTER TABLE _loads ADD COLUMN IF NOT EXISTS drift JSON;
-ALTER TABLE _loads ADD COLUMN IF NOT EXISTS service_clock TIMESTAMPTZ;
-ALTER TABLE _loads ADD COLUMN IF NOT EXISTS owner VARCHAR;
-ALTER TABLE _loads ADD COLUMN IF NOT EXISTS commit_seconds DOUBLE"""
 INTERRUPTED = "interrupted: the process ended during the load"
 
 
@@ -168,23 +156,28 @@ class Store:
     """
 
     def __init__(self, path: str | Path | None = None, *, read_only: bool = False,
-                 wait: float | None = None) -> None:
-        self.path = Path(path) if path and str(path) != ":memory:" else None
-        if read_only and self.path is None:
+                 wait: float | None = None, data_path: str | Path | None = None) -> None:
+        self.lake = Lake(path, None if data_path is None else str(data_path)) if is_lake(path) else None
+        if data_path is not None and self.lake is None:
+            raise ValueError("data_path is for a team workspace (toolkit.Workspace('ducklake:...', data_path=...)); "
+                             "a file workspace keeps its data in its file")
+        self.path = Path(path) if path and str(path) != ":memory:" and self.lake is None else None
+        if read_only and self.path is None and self.lake is None:
             raise ValueError("read_only needs a file: an in-memory workspace starts empty")
         self.read_only = read_only
-        if read_only and not self.path.exists():
+        if read_only and self.path is not None and not self.path.exists():
             near = sorted(p.name for p in self.path.parent.glob("*.duckdb")) if self.path.parent.is_dir() else []
             there = f"; {self.path.parent} holds {', '.join(near[:5])}" if near else ""
             raise WorkspaceError(f"no workspace at {self.path} to read{there}. A read-write open "
                                  f"(toolkit.Workspace(path)) creates one")
         # the file and the lock this store shares with its loads, and nothing else of it
-        self._file = FileHandle(self.path, read_only, wait, self._closed_message)
+        self._file = FileHandle(self.path, read_only, wait, self._closed_message, lake=self.lake)
         if not read_only:
             with self._file.held("opening") as con:
-                con.execute(_LOADS_DDL)
+                ledger.create(con, self.lake is not None)
                 self._mend_interrupted(con)
-                migrate(con)
+                if self.lake is None:
+                    migrate(con)
                 self._mend_views(con)
             if self.path is not None:
                 remove_abandoned(self.path)
@@ -207,8 +200,9 @@ class Store:
     def _mend_interrupted(self, con: duckdb.DuckDBPyConnection) -> None:
         dead = self._dead_loads(con)
         if dead:
-            con.execute("UPDATE _loads SET status = 'failed', finished = coalesce(finished, started), error = ? "
-                        "WHERE status = 'running' AND list_contains(?, load_id)", [INTERRUPTED, dead])
+            ledger.update_loads(con, self.lake is not None, [("status", "'failed'"), ("finished", "coalesce(finished, started)"),
+                                                            ("error", "?")], [INTERRUPTED],
+                                "status = 'running' AND list_contains(?, load_id)", [dead])
 
     def _mend_views(self, con: duckdb.DuckDBPyConnection) -> None:
         """Recreate a resource's views where they are not the ones `storage.file` makes (missing, or written
@@ -244,10 +238,15 @@ class Store:
         """Whether `close()` was called: every method then raises `WorkspaceError`."""
         return self._file.closed
 
+    @property
+    def where(self) -> str:
+        """Where the workspace lives, safe to show: its file, its lake (password masked), or memory."""
+        return self.lake.shown if self.lake else str(self.path) if self.path else ":memory:"
+
     def _closed_message(self) -> str:
-        again = f"toolkit.Workspace({str(self.path)!r})" if self.path else \
+        again = f"toolkit.Workspace({self.where!r})" if self.path or self.lake else \
             "toolkit.Workspace() (an in-memory one starts empty)"
-        return f"workspace {self.path or ':memory:'} is closed; open it again with {again}"
+        return f"workspace {self.where} is closed; open it again with {again}"
 
     def _check_open(self) -> None:
         if self._file.closed:
@@ -268,7 +267,7 @@ class Store:
         """
         self._check_open()
         if self.read_only:
-            raise WorkspaceError(f"{self.path} is open read-only: no loads")
+            raise WorkspaceError(f"{self.where} is open read-only: no loads")
         return Load(self._file, service, base_url, resource, params or {}, tuple(key), keep, categoricals,
                     builds_on=builds_on, carry=carry)
 
@@ -324,8 +323,10 @@ class Store:
         names = [resources] if isinstance(resources, str) else list(resources)
         names += [filtered_of(name) for name in names]  # a subset is as out of date as the whole
         if names and not self.read_only:
-            self._fetch("UPDATE _loads SET status = 'stale' WHERE status = 'complete' AND service = ? "
-                        "AND list_contains(?, resource)", [service, names])
+            with self._file.held("marking loads stale") as con:
+                ledger.update_loads(con, self.lake is not None, [("status", "'stale'")], [],
+                                    "status = 'complete' AND service = ? AND list_contains(?, resource)",
+                                    [service, names])
 
     # -- reading -----------------------------------------------------------------------------------
 
@@ -335,7 +336,7 @@ class Store:
         if load_id is None:
             raise WorkspaceError(self._not_held(service, resource) if not self._fetch(
                 "SELECT 1 FROM _loads WHERE service = ? AND resource = ? LIMIT 1", [service, resource])
-                else f"no complete load of {service}.{resource} in {self.path or 'memory'}")
+                else f"no complete load of {service}.{resource} in {self.where}")
         if not self._has_table(service, resource):  # a load that never wrote a batch
             return pd.DataFrame()
         with self._file.held() as con:
@@ -395,7 +396,7 @@ class Store:
                 raise WorkspaceError(f"no load of {service}.{resource} had finished by {moment}")
             found = rows[0][0]
         if found is None:
-            raise WorkspaceError(f"no complete load of {service}.{resource} in {self.path or 'memory'}")
+            raise WorkspaceError(f"no complete load of {service}.{resource} in {self.where}")
         return found
 
     def _rows_of(self, con: duckdb.DuckDBPyConnection, service: str, resource: str,
@@ -643,4 +644,4 @@ class Store:
 
     def __repr__(self) -> str:
         state = " (closed)" if self.closed else ""
-        return f"<toolkit.{type(self).__name__} {self.path or ':memory:'}{state}>"
+        return f"<toolkit.{type(self).__name__} {self.where}{state}>"
