@@ -9,8 +9,29 @@ $(BIN)/toolkit: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
-.PHONY: setup demo test lint bench test-browser test-dates
+# the team workspace's environment: DuckDB 1.5.5 with the DuckLake, PostgreSQL and httpfs extensions'
+# wheels (the `team` extra; DuckDB downloads no extension here), and a local S3 server for its tests
+TEAM := .venv-team
+TEAM_BIN := $(TEAM)/bin
+
+$(TEAM_BIN)/toolkit: pyproject.toml
+	$(PYTHON) -m venv $(TEAM)
+	$(TEAM_BIN)/python -m pip install --quiet --upgrade pip
+	$(TEAM_BIN)/python -m pip install --quiet -e '.[dev,team-tests]'
+	touch $@
+
+.PHONY: setup setup-team postgres demo test lint bench test-browser test-dates
 setup: $(BIN)/toolkit
+
+setup-team: $(TEAM_BIN)/toolkit
+
+# Debian's PostgreSQL for the team tests (each starts one of its own on 127.0.0.1); without root and
+# without it, those tests are skipped and say so
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
+		(DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql >/dev/null 2>&1 || \
+		 (apt-get update >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql >/dev/null)) || \
+		echo "no PostgreSQL: the team tests will be skipped"
 
 demo: setup
 	$(BIN)/toolkit demo --out demo-output
@@ -18,9 +39,12 @@ demo: setup
 lint: setup
 	$(BIN)/ruff check toolkit tests benchmarks
 
-test: setup
+# everything on the main DuckDB, then the team workspace and the storage's own tests on the team's
+TEAM_TESTS := tests/team tests/test_workspace.py tests/test_workspace_lifecycle.py tests/test_workspace_export.py tests/test_history.py
+test: setup setup-team postgres
 	$(BIN)/ruff check toolkit tests benchmarks
 	$(BIN)/python -m pytest -n 2 -q
+	$(TEAM_BIN)/python -m pytest -n 2 -q -p no:cacheprovider $(TEAM_TESTS)
 
 bench: setup
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'

@@ -322,3 +322,42 @@ def test_every_command_uses_the_credentials_file_the_sandbox_writes(box, tmp_pat
     assert main(["call", "media_review.list_teams"]) == 2
     assert capsys.readouterr().err == f"toolkit call: cannot read the credentials file {tmp_path / 'missing.json'}: " \
                                       "No such file or directory\n"
+
+
+@pytest.mark.parametrize("command", [["refresh"], ["pull", "translation", "submissions"], ["export", "--out", "x"]])
+def test_a_workspace_still_held_after_the_wait_exits_75_not_2(tmp_path, capsys, command):
+    """Busy is not bad arguments: cron may simply run again (EX_TEMPFAIL), and the line says who holds it."""
+    import subprocess
+    import sys
+    path = tmp_path / "ws.duckdb"
+    tk.Workspace(path).close()
+    keeper = subprocess.Popen([sys.executable, "-c", f"import duckdb; c = duckdb.connect({str(path)!r}); "
+                               "print('held', flush=True); input()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert keeper.stdout.readline().strip() == "held"
+        argv = [*command[:1], "--workspace", str(path), *command[1:]]
+        if command[0] == "export":
+            argv[-1] = str(tmp_path / "snapshot.duckdb")
+        else:
+            argv += ["--wait", "0.5"]
+        os.environ["TOOLKIT_WORKSPACE_WAIT"] = "0.5"
+        try:
+            assert main(argv) == 75
+        finally:
+            del os.environ["TOOLKIT_WORKSPACE_WAIT"]
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and f"WorkspaceBusyError: {path} is still held by process {keeper.pid}" in err[0]
+    finally:
+        keeper.communicate("\n", timeout=30)
+
+
+def test_the_workspace_may_come_from_the_environment_and_a_missing_one_is_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("TOOLKIT_WORKSPACE", raising=False)
+    assert main(["refresh"]) == 2
+    assert capsys.readouterr().err.strip() == "toolkit refresh: name the workspace: --workspace FILE (or TOOLKIT_WORKSPACE)"
+    path = tmp_path / "ws.duckdb"
+    tk.Workspace(path).close()
+    monkeypatch.setenv("TOOLKIT_WORKSPACE", str(path))
+    assert main(["export", "--out", str(tmp_path / "snap.duckdb")]) == 0
+    assert f"exported {path} to" in capsys.readouterr().out

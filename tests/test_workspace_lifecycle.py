@@ -167,7 +167,7 @@ KILLED_PULL = textwrap.dedent("""
 
 
 def digest(path: Path) -> str:
-    files = sorted(path.parent.glob(path.name + "*"))
+    files = sorted(f for f in path.parent.glob(path.name + "*") if f.is_file())  # not DuckDB 1.5's .tmp folder
     return hashlib.sha256(b"".join(f.name.encode() + f.read_bytes() for f in files)).hexdigest()
 
 

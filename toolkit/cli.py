@@ -6,6 +6,10 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from toolkit.workspace import Workspace
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -55,6 +59,34 @@ def _failed(command: str, error: BaseException) -> int:
     """One line for a toolkit error, and its exit code: 75 for a workspace still held after the wait."""
     print(f"toolkit {command}: {type(error).__name__}: {error}", file=sys.stderr)
     return getattr(error, "exit_code", 2)
+
+
+def _workspace_options(parser: argparse.ArgumentParser, what: str) -> None:
+    """--workspace (a DuckDB file, or a team workspace's `ducklake:...` address) and --data-path; both
+    also from the environment, so that a catalog's password need not be on a command line (`ps`)."""
+    import os
+    parser.add_argument("--workspace", default=os.environ.get("TOOLKIT_WORKSPACE"), help=(
+        f"{what}, or a team workspace's DuckLake address ('ducklake:postgres:dbname=... host=... user=...'); "
+        "default TOOLKIT_WORKSPACE"))
+    parser.add_argument("--data-path", default=os.environ.get("TOOLKIT_DATA_PATH"), metavar="PATH",
+                        help="a team workspace's data folder or s3:// path (default TOOLKIT_DATA_PATH)")
+
+
+def _open(args: argparse.Namespace, **options: object) -> Workspace:
+    from toolkit.workspace import Workspace
+    return Workspace(args.workspace, data_path=args.data_path or None, **options)
+
+
+def _missing(args: argparse.Namespace, command: str) -> bool:
+    """Say so, in one line, when the workspace named is neither given nor there."""
+    from toolkit.storage.lake import is_lake
+    if not args.workspace:
+        print(f"toolkit {command}: name the workspace: --workspace FILE (or TOOLKIT_WORKSPACE)", file=sys.stderr)
+        return True
+    if not is_lake(args.workspace) and not Path(args.workspace).exists():
+        print(f"toolkit {command}: no workspace at {args.workspace}", file=sys.stderr)
+        return True
+    return False
 
 
 class _NoCredentials(Exception):
@@ -121,7 +153,9 @@ def _pull(args: argparse.Namespace) -> int:
     from toolkit import bulk, catalog
     from toolkit.catalog.masking import scrub_url
     from toolkit.errors import ToolkitError
-    from toolkit.workspace import Workspace
+    if not args.workspace:
+        print("toolkit pull: name the workspace: --workspace FILE (or TOOLKIT_WORKSPACE)", file=sys.stderr)
+        return 2
     known = [name for (service, name) in catalog.RESOURCES if service == args.service]
     unknown = [name for name in args.resources if name not in known]
     if unknown:
@@ -134,9 +168,9 @@ def _pull(args: argparse.Namespace) -> int:
         print(f"toolkit pull: {error}", file=sys.stderr)
         return 2
     try:
-        with Workspace(args.workspace, wait=args.wait) as ws:
+        with _open(args, wait=args.wait) as ws:
             client = ws.connect(args.service, **credentials.get(args.service, {}))
-            print(f"pull {args.service} from {scrub_url(client.base_url)} into {args.workspace}", flush=True)
+            print(f"pull {args.service} from {scrub_url(client.base_url)} into {ws.where}", flush=True)
             done = bulk.pull_service(client, args.resources or None,
                                      log=lambda line: print(line, flush=True))
     except ToolkitError as error:
@@ -153,9 +187,7 @@ def _pull(args: argparse.Namespace) -> int:
 def _refresh(args: argparse.Namespace) -> int:
     from toolkit import catalog
     from toolkit.errors import ToolkitError
-    from toolkit.workspace import Workspace
-    if not Path(args.workspace).exists():
-        print(f"toolkit refresh: no workspace at {args.workspace}", file=sys.stderr)
+    if _missing(args, "refresh"):
         return 2
     unknown = [s for s in args.services if s not in catalog.SERVICES]
     if unknown:
@@ -168,7 +200,7 @@ def _refresh(args: argparse.Namespace) -> int:
         print(f"toolkit refresh: {error}", file=sys.stderr)
         return 2
     try:
-        with Workspace(args.workspace, wait=args.wait) as ws:
+        with _open(args, wait=args.wait) as ws:
             held = sorted(set(ws.loads()["service"])) if len(ws.loads()) else []
             named = sorted({r.split(".", 1)[0] for r in args.resource})
             for service in args.services or named or held:
@@ -233,12 +265,11 @@ def _doctor(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     from toolkit.errors import ToolkitError, WorkspaceBusyError
-    from toolkit.workspace import Workspace
-    if not Path(args.workspace).exists():
-        print(f"toolkit export: no workspace at {args.workspace}", file=sys.stderr)
+    if _missing(args, "export"):
         return 2
     try:
-        with Workspace(args.workspace) as ws:
+        with _open(args) as ws:
+            where = ws.where
             path = ws.export(args.out, format=args.format, history=args.history, overwrite=args.overwrite)
     except WorkspaceBusyError as error:
         return _failed("export", error)
@@ -246,7 +277,7 @@ def _export(args: argparse.Namespace) -> int:
         # the CLI's own words for the option the Python error names
         print(f"toolkit export: {str(error).replace('pass overwrite=True', 'pass --overwrite')}", file=sys.stderr)
         return 2
-    print(f"exported {args.workspace} to {path} ({args.format}{', every load' if args.history else ''})")
+    print(f"exported {where} to {path} ({args.format}{', every load' if args.history else ''})")
     return 0
 
 
@@ -327,7 +358,7 @@ def parser() -> argparse.ArgumentParser:
                                        "TOOLKIT_<SERVICE>_<FIELD>; one line per resource (for a scheduled job)")
     pull.add_argument("service", choices=tuple(catalog.SERVICES))
     pull.add_argument("resources", nargs="*", help="resources to pull (default: every one that needs no ids)")
-    pull.add_argument("--workspace", required=True, help="the workspace's DuckDB file (created when missing)")
+    _workspace_options(pull, "the workspace's DuckDB file (created when missing)")
     pull.add_argument("--credentials", metavar="FILE", help="the credentials file `toolkit sandbox` writes (or "
                         "TOOLKIT_CREDENTIALS); TOOLKIT_<SERVICE>_<FIELD> fill what it lacks")
     pull.add_argument("--wait", type=float, metavar="SECONDS", help=WAIT_HELP)
@@ -337,7 +368,7 @@ def parser() -> argparse.ArgumentParser:
                                            "from TOOLKIT_<SERVICE>_<FIELD>; one line per resource (for cron)")
     again.add_argument("services", nargs="*", metavar="SERVICE",
                        help="services to refresh (default: every one the workspace holds)")
-    again.add_argument("--workspace", required=True, help="the workspace's DuckDB file")
+    _workspace_options(again, "the workspace's DuckDB file")
     again.add_argument("--credentials", metavar="FILE", help="the credentials file `toolkit sandbox` writes (or "
                         "TOOLKIT_CREDENTIALS); TOOLKIT_<SERVICE>_<FIELD> fill what it lacks")
     again.add_argument("--full", action="store_true", help="pull everything, not only what may have changed")
@@ -363,7 +394,7 @@ def parser() -> argparse.ArgumentParser:
                         "TOOLKIT_CREDENTIALS); TOOLKIT_<SERVICE>_<FIELD> fill what it lacks")
     check.set_defaults(run=_doctor)
     export = sub.add_parser("export", help="export a workspace's latest loads as a snapshot file or Parquet folder")
-    export.add_argument("--workspace", required=True, help="the workspace's DuckDB file")
+    _workspace_options(export, "the workspace's DuckDB file")
     export.add_argument("--out", required=True, help="the snapshot file (duckdb) or folder (parquet)")
     export.add_argument("--format", choices=("duckdb", "parquet"), default="duckdb")
     export.add_argument("--history", action="store_true", help="every load, not only the latest of each resource")

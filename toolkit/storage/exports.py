@@ -26,6 +26,7 @@ import orjson
 from toolkit.errors import WorkspaceError
 from toolkit.storage.file import (
     FINISHED,
+    STORAGE_VERSION,
     literal,
     loads_view_sql,
     quote,
@@ -281,7 +282,7 @@ def _to_duckdb(con: duckdb.DuckDBPyConnection, target: Path, resources: list[dic
     nothing may need to open it again, and nothing may be left in its WAL.
     """
     alias = f"_toolkit_export_{secrets.token_hex(4)}"
-    con.execute(f"ATTACH {literal(str(target))} AS {alias}")
+    con.execute(f"ATTACH {literal(str(target))} AS {alias} (STORAGE_VERSION {literal(STORAGE_VERSION)})")
     try:
         con.execute("BEGIN TRANSACTION")
         try:

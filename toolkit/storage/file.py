@@ -23,6 +23,9 @@ import duckdb
 
 from toolkit.errors import WorkspaceError, WorkspaceInUseError, WorkspaceOpenHereError
 
+# the storage new files are written in: DuckDB 2.x writes by default a format 1.5 cannot read, and the
+# team extra runs 1.5.5 (toolkit.storage.extensions): a workspace or snapshot must open in both
+STORAGE_VERSION = "v1.5.0"
 FINISHED = ("complete", "stale")  # loads whose rows are data; only "complete" ones are reused as a cache
 VALIDITY = ("_valid_from", "_valid_to")  # the columns a versions table adds to the resource's own
 
@@ -126,8 +129,10 @@ def open_duckdb(path: Path | None, read_only: bool = False) -> duckdb.DuckDBPyCo
         there = f"; {path.parent} holds {', '.join(near[:5])}" if near else ""
         raise WorkspaceError(f"no workspace at {path} to read{there}. A read-write open "
                              f"(toolkit.Workspace(path)) creates one")
+    # a new file in the oldest storage this toolkit runs on (DuckDB 1.5), so that either DuckDB opens it
+    config = {"storage_compatibility_version": STORAGE_VERSION} if path and not path.exists() else {}
     try:
-        con = session(duckdb.connect(str(path) if path else ":memory:", read_only=read_only))
+        con = session(duckdb.connect(str(path) if path else ":memory:", read_only=read_only, config=config))
         if path:
             con.execute(f"SET memory_limit = '{query_memory()}'")
         return con

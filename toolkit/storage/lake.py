@@ -10,7 +10,13 @@ it is kept here only to attach, and shown everywhere else masked (`shown`).
 """
 from __future__ import annotations
 
+import os
+import random
 import re
+import time
+from collections.abc import Callable
+from typing import TypeVar
+from urllib.parse import urlsplit
 
 import duckdb
 
@@ -19,6 +25,7 @@ from toolkit.errors import WorkspaceError
 from toolkit.storage import extensions
 from toolkit.storage.file import literal, session
 
+T = TypeVar("T")
 PREFIX = "ducklake:"
 CATALOG = "workspace"  # the name the lake is attached under in the process's own DuckDB
 # the catalog database's extension, by the word after "ducklake:" (none: a DuckDB file)
@@ -39,6 +46,51 @@ def masked(text: str) -> str:
     return text
 
 
+def _s3_secret(con: duckdb.DuckDBPyConnection) -> None:
+    """Object storage's credentials from the environment AWS's own tools read (AWS_ACCESS_KEY_ID,
+    AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION, and AWS_ENDPOINT_URL for a store other than
+    AWS's, such as MinIO or a local S3 server), as a DuckDB secret of this process's connection only."""
+    key, secret = os.environ.get("AWS_ACCESS_KEY_ID"), os.environ.get("AWS_SECRET_ACCESS_KEY")
+    if not key or not secret:
+        return  # DuckDB's own defaults, or a secret the analyst made
+    options = {"KEY_ID": key, "SECRET": secret, "REGION": os.environ.get("AWS_REGION") or
+               os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"}
+    if os.environ.get("AWS_SESSION_TOKEN"):
+        options["SESSION_TOKEN"] = os.environ["AWS_SESSION_TOKEN"]
+    endpoint = urlsplit(os.environ.get("AWS_ENDPOINT_URL") or "")
+    if endpoint.netloc:
+        options.update(ENDPOINT=endpoint.netloc, URL_STYLE="path", USE_SSL="true" if endpoint.scheme == "https" else "false")
+    listed = ", ".join(f"{name} {literal(value)}" if name != "USE_SSL" else f"{name} {value}"
+                       for name, value in options.items())
+    con.execute(f"CREATE OR REPLACE SECRET toolkit_s3 (TYPE s3, {listed})")
+
+
+TRIES = 8  # a statement or commit that conflicts with another process's is tried this many times in all
+
+
+def conflicted(error: BaseException) -> bool:
+    """Whether a DuckDB error is DuckLake's word that another process committed first."""
+    return isinstance(error, duckdb.Error) and "conflict" in str(error).lower()
+
+
+def pause(attempt: int) -> None:
+    """The wait before trying again: growing with each attempt, jittered so that processes part."""
+    time.sleep(min(2.0, 0.05 * 2 ** attempt) * (0.5 + random.random()))
+
+
+def settled(action: Callable[[], T], lake: bool) -> T:
+    """`action()`; in a lake, again after a pause while it conflicts with another process's commit
+    (two processes creating the same table at once: the one that lost then finds it made)."""
+    for attempt in range(1, TRIES + 1):
+        try:
+            return action()
+        except duckdb.Error as error:
+            if not lake or not conflicted(error) or attempt == TRIES:
+                raise
+            pause(attempt)
+    raise AssertionError("unreachable")
+
+
 class Lake:
     """Where a team workspace lives: the ATTACH string (secret) and the data path; `shown` is safe."""
 
@@ -56,8 +108,18 @@ class Lake:
                          *(["httpfs"] if (self.data_path or "").startswith(("s3://", "gs://", "r2://", "http"))
                            else [])]:
                 extensions.load(con, name)
+            if (self.data_path or "").startswith("s3://"):
+                _s3_secret(con)
             options = f" (DATA_PATH {literal(self.data_path)})" if self.data_path else ""
-            con.execute(f"ATTACH {literal(self._address)} AS {CATALOG}{options}")
+            for attempt in range(1, TRIES + 1):
+                try:
+                    con.execute(f"ATTACH {literal(self._address)} AS {CATALOG}{options}")
+                    break
+                except duckdb.Error as error:
+                    # processes attaching a new lake at once race to create its catalog's tables
+                    if "duplicate key" not in str(error) and not conflicted(error) or attempt == TRIES:
+                        raise
+                    pause(attempt)
             con.execute(f"USE {CATALOG}")
         except duckdb.Error as error:
             con.close()

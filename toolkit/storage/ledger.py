@@ -28,7 +28,8 @@ LOADS_COLUMNS = (
     ("params", "VARCHAR"), ("started", "TIMESTAMPTZ"), ("finished", "TIMESTAMPTZ"), ('"rows"', "BIGINT"),
     ("requests", "BIGINT"), ("status", "VARCHAR"), ("error", "VARCHAR"), ("failed_ids", "VARCHAR[]"),
     ('"key"', "VARCHAR[]"), ("seq", "BIGINT"), ("kind", "VARCHAR"), ("builds_on", "VARCHAR"),
-    ("drift", "JSON"), ("service_clock", "TIMESTAMPTZ"), ("owner", "VARCHAR"), ("commit_seconds", "DOUBLE"))
+    ("drift", "JSON"), ("service_clock", "TIMESTAMPTZ"), ("owner", "VARCHAR"), ("commit_seconds", "DOUBLE"),
+    ("conflicts", "INTEGER"))
 _FIRST = 13  # the columns the first `_loads` had; the others were added since
 CATEGORIES_COLUMNS = (("service", "VARCHAR"), ("resource", "VARCHAR"), ("column_name", "VARCHAR"),
                       ("categories", "VARCHAR[]"))

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import random
 import re
 import secrets
 import threading
@@ -47,12 +46,11 @@ from toolkit.storage.file import (
     view_sql,
 )
 from toolkit.storage.handle import FileHandle
+from toolkit.storage.lake import TRIES, conflicted, pause, settled
 from toolkit.storage.processes import this_process
 from toolkit.storage.readback import casts_unchanged
 from toolkit.storage.stage import Stage
 from toolkit.storage.writer import Writer
-
-COMMIT_TRIES = 8  # a lake's commit that conflicts is tried again up to this many times in all
 
 # text columns whose values average this many bytes or more (free text, JSON, URLs) are stored with
 # zstd: for notifications' messages and details it took less CPU than DuckDB's default (DICT_FSST),
@@ -150,19 +148,12 @@ class Load:
         return self
 
     def _schema(self, con: duckdb.DuckDBPyConnection) -> None:
-        """The service's schema, where missing. Two processes creating it in a lake at once conflict:
-        the one that lost finds it made."""
-        if con.execute("SELECT 1 FROM duckdb_schemas() WHERE database_name = current_database() AND "
-                       "schema_name = ?", [self.service]).fetchall():
-            return
-        for attempt in range(COMMIT_TRIES):
-            try:
-                con.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(self.service)}")
-                return
-            except duckdb.Error as error:
-                if self.handle.lake is None or "conflict" not in str(error).lower() or attempt == COMMIT_TRIES - 1:
-                    raise
-                time.sleep(0.05 * (attempt + 1))
+        """The service's schema, where missing (two processes creating it in a lake at once conflict:
+        the one that lost finds it made)."""
+        if not con.execute("SELECT 1 FROM duckdb_schemas() WHERE database_name = current_database() AND "
+                           "schema_name = ?", [self.service]).fetchall():
+            settled(lambda: con.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(self.service)}"),
+                    self.handle.lake is not None)
 
     def _release(self) -> None:
         self.handle.owners.pop((self.service, self.resource), None)
@@ -211,6 +202,10 @@ class Load:
         cursor = self._cursor
         incoming = {name: kind for name, kind in cursor.execute(
             "SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM _toolkit_batch)").fetchall()}
+        for field in table.schema:  # DuckDB 1.5 gives a list of only nulls as INTEGER[]: say it is untyped
+            untyped = _untyped(field.type)
+            if untyped and field.name in incoming:
+                incoming[field.name] = untyped
         if self._columns is None:
             self._create(incoming, table)
         else:
@@ -349,19 +344,19 @@ class Load:
     def _commit(self) -> None:
         """Hold the file, write the staged batches and merge them in one transaction (module docstring).
         In a lake, a commit that conflicts with another process's (a load of the same resource at the
-        same moment) is tried again from the staged batches, at most COMMIT_TRIES times, waiting a
+        same moment) is tried again from the staged batches, at most lake.TRIES times, waiting a
         growing, jittered pause between: it is never lost, and the later one merges over the earlier."""
-        for attempt in range(1, COMMIT_TRIES + 1):
+        for attempt in range(1, TRIES + 1):
             kept = (self.rows, self.drift, self.kept)
             try:
                 self._commit_once()
                 return
             except duckdb.Error as error:
-                if self.handle.lake is None or "conflict" not in str(error).lower() or attempt == COMMIT_TRIES:
+                if self.handle.lake is None or not conflicted(error) or attempt == TRIES:
                     raise
                 self.rows, self.drift, self.kept = kept
                 self.conflicts += 1
-                time.sleep(min(2.0, 0.05 * 2 ** attempt) * (0.5 + random.random()))
+                pause(attempt)
 
     def _commit_once(self) -> None:
         handle = self.handle
@@ -410,9 +405,10 @@ class Load:
         ledger.update_loads(
             cursor, lake, [("status", "'complete'"), ("finished", "?"), ("rows", "?"), ("requests", "?"),
                            ("failed_ids", "?::VARCHAR[]"), ("seq", "?::BIGINT"), ("drift", "?::JSON"),
-                           ("service_clock", "?::TIMESTAMPTZ"), ("commit_seconds", "?::DOUBLE")],
+                           ("service_clock", "?::TIMESTAMPTZ"), ("commit_seconds", "?::DOUBLE"),
+                           ("conflicts", "?::INTEGER")],
             [_now(), self.rows, self.requests, [str(i) for i in self.failed_ids], self.seq, self._drift_json(),
-             self.service_clock, round(time.monotonic() - began, 4)], "load_id = ?", [self.load_id])
+             self.service_clock, round(time.monotonic() - began, 4), self.conflicts], "load_id = ?", [self.load_id])
 
     def _one_row_per_key(self) -> None:
         """One load never holds two rows of one key: a walk over data that moved, or a service that
@@ -507,6 +503,39 @@ class Load:
 # a space and its type follow
 _NULL = '"NULL"'
 _NO_TYPE = re.compile(r'"NULL"(?=[\[\),]|$)')
+
+
+_SIMPLE = {pa.bool_(): "BOOLEAN", pa.int8(): "TINYINT", pa.int16(): "SMALLINT", pa.int32(): "INTEGER",
+           pa.int64(): "BIGINT", pa.uint8(): "UTINYINT", pa.uint16(): "USMALLINT", pa.uint32(): "UINTEGER",
+           pa.uint64(): "UBIGINT", pa.float32(): "FLOAT", pa.float64(): "DOUBLE", pa.string(): "VARCHAR",
+           pa.large_string(): "VARCHAR", pa.binary(): "BLOB", pa.large_binary(): "BLOB", pa.date32(): "DATE"}
+
+
+def _untyped(kind: pa.DataType) -> str | None:
+    """DuckDB's type of an Arrow type with a part that has no values to type it by (a list of only
+    empty lists), with `"NULL"` for that part as DuckDB 2 writes it; None when there is no such part
+    (or a part this does not spell), and DuckDB's own description stands."""
+    def spelled(part: pa.DataType) -> tuple[str, bool] | None:
+        if pa.types.is_null(part):
+            return _NULL, True
+        if pa.types.is_list(part) or pa.types.is_large_list(part):
+            inner = spelled(part.value_type)
+            return None if inner is None else (inner[0] + "[]", inner[1])
+        if pa.types.is_struct(part):
+            fields = [(part.field(i).name, spelled(part.field(i).type)) for i in range(part.num_fields)]
+            if any(inner is None for _, inner in fields):
+                return None
+            names = [name if re.fullmatch(r"[a-z_][a-z0-9_]*", name) else quote(name) for name, _ in fields]
+            return (f"STRUCT({', '.join(f'{n} {inner[0]}' for n, (_, inner) in zip(names, fields, strict=True))})",
+                    any(inner[1] for _, inner in fields))
+        if pa.types.is_dictionary(part):
+            return spelled(part.value_type)
+        if pa.types.is_timestamp(part):
+            return ("TIMESTAMP WITH TIME ZONE" if part.tz else "TIMESTAMP"), False
+        return (_SIMPLE[part], False) if part in _SIMPLE else None
+
+    found = spelled(kind)
+    return found[0] if found and found[1] and not pa.types.is_null(kind) else None
 
 
 def _typed(kind: str) -> str:

@@ -58,7 +58,7 @@ from toolkit.storage.file import (
     view_sql,
 )
 from toolkit.storage.handle import FileHandle
-from toolkit.storage.lake import Lake, is_lake
+from toolkit.storage.lake import Lake, is_lake, settled
 from toolkit.storage.loads import Load, _now, params_json
 from toolkit.storage.processes import alive
 from toolkit.storage.readback import shaped, to_frame
@@ -174,7 +174,7 @@ class Store:
         self._file = FileHandle(self.path, read_only, wait, self._closed_message, lake=self.lake)
         if not read_only:
             with self._file.held("opening") as con:
-                ledger.create(con, self.lake is not None)
+                settled(lambda: ledger.create(con, self.lake is not None), self.lake is not None)
                 self._mend_interrupted(con)
                 if self.lake is None:
                     migrate(con)
@@ -200,9 +200,9 @@ class Store:
     def _mend_interrupted(self, con: duckdb.DuckDBPyConnection) -> None:
         dead = self._dead_loads(con)
         if dead:
-            ledger.update_loads(con, self.lake is not None, [("status", "'failed'"), ("finished", "coalesce(finished, started)"),
+            settled(lambda: ledger.update_loads(con, self.lake is not None, [("status", "'failed'"), ("finished", "coalesce(finished, started)"),
                                                             ("error", "?")], [INTERRUPTED],
-                                "status = 'running' AND list_contains(?, load_id)", [dead])
+                                "status = 'running' AND list_contains(?, load_id)", [dead]), self.lake is not None)
 
     def _mend_views(self, con: duckdb.DuckDBPyConnection) -> None:
         """Recreate a resource's views where they are not the ones `storage.file` makes (missing, or written
