@@ -300,3 +300,17 @@ def test_the_command_pulls_and_refreshes_a_lake_named_in_the_environment_and_nev
     assert "password=***" in out.out and dsn.rsplit("password=", 1)[1] not in out.out + out.err
     with tk.Workspace(dsn, data_path=data) as ws:
         assert ws.loads().groupby("resource").size().to_dict() == {"submissions": 2, "targets": 2}
+
+
+def test_a_read_only_lake_shows_categories_drift_and_names_what_it_lacks(lake):
+    dsn, data = lake
+    with tk.Workspace(dsn, data_path=data) as ws, \
+            ws.load("translation", URL, "targets", {}, ("id",), categoricals=["status"]) as load:
+        load.write(pa.table({"id": [1], "status": pa.array(["READY"]).dictionary_encode()}))
+        load.drift = [{"field": "x", "kind": "undeclared", "count": 1, "example": "1"}]
+    with tk.Workspace(dsn, data_path=data, read_only=True) as reader:
+        assert str(reader.read("translation", "targets")["status"].dtype) == "category"
+        assert reader.drift()["kind"].tolist() == ["undeclared"]
+        with pytest.raises(tk.WorkspaceError, match="no load of translation.phases in this workspace; it holds "
+                                                    "translation.targets"):
+            reader.sql("SELECT * FROM translation.phases")

@@ -117,7 +117,8 @@ class Lake:
                     break
                 except duckdb.Error as error:
                     # processes attaching a new lake at once race to create its catalog's tables
-                    if "duplicate key" not in str(error) and not conflicted(error) or attempt == TRIES:
+                    racing = "Failed to initialize DuckLake" in str(error) or conflicted(error)
+                    if not racing or attempt == TRIES:
                         raise
                     pause(attempt)
             con.execute(f"USE {CATALOG}")

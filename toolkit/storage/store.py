@@ -477,8 +477,8 @@ class Store:
         return Query(self, query, params)
 
     def _has_loads_table(self) -> bool:
-        return bool(self._fetch("SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() "
-                                "AND schema_name = 'main' AND table_name = '_loads'"))
+        """Whether this is a workspace at all (a lake's `_loads` is a view: toolkit.storage.ledger)."""
+        return self._has_own("_loads")
 
     def loads(self) -> pd.DataFrame:
         """Every load: when, what, params (JSON), rows, requests, status, error, failed ids, key."""
@@ -628,8 +628,14 @@ class Store:
                                 "AND schema_name = ? AND table_name = ?", [service, resource + "__versions"]))
 
     def _has_categories(self) -> bool:
+        return self._has_own("_categories")
+
+    def _has_own(self, name: str) -> bool:
+        """Whether the workspace has one of its own tables in `main` (in a lake, a view: toolkit.storage.ledger)."""
         return bool(self._fetch("SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() "
-                                "AND schema_name = 'main' AND table_name = '_categories'"))
+                                "AND schema_name = 'main' AND table_name = ? UNION ALL SELECT 1 FROM duckdb_views() "
+                                "WHERE database_name = current_database() AND schema_name = 'main' AND view_name = ?",
+                                [name, name]))
 
     def close(self) -> None:
         """Let the file go for good (other processes hold it as they need it); closing again does nothing."""
