@@ -190,7 +190,9 @@ class FileHandle:
     def _close_when_idle(self) -> None:
         """Let the file go LINGER seconds after its last use, on a thread that lives while it is open."""
         if self._closer is None:
-            self._closer = threading.Thread(target=self._closing, name="toolkit-workspace-closer", daemon=True)
+            # not a daemon: the interpreter waits for it (LINGER at most) rather than stopping it inside
+            # DuckDB at exit, which aborts the process ("FATAL: exception not rethrown")
+            self._closer = threading.Thread(target=self._closing, name="toolkit-workspace-closer")
             self._closer.start()
         else:
             self._idle.notify()
