@@ -1,7 +1,17 @@
 """The asset library's public API v1: assets, boards, custom fields, imports, roles, tags and uploads
 (seed 000, part B; wire facts from services.md, and the public types compared field by field in
 docs/public-specs.md: a version's uploadedAt and summary, tags sent as {id}, an optional recordedAt)."""
-from toolkit.catalog.spec import Action, Column, Cursor, Incremental, Param, Resource, Service, Unpaged
+from toolkit.catalog.spec import (
+    Action,
+    Column,
+    Cursor,
+    Incremental,
+    OtherSide,
+    Param,
+    Resource,
+    Service,
+    Unpaged,
+)
 
 SERVICE = Service(
     key="asset_library",
@@ -418,6 +428,9 @@ RESOURCES = (
                   doc="the board's custom field values, sent only with include_custom_fields=True"),),
         fan_out="asset_id", parent="assets", parent_key="id",
         filters=("include_custom_fields",),
+        # a board's assets, with the board's record: a request a board instead of one an asset
+        other_side=OtherSide("boards", "asset_library.list_assets", "parent_board_id", omit=("customFields",),
+                             unless=("include_custom_fields",)),
     ),
     # full pulls: adding, changing or removing a guest does not change the board's row
     Resource(

@@ -246,6 +246,21 @@ class Settings:
 
 
 @dataclass(frozen=True)
+class OtherSide:
+    """The same rows read from the relation's other side: a fan-out over `parent`'s rows (another
+    resource of the service, listed by its own action) where `action`, given one parent's id in
+    `param`, lists the records whose id is the resource's fan-out column; each row is then the
+    parent's own record with that id (an asset's boards: each board's assets, with the board's
+    record). `omit`: fields of the parent's record this side's rows lack; `unless`: filters only this
+    side answers. Fetch reads the side that needs fewer requests (toolkit.pull.sides)."""
+    parent: str
+    action: str
+    param: str
+    omit: tuple[str, ...] = ()
+    unless: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Resource:
     """A dataset an analyst reports on: how it is pulled, its key and its typed columns.
 
@@ -268,3 +283,4 @@ class Resource:
     max_pages: int | None = None        # a walk's ceiling; None: from the service's total (paging.Watch)
     chunks: Chunks | None = None        # the parent's ids many to a request (`parent`, `parent_key`)
     settings: Settings | None = None    # one row per settings object, read by actions of their own
+    other_side: OtherSide | None = None  # the same rows read the other way round (toolkit.pull.sides)

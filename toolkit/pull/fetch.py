@@ -35,7 +35,7 @@ import pyarrow as pa
 
 from toolkit import catalog
 from toolkit.catalog.masking import MASK, looks_secret, mask_settings
-from toolkit.catalog.spec import Action, Resource
+from toolkit.catalog.spec import Action, Resource, camel
 from toolkit.errors import (
     AnswerError,
     ApiError,
@@ -46,10 +46,10 @@ from toolkit.errors import (
     ValidationError,
 )
 from toolkit.http.rules import version_tuple
-from toolkit.pull import decoding, drift, frames, increments
+from toolkit.pull import decoding, drift, frames, increments, sides
 from toolkit.pull.progress import bar as progress_bar
 from toolkit.pull.typist import Typist
-from toolkit.storage.file import filtered_of
+from toolkit.storage.file import FINISHED, filtered_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -272,6 +272,9 @@ def _plan(client: Client, store: Store, resource: Resource, filters: dict, worke
             if (resource.service, resource.parent) in catalog.RESOURCES:
                 ids = _parent_ids(client, store, resource.service, resource.parent, resource.parent_key, contract,
                                   progress)
+                other = _other_side(client, store, resource, filters, ids, workers, on_error)
+                if other is not None:
+                    return other
             else:
                 raise ValidationError(resource.parent, None, f"{resource.name} needs the ids to fetch: "
                                       f"pass {resource.parent}=[...]")
@@ -436,6 +439,39 @@ def _fan_out(client: Client, resource: Resource, action: Action, ids: Sequence, 
 
     plan.tables = tables
     return plan
+
+
+def _other_side(client: Client, store: Store, resource: Resource, filters: dict, ids: Sequence, workers: int,
+                on_error: str) -> _Plan | None:
+    """The resource read from its relation's other side when that needs fewer requests
+    (toolkit.pull.sides), else None: the parents listed first (that listing decides), then each
+    parent's children, each row the parent's record with a child's id, typed as this side's rows."""
+    side = resource.other_side
+    if side is None or any(name in filters for name in side.unless):
+        return None
+    parent = catalog.resource(resource.service, side.parent)
+    listing, children = catalog.ACTIONS[parent.action], catalog.ACTIONS[side.action]
+    style = children.paging or client.service.paging
+    held = store.rows(f"SELECT \"rows\" FROM _loads WHERE service = ? AND resource = ? AND status IN {FINISHED} "
+                      "ORDER BY seq DESC NULLS LAST LIMIT 1", [resource.service, resource.name])
+    records = [row for page in client.pages(listing) for row in decoding.rows_of(parent, listing, page.body)]
+    if not sides.cheaper_the_other_way(len(ids), len(records), held[0][0] if held else None,
+                                       getattr(style, "max_size", 100)):
+        return None
+    parent_id, child_id = camel(parent.key[0]), camel(resource.parent_key or "id")
+    by_id = {record.get(parent_id): {k: v for k, v in record.items() if k not in side.omit} for record in records}
+    wanted, column = {str(i) for i in ids}, camel(resource.fan_out)
+
+    def member_rows(member: Any, typist: Typist) -> list:
+        rows = []
+        for page in client.pages(children, **{side.param: member}):
+            for child in decoding.rows_of(resource, children, page.body):
+                if str(child.get(child_id)) in wanted:  # only children the resource's own parent holds
+                    rows.append({**by_id[member], column: child.get(child_id)})
+        return rows
+
+    return _fan_out(client, resource, catalog.ACTIONS[resource.action], list(by_id), {}, workers, on_error,
+                    member_rows=member_rows, tag_rows=False)
 
 
 def _take(iterator: Iterator, n: int) -> Iterable:
