@@ -11,6 +11,7 @@ client to a workspace; importing this module loads none of pandas, DuckDB, Arrow
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import ipaddress
 import logging
 import os
@@ -19,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -90,8 +92,22 @@ class Client:
         host = urlsplit(self.base_url).hostname or ""
         self.transport = Transport(
             auth=self._auth(timeout), redactor=self.redactor, timeout=timeout, retry=retry,
-            budget=RateBudget(self.service.rate_per_second, self.service.max_concurrency),
+            budget=RateBudget(self.service.rate_per_second, self.service.max_concurrency, self._shared_budget()),
             pool=max(10, self.service.max_concurrency), trust_env=not _loopback(host))
+
+    def _shared_budget(self) -> Path | None:
+        """Where the processes of this machine that use the same key share the service's documented
+        rate budget (http.session.RateBudget): a file named by a hash of the service, the address
+        and the credentials, so that nothing of a secret is in it. None for a service that documents
+        no rate, or with TOOLKIT_SHARED_BUDGET=0."""
+        if not self.service.rate_per_second or os.environ.get("TOOLKIT_SHARED_BUDGET", "").lower() in ("0", "off"):
+            return None
+        who = hashlib.sha256("\0".join([self.service.key, self.base_url, *sorted(
+            f"{k}={v.reveal() if isinstance(v, Secret) else v}" for k, v in {**self._plain, **self._secrets}.items())])
+            .encode()).hexdigest()[:32]
+        base = os.environ.get("TOOLKIT_BUDGETS") or os.path.join(
+            os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "toolkit", "budgets")
+        return Path(base) / who
 
     def __repr__(self) -> str:
         return f"<toolkit.Client {self.service.key} {self.base_url} ({len(self._secrets)} secrets ***)>"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import gc
 import itertools
+import time
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -184,10 +185,12 @@ def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bo
         tally = drift.Tally(resource, contract, client.redactor, load)
         try:
             with progress_bar(plan.total, f"{resource.service}.{name}", plan.unit, progress) as bar:
+                limited = _RateTold(client, plan.total)
                 for table, step in plan.tables():
                     batcher.add(tally.take(table))
                     bar.update(step)
-                    bar.set_postfix(rows=batcher.rows, requests=client.requests_sent - before, refresh=False)
+                    bar.set_postfix_str(f"rows={batcher.rows:,}, requests={client.requests_sent - before:,}"
+                                        + limited.told(bar.n), refresh=False)
             batcher.flush(wait=True)
             if batcher.rows == 0:
                 load.write(frames.empty(resource))
@@ -203,6 +206,24 @@ def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bo
     if load.drift:
         warnings.warn(drift.warning(resource, load.load_id, load.drift), DriftWarning, stacklevel=3)
     return result, load.kept
+
+
+class _RateTold:
+    """Why a walk is slow, for its progress line: once requests spend more than a quarter of the walk
+    waiting for the service's rate budget, "15 requests/s, the service's limit; about 20 s left"."""
+
+    def __init__(self, client: Client, total: int | None) -> None:
+        self.budget = getattr(client.transport, "budget", None)
+        self.total, self.began = total, time.monotonic()
+        self.waited = getattr(self.budget, "waited", 0.0)
+
+    def told(self, done: float) -> str:
+        rate = getattr(self.budget, "per_second", None)
+        elapsed = time.monotonic() - self.began
+        if not rate or elapsed < 2 or self.budget.waited - self.waited < 0.25 * elapsed:
+            return ""
+        left = f"; about {max(0.0, self.total - done) / rate:.0f} s left" if self.total else ""
+        return f" · {rate:g} requests/s, the service's limit{left}"
 
 
 def fetch(client: Client, store: Store, name: str, /, **options: Any) -> pd.DataFrame:

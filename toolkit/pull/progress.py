@@ -33,14 +33,17 @@ def bar(total: int | None, description: str, unit: str, show: bool | None = None
 
     def write(text: str) -> None:           # tqdm writes "\r<line>" and, on close, "\n"
         line = text.strip().replace(" · , ", " · ").replace(" ·  · ", " · ")   # tqdm's ", " before a postfix
+        line = line.removesuffix(", 00:00 left")     # the summary a finished walk ends as
         if line and line != (shown[-1] if shown else None):
             (handle.update if shown else handle.display)(Pretty(line))
             shown.append(line)
 
     line = SimpleNamespace(write=write, flush=lambda: None)
-    of = "/{total_fmt}" if total else ""
+    # with a total, how far (a percent) and how long to go, as the terminal's bar shows them
+    of = "/{total_fmt} {unit} ({percentage:.0f}%)" if total else " {unit}"
+    left = ", {remaining} left" if total else ""
     return plain(total=total, desc=description, unit=unit, file=line, leave=True, mininterval=0.5,
-                 bar_format="{desc}: {n_fmt}" + of + " {unit} · {postfix} · {elapsed_s:.1f} s")
+                 bar_format="{desc}: {n_fmt}" + of + " · {postfix} · {elapsed_s:.1f} s" + left)
 
 
 def in_notebook_kernel() -> bool:
