@@ -184,3 +184,26 @@ def test_a_name_the_catalog_lacks_says_the_closest_it_holds(ask, said):
         ask()
     assert said in str(error.value) and "\n" not in str(error.value)
     assert isinstance(error.value, KeyError) and isinstance(error.value, toolkit.ValidationError)
+
+
+def test_jupyter_shows_a_toolkit_error_as_the_analysts_line_and_the_message(monkeypatch):
+    """A fetch refused in a notebook showed 103 lines through fetch.py and concurrent.futures first."""
+    from toolkit.errors import ValidationError
+
+    def analysts_cell():
+        raise_inside_toolkit()
+
+    def raise_inside_toolkit():
+        raise ValidationError("status", ["DONE"], "must be one of READY, DELIVERED")
+
+    monkeypatch.delenv("TOOLKIT_TRACEBACKS", raising=False)
+    try:
+        analysts_cell()
+    except ValidationError as error:
+        shown = error._render_traceback_()
+        assert shown[0].startswith("line ") and shown[0].endswith(": analysts_cell()")
+        assert shown[1] == f"ValidationError: {error}" and "TOOLKIT_TRACEBACKS=full" in shown[-1]
+        assert len(shown) == 3
+        monkeypatch.setenv("TOOLKIT_TRACEBACKS", "full")
+        with pytest.raises(NotImplementedError):
+            error._render_traceback_()

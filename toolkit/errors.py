@@ -30,6 +30,7 @@ import difflib
 import os
 import re
 import reprlib
+import traceback
 from typing import Any
 
 # Text from the services made safe to print: a field name, a cursor or a message holding terminal
@@ -61,6 +62,25 @@ class ToolkitError(Exception):
 
     def __str__(self) -> str:
         return printable(super().__str__(), keep_lines=True)
+
+    def _render_traceback_(self) -> list[str]:
+        """What IPython and Jupyter show instead of the whole traceback: the line of the analyst's own
+        code that called, and the message, which says what happened and what to do. The frames
+        inside toolkit (a fetch's threads, concurrent.futures) were a hundred lines before it.
+        TOOLKIT_TRACEBACKS=full shows every frame (IPython's own display, when this raises)."""
+        if os.environ.get("TOOLKIT_TRACEBACKS", "").lower() == "full":
+            raise NotImplementedError("TOOLKIT_TRACEBACKS=full: IPython shows the whole traceback")
+        # the analyst's line: the outermost frame that is neither toolkit's own nor an installed
+        # library's (IPython runs the cell, a fetch's threads raise inside concurrent.futures)
+        frames = traceback.extract_tb(self.__traceback__) if self.__traceback__ else []
+        libraries = {os.path.dirname(os.__file__), os.path.dirname(__file__) + os.sep}
+        mine = [f for f in frames if not any(f.filename.startswith(place) for place in libraries)
+                and "site-packages" not in f.filename] or frames[:1]
+        shown = [f"{type(self).__name__}: {self}"]
+        if mine:
+            shown.insert(0, f"line {mine[0].lineno}: {(mine[0].line or '').strip()}")
+        shown.append("(TOOLKIT_TRACEBACKS=full shows every frame)")
+        return shown
 
 
 class ValidationError(ToolkitError, ValueError):
