@@ -11,7 +11,10 @@ from toolkit.errors import TransportError
 from toolkit.pull import fetch, refresh
 
 # parents first, as a refresh pulls them: a fan-out's strategy reads its parent's latest load
-WITH_STRATEGY = sorted(((s, n) for (s, n), r in catalog.RESOURCES.items() if r.incremental is not None),
+# the strategies whose loads equal a full pull; a freshness budget ("rotation") confirms each parent
+# within a day instead, by design (tests/test_freshness.py)
+WITH_STRATEGY = sorted(((s, n) for (s, n), r in catalog.RESOURCES.items()
+                        if r.incremental is not None and r.incremental.strategy != "rotation"),
                        key=lambda found: refresh.depth(*found))
 
 

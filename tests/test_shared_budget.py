@@ -22,7 +22,8 @@ PULL = textwrap.dedent("""
         conn = ws.connect("asset_library", **creds)
         while not Path(go).exists():
             time.sleep(0.01)
-        print(len(conn.fetch("versions", asset_ids=ids, progress=False)))
+        # an id refused past the retries is skipped (without a shared budget some are): counted, not fatal
+        print(len(conn.fetch("versions", asset_ids=ids, progress=False, on_error="skip")))
 """)
 
 
@@ -53,7 +54,7 @@ def test_two_processes_with_one_key_meet_no_429_and_without_sharing_they_do(tmp_
         apart = two_processes_pulling(box, tmp_path, {"TOOLKIT_SHARED_BUDGET": "0"})
     assert shared["limited"] == 0, shared
     assert apart["limited"] > 0, "each process alone takes the whole budget: the service refuses some"
-    assert shared["rows"] == apart["rows"] and shared["rows"][0] > 0
+    assert shared["rows"][0] == shared["rows"][1] > 0
     # 90 requests at 15 a second shared, give or take the start
     assert shared["seconds"] >= 90 / 15 - 1.5
 

@@ -393,8 +393,9 @@ RESOURCES = (
         filters=("parent_board_id", "include_nested_assets", "search", "tag", "custom_field",
                  "created_at_gte", "created_at_lte"),
     ),
-    # full pulls: a version that is not the cover can be retitled or tagged without its asset's row
-    # changing, and the list has no updated-since filter
+    # no sound change signal: a version that is not the cover can be retitled or tagged without its
+    # asset's row changing, and the list has no updated-since filter; so each refresh asks again for
+    # the assets confirmed longest ago, every one within the freshness budget
     Resource(
         "versions", "asset_library", "asset_library.list_asset_versions", key=("id",),
         doc="Every version of every asset; asset_id is the parent asset's id, added by the fetcher.",
@@ -409,6 +410,8 @@ RESOURCES = (
             Column("urls_thumbnail", source="urls.thumbnail"), Column("urls_preview", source="urls.preview"),
         ),
         fan_out="asset_id", parent="assets", parent_key="id",
+        # a freshness budget: every asset's versions asked again within a day, the oldest first
+        incremental=Incremental("rotation", field="asset_id", max_age=86_400),
     ),
     Resource(
         "boards", "asset_library", "asset_library.list_boards", key=("id",),
@@ -432,13 +435,15 @@ RESOURCES = (
         other_side=OtherSide("boards", "asset_library.list_assets", "parent_board_id", omit=("customFields",),
                              unless=("include_custom_fields",)),
     ),
-    # full pulls: adding, changing or removing a guest does not change the board's row
+    # no sound change signal (adding, changing or removing a guest does not change the board's row):
+    # the boards confirmed longest ago are asked again, every one within the freshness budget
     Resource(
         "guests", "asset_library", "asset_library.list_board_guests", key=("board_id", "id"),
         doc="Guests of every board with their role; board_id is the parent board's id.",
         columns=(Column("board_id", "id"), Column("id", "id"), Column("email"), Column("role_id", "id")),
         fan_out="board_id", parent="boards", parent_key="id",
         filters=("email",),
+        incremental=Incremental("rotation", field="board_id", max_age=86_400),
     ),
     Resource(
         "roles", "asset_library", "asset_library.list_roles", key=("id",),

@@ -211,6 +211,11 @@ class Incremental:
       the previous load (refresh orders them first), else a full pull.
     - "open_members" (a fan-out): fan out again only over the ids not held in a `final` status of
       `field` (new ids, open ones, those that failed last time); a row in a final status stays.
+    - "rotation" (a fan-out with no sound change signal): fan out again over the ids whose rows were
+      confirmed longest ago, so that every row is confirmed within `max_age` seconds (a freshness
+      budget, at most a day: analysts report daily): new ids, failed ones, those that would pass the
+      budget before the next refresh, and at least the share of ids the time since the last load is
+      of the budget. `field` is the fan-out's column; the other ids' rows stay as they are.
     """
     strategy: str
     field: str = ""
@@ -222,6 +227,7 @@ class Incremental:
     parent_field: str = ""
     copies: str = ""
     via: str = ""
+    max_age: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -176,9 +176,11 @@ def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bo
 
         plan.tables = lambda: step.tables(run)
         keep, builds_on, carry = False, previous, step.carry
+        asked = step.asked
     else:
         plan = _plan(client, store, resource, filters, workers, on_error, contract, progress)
         builds_on, carry = None, None
+        asked = plan.members
     categoricals = [column.name for column in resource.columns if column.dtype == "category"]
     with ws.load(resource.service, client.base_url, stored, key, resource.key, keep, categoricals,
                  builds_on=builds_on, carry=carry) as load, _gc_paused(), load.writer() as batcher:
@@ -200,6 +202,10 @@ def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bo
             load.failed_ids.extend(plan.failed)
             load.drift = tally.found()  # and its drift (contract="freeze": what refused it)
             load.service_clock = client.service_clock
+    if resource.incremental is not None and resource.incremental.strategy == "rotation" and asked is not None \
+            and not narrowed:  # what a freshness budget counts as confirmed: the ids asked that answered
+        failed = {str(i) for i in plan.failed}
+        ws.confirm(resource.service, stored, load.load_id, [str(i) for i in asked if str(i) not in failed])
     # after the commit, which keeps one row per key (and counts the others as drift)
     result = LoadResult(load.load_id, name, load.rows, load.requests, list(plan.failed), kind=load.kind,
                         drift=load.drift, table=where)
@@ -278,6 +284,7 @@ class _Plan:
     total: int | None
     unit: str
     failed: list = field(default_factory=list)
+    members: list | None = None  # the ids a fan-out over its parent asks
 
 
 def _plan(client: Client, store: Store, resource: Resource, filters: dict, workers: int, on_error: str,
@@ -418,7 +425,7 @@ def _paged_rows(client: Client, resource: Resource, action: Action, call: dict, 
 
 def _fan_out(client: Client, resource: Resource, action: Action, ids: Sequence, params: dict, workers: int,
              on_error: str, member_rows: Callable | None = None, tag_rows: bool = True) -> _Plan:
-    plan = _Plan(lambda: iter(()), len(ids), "ids")
+    plan = _Plan(lambda: iter(()), len(ids), "ids", members=list(ids) if tag_rows else None)
     fetch_member = member_rows or (lambda member, typist: _member_rows(client, resource, action, params, member,
                                                                        typist))
     column = resource.fan_out if tag_rows else None

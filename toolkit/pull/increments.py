@@ -11,6 +11,7 @@ Given the client and the store, like fetch; it imports neither the fetcher nor a
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -32,9 +33,11 @@ Tables = Iterator[tuple[pa.Table, int]]
 
 @dataclass
 class Step:
-    """An incremental load: its tables (given how to pull one set of filters) and what it carries."""
+    """An incremental load: its tables (given how to pull one set of filters) and what it carries;
+    `asked`, the ids a fan-out asks again (what a freshness budget records as confirmed)."""
     tables: Callable[[Callable[[dict], Tables]], Tables]
     carry: tuple[str, list]
+    asked: list | None = None
 
 
 def plan(client: Client, store: Store, resource: Resource, filters: dict, previous: str) -> Step | None:
@@ -271,7 +274,41 @@ def _unchanged(store: Store, resource: Resource, column: str, previous: str) -> 
         f"GROUP BY ALL HAVING max(_valid_from) <= ?", [since])}
 
 
+def _rotation(client: Client, store: Store, resource: Resource, how: Incremental, filters: dict,
+              previous: str) -> Step | None:
+    """The fan-out again over the ids due within the freshness budget (spec.Incremental "rotation"),
+    by the service's clock: confirmations are the `_confirmed` rows of loads that asked an id
+    (`Store.confirmations`); the time since the previous load is the refresh's cadence."""
+    fanned = _fanned(store, resource, filters)
+    if fanned is None or not how.max_age:
+        return None
+    asked, plural, rest = fanned
+    confirmed = store.confirmations(resource.service, resource.name)
+    if not confirmed:
+        return None   # nothing confirmed yet (a workspace from before budgets): a full pull records all
+    now = client.service_clock or store.rows("SELECT now()")[0][0]
+    last_load = store.rows("SELECT coalesce(service_clock, finished) FROM _loads WHERE load_id = ?", [previous])[0][0]
+    cadence = max(0.0, (now - last_load).total_seconds()) if last_load else how.max_age
+    failed = {str(i) for i in store.rows("SELECT failed_ids FROM _loads WHERE load_id = ?", [previous])[0][0] or ()}
+    # due: never confirmed, failed, or older than the budget by the next refresh (a cadence from now)
+    due = {i for i in asked if i not in confirmed or i in failed
+           or (now - confirmed[i]).total_seconds() + cadence >= how.max_age}
+    share = min(len(asked), math.ceil(len(asked) * min(1.0, cadence / how.max_age)))
+    for i in sorted((i for i in asked if i not in due), key=lambda i: confirmed[i]):
+        if len(due) >= share:
+            break
+        due.add(i)   # the oldest, so that the work spreads evenly over the budget
+    keep = [i for i in asked if i not in due]
+    ids = [i for i in asked if i in due]
+
+    def tables(run: Callable[[dict], Tables]) -> Tables:
+        return run({**rest, plural: ids})
+
+    return Step(tables, (f"list_contains(?, {_text(how.field)})", [keep]), asked=ids)
+
+
 STRATEGIES: dict[str, Callable[..., Step | None]] = {
+    "rotation": _rotation,
     "open_members": _open_members,
     "open_statuses": _open_statuses,
     "open_parents": _open_parents,

@@ -39,9 +39,15 @@ def _columns(columns: Sequence[tuple[str, str]]) -> str:
     return ", ".join(f"{name} {kind}" for name, kind in columns)
 
 
+CONFIRMED = "CREATE TABLE IF NOT EXISTS _confirmed (service VARCHAR, resource VARCHAR, parent VARCHAR, load_id VARCHAR)"
+
+
 def create(con: duckdb.DuckDBPyConnection, lake: bool) -> None:
-    """The record's tables (and, in a lake, its views), where missing."""
+    """The record's tables (and, in a lake, its views), where missing. `_confirmed`: the parents a
+    fan-out load asked, which a freshness budget reads (toolkit.pull.increments "rotation"): appended
+    only, in a file and a lake alike."""
     if not lake:
+        con.execute(CONFIRMED)
         con.execute(f"CREATE TABLE IF NOT EXISTS _loads ({_columns(LOADS_COLUMNS[:_FIRST])})")
         con.execute(f"CREATE TABLE IF NOT EXISTS _categories ({_columns(CATEGORIES_COLUMNS)})")
         for name, kind in LOADS_COLUMNS[_FIRST:]:
@@ -53,6 +59,8 @@ def create(con: duckdb.DuckDBPyConnection, lake: bool) -> None:
         "AND schema_name = 'main'").fetchall()}
     if "_load_events" not in have:
         con.execute(f"CREATE TABLE IF NOT EXISTS _load_events ({_columns(LOADS_COLUMNS)}, _event BIGINT)")
+    if "_confirmed" not in have:
+        con.execute(CONFIRMED)
     if "_category_events" not in have:
         con.execute(f"CREATE TABLE IF NOT EXISTS _category_events ({_columns(CATEGORIES_COLUMNS)}, _event BIGINT)")
     if "_loads" not in have:

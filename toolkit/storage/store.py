@@ -448,6 +448,24 @@ class Store:
         `_loads` and of the row versions (toolkit.storage.file names them). `sql` is the analyst's."""
         return self._fetch(query, params)
 
+    def confirm(self, service: str, resource: str, load_id: str, parents: Sequence[str]) -> None:
+        """Record that a finished load asked these parents again (a fan-out's ids): what a freshness
+        budget reads (`confirmations`)."""
+        if parents and not self.read_only:
+            with self._file.held("recording what a load confirmed") as con:
+                con.execute("INSERT INTO _confirmed SELECT ?, ?, unnest(?::VARCHAR[]), ?",
+                            [service, resource, list(parents), load_id])
+
+    def confirmations(self, service: str, resource: str) -> dict[str, Any]:
+        """When each parent's rows were last confirmed: by the service's clock where the load saw it,
+        else when the load finished; {} when none was ever recorded."""
+        if not self._has_own("_confirmed"):
+            return {}
+        return dict(self._fetch(
+            f"SELECT c.parent, max(coalesce(l.service_clock, l.finished)) FROM _confirmed c JOIN _loads l "
+            f"ON l.load_id = c.load_id AND l.status IN {FINISHED} WHERE c.service = ? AND c.resource = ? "
+            f"GROUP BY 1", [service, resource]))
+
     def latest_loads(self) -> list[tuple[str, str, str]]:
         """Each resource's latest finished load: (service, resource, its params as JSON)."""
         return self._fetch("SELECT service, resource, params FROM _loads WHERE status IN ('complete', 'stale') "
