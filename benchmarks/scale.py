@@ -143,6 +143,15 @@ def main(assets: int = 20_000, services: tuple[str, ...] = SERVICES) -> None:
               f"of the full pull; goal ≤ 25%): {at_budgets(hourly)}")
         costly = table.sort_values("requests", ascending=False).head(5)
         print("    most requests: " + ", ".join(f"{r.resource} {int(r.requests):,}" for r in costly.itertuples()))
+        with tk.Workspace(folder / "full.duckdb", read_only=True) as ws:
+            for (service, name), resource in catalog.RESOURCES.items():
+                how = resource.incremental
+                if service in services and how is not None and how.strategy == "rotation":
+                    confirmed = ws.confirmations(service, name)
+                    clock = ws.sql("SELECT max(service_clock) FROM _loads WHERE service = ?", [service]).fetchone()[0]
+                    oldest = max((clock - at).total_seconds() for at in confirmed.values()) / 3600
+                    print(f"    {service}.{name}: {len(confirmed):,} parents, the oldest confirmed {oldest:.1f} h ago "
+                          f"(budget {how.max_age / 3600:.0f} h)")
         killed_at(folder / "killed.duckdb", box, services, 0.8, sum(full.values()))
         again = pull_all(folder / "killed.duckdb", box, services)
         print(f"  killed at 80% and run again: the second run sent {sum(again.values()):,} requests "
