@@ -200,6 +200,18 @@ class Tally:
                 self._add(field, "missing", rows, None, self.first)
         self.absent.clear()
 
+    def state(self) -> dict:
+        """What a checkpoint keeps of the tally (examples masked), for `restore` in the load that takes
+        the checkpoint over: its adopted rows were taken here, not there."""
+        return {"found": self.found(), "absent": self.absent, "rows": self.rows}
+
+    def restore(self, state: dict) -> None:
+        for entry in state.get("found") or []:
+            self.entries[entry["field"], entry["kind"]] = [entry["count"], entry["example"]]
+        for field, rows in (state.get("absent") or {}).items():
+            self.absent[field] = self.absent.get(field, 0) + rows
+        self.rows += int(state.get("rows") or 0)
+
     def found(self) -> list[dict]:
         """The load's drift so far, examples masked: what `_loads.drift` keeps."""
         service = self.resource.service

@@ -20,8 +20,10 @@ Answers that differ from the declared shapes are kept and the load records how (
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import itertools
+import os
 import time
 import warnings
 from collections import deque
@@ -32,6 +34,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
+import orjson
 import pyarrow as pa
 
 from toolkit import catalog
@@ -40,6 +43,7 @@ from toolkit.catalog.spec import Action, Resource, camel
 from toolkit.errors import (
     AnswerError,
     ApiError,
+    ContractError,
     DriftWarning,
     PagingError,
     ToolkitError,
@@ -60,6 +64,9 @@ if TYPE_CHECKING:
 
 
 
+CHECKPOINT_SECONDS = 10.0  # a fan-out's work that a killed process loses at most (TOOLKIT_CHECKPOINT_SECONDS)
+
+
 @dataclass
 class LoadResult:
     """What one pull did: its load id, rows, requests, the ids that failed, whether it came from cache,
@@ -73,6 +80,8 @@ class LoadResult:
     kind: str = "full"  # or "incremental" (toolkit.pull.increments), or "cached"
     drift: list = field(default_factory=list)
     table: str = ""     # where the load's rows are: "service.resource", or "service.resource__filtered"
+    resumed: int = 0    # parents whose rows an interrupted pull had fetched (Load.resume)
+    saved: int = 0      # parents a freshness budget did not ask again (their rows carried over)
 
 
 @contextmanager
@@ -164,11 +173,12 @@ def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bo
         previous = ws.previous_load(resource.service, client.base_url, stored, key)
         step = previous and increments.plan(client, store, resource, filters, previous)
     if step:
-        plan = _Plan(lambda: iter(()), None, "pages")
+        plan = _Plan(lambda: iter(()), None, "pages", planned=step.members)
         failed = plan.failed
 
         def run(given: dict) -> Iterator[tuple[pa.Table, int]]:
             part = _plan(client, store, resource, given, workers, on_error, contract, progress)
+            part.skip, part.done = plan.skip, plan.done   # a resumed fan-out's parents done, and those done now
             try:
                 yield from part.tables()
             finally:
@@ -181,22 +191,33 @@ def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bo
         plan = _plan(client, store, resource, filters, workers, on_error, contract, progress)
         builds_on, carry = None, None
         asked = plan.members
+    budgeted = step.saved if step else 0
     categoricals = [column.name for column in resource.columns if column.dtype == "category"]
+    resumed = 0
     with ws.load(resource.service, client.base_url, stored, key, resource.key, keep, categoricals,
-                 builds_on=builds_on, carry=carry) as load, _gc_paused(), load.writer() as batcher:
+                 builds_on=builds_on, carry=carry, resume=plan.planned is not None) as load, _gc_paused(), \
+            load.writer() as batcher:
         tally = drift.Tally(resource, contract, client.redactor, load)
+        saver = _Checkpoints(load, batcher, plan, tally)
+        resumed = saver.take_over()
         try:
             with progress_bar(plan.total, f"{resource.service}.{name}", plan.unit, progress) as bar:
+                bar.update(resumed)
                 limited = _RateTold(client, plan.total)
-                for table, step in plan.tables():
+                for table, advance in plan.tables():
                     batcher.add(tally.take(table))
-                    bar.update(step)
+                    bar.update(advance)
                     bar.set_postfix_str(f"rows={batcher.rows:,}, requests={client.requests_sent - before:,}"
-                                        + limited.told(bar.n), refresh=False)
+                                        + limited.told(bar.n - resumed), refresh=False)
+                    saver.maybe()
             batcher.flush(wait=True)
             if batcher.rows == 0:
                 load.write(frames.empty(resource))
             tally.finish()
+        except BaseException as error:   # what was walked survives a lost network or Ctrl-C (not a refusal)
+            if not isinstance(error, ValidationError | ContractError):
+                saver.last()
+            raise
         finally:  # a failed load records the requests it made too: they are what the failure cost
             load.requests = client.requests_sent - before
             load.failed_ids.extend(plan.failed)
@@ -208,10 +229,68 @@ def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bo
         ws.confirm(resource.service, stored, load.load_id, [str(i) for i in asked if str(i) not in failed])
     # after the commit, which keeps one row per key (and counts the others as drift)
     result = LoadResult(load.load_id, name, load.rows, load.requests, list(plan.failed), kind=load.kind,
-                        drift=load.drift, table=where)
+                        drift=load.drift, table=where, resumed=resumed, saved=budgeted)
     if load.drift:
         warnings.warn(drift.warning(resource, load.load_id, load.drift), DriftWarning, stacklevel=3)
     return result, load.kept
+
+
+def _member_key(member: Any) -> str:
+    """A fan-out member (an id, or a chunk of ids) as the text a checkpoint names it by."""
+    return orjson.dumps(member, default=str).decode()
+
+
+class _Checkpoints:
+    """A fan-out's resumability: every `CHECKPOINT_SECONDS` the load's batches are made to survive the
+    process with the parents they hold (`Load.checkpoint`), and a load that finds such a checkpoint
+    of a load like it (same rows asked, a dead process's) takes it over and asks only for the rest.
+    A page walk is not resumed: it is one request a page of up to hundreds of rows, where a fan-out
+    is one request a parent."""
+
+    def __init__(self, load: Any, batcher: Any, plan: _Plan, tally: drift.Tally) -> None:
+        self.load, self.batcher, self.plan, self.tally = load, batcher, plan, tally
+        self.every = float(os.environ.get("TOOLKIT_CHECKPOINT_SECONDS", CHECKPOINT_SECONDS))
+        self.last_at = time.monotonic()
+        self.saved = 0     # members done at the latest checkpoint
+
+    def take_over(self) -> int:
+        """Adopt the checkpoint the load found, when every parent it names is one this pull asks
+        for (else the rows it holds would not be this pull's); the parents it had done."""
+        found, plan = self.load.resumable, self.plan
+        if found is None or plan.planned is None:
+            return 0
+        done = [orjson.loads(key) for key in found.note.get("done") or []]
+        planned = {_member_key(member) for member in plan.planned}
+        if not {_member_key(member) for member in done} <= planned:
+            return 0
+        note = self.load.resume(found)
+        if note is None:
+            return 0
+        plan.done.extend(done)
+        plan.skip.update(_member_key(member) for member in done)
+        self.tally.restore(note.get("tally") or {})
+        self.saved = len(done)
+        return len(done)
+
+    def maybe(self) -> None:
+        if self.plan.planned is not None and time.monotonic() - self.last_at >= self.every:
+            self._save()
+
+    def last(self) -> None:
+        """On the way out of a failed pull: what it did since the latest checkpoint, if it made one
+        or walked long enough to. Never raises over the failure it follows."""
+        if self.plan.planned is None or len(self.plan.done) <= self.saved:
+            return
+        with contextlib.suppress(Exception):
+            self._save()
+
+    def _save(self) -> None:
+        self.batcher.flush(wait=True)  # every table taken so far is then in the load's stage
+        done = list(self.plan.done)
+        failed = {_member_key(member) for member in self.plan.failed}
+        self.load.checkpoint({"done": [key for key in map(_member_key, done) if key not in failed],
+                              "tally": self.tally.state()})
+        self.saved, self.last_at = len(done), time.monotonic()
 
 
 class _RateTold:
@@ -285,6 +364,9 @@ class _Plan:
     unit: str
     failed: list = field(default_factory=list)
     members: list | None = None  # the ids a fan-out over its parent asks
+    planned: list | None = None  # a fan-out's members (ids or chunks of them): what makes it resumable
+    done: list = field(default_factory=list)   # members whose rows were all handed on, in that order
+    skip: set = field(default_factory=set)     # members (as _member_key) a resumed load holds already
 
 
 def _plan(client: Client, store: Store, resource: Resource, filters: dict, workers: int, on_error: str,
@@ -425,16 +507,25 @@ def _paged_rows(client: Client, resource: Resource, action: Action, call: dict, 
 
 def _fan_out(client: Client, resource: Resource, action: Action, ids: Sequence, params: dict, workers: int,
              on_error: str, member_rows: Callable | None = None, tag_rows: bool = True) -> _Plan:
-    plan = _Plan(lambda: iter(()), len(ids), "ids", members=list(ids) if tag_rows else None)
+    plan = _Plan(lambda: iter(()), len(ids), "ids", members=list(ids) if tag_rows else None, planned=list(ids))
     fetch_member = member_rows or (lambda member, typist: _member_rows(client, resource, action, params, member,
                                                                        typist))
     column = resource.fan_out if tag_rows else None
 
     def tables() -> Iterator[tuple[pa.Table, int]]:
         typist = Typist(resource, action, action.paging or client.service.paging)
+        put: deque = deque()  # members in the order their rows went to the typist, which keeps it
+
+        def typed(everything: bool = False) -> Iterator[tuple[pa.Table, int]]:
+            for table, step in typist.typed(everything=everything):
+                member = put.popleft()
+                if member is not _FAILED:
+                    plan.done.append(member)   # before the table goes on: a checkpoint after it names it
+                yield table, step
+
         # a bounded window of futures: memory stays flat however many ids there are
         with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="toolkit-fetch") as pool:
-            queue = iter(ids)
+            queue = iter([member for member in ids if _member_key(member) not in plan.skip] if plan.skip else ids)
             running = {}
             for member in _take(queue, workers * 2):
                 running[pool.submit(fetch_member, member, typist)] = member
@@ -442,7 +533,7 @@ def _fan_out(client: Client, resource: Resource, action: Action, ids: Sequence, 
                 while running:
                     done, _ = wait(running, return_when=FIRST_COMPLETED)
                     for future in done:
-                        member = running.pop(future)
+                        member = running_member = running.pop(future)
                         try:
                             rows = future.result()
                         except (ApiError, AnswerError, TransportError) as error:
@@ -452,16 +543,17 @@ def _fan_out(client: Client, resource: Resource, action: Action, ids: Sequence, 
                                 raise ToolkitError(f"{resource.name}: {resource.fan_out or 'chunk'}={member} "
                                                    f"failed: {error}") from error
                             plan.failed.append(member)
-                            rows = []
-                        parent = {column: member} if column else None
+                            rows, member = [], _FAILED
+                        parent = {column: running_member} if column else None
                         if isinstance(rows, _Pages):
                             typist.put_pages(rows, parent=parent)
                         else:
                             typist.put(rows, None, parent=parent)
-                        yield from typist.typed()
+                        put.append(member)
+                        yield from typed()
                         for nxt in _take(queue, 1):
                             running[pool.submit(fetch_member, nxt, typist)] = nxt
-                yield from typist.typed(everything=True)
+                yield from typed(everything=True)
             finally:
                 typist.close()
 
@@ -500,6 +592,9 @@ def _other_side(client: Client, store: Store, resource: Resource, filters: dict,
 
     return _fan_out(client, resource, catalog.ACTIONS[resource.action], list(by_id), {}, workers, on_error,
                     member_rows=member_rows, tag_rows=False)
+
+
+_FAILED = object()  # a member whose rows did not come (on_error="skip"): not done
 
 
 def _take(iterator: Iterator, n: int) -> Iterable:

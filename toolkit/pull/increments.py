@@ -34,10 +34,14 @@ Tables = Iterator[tuple[pa.Table, int]]
 @dataclass
 class Step:
     """An incremental load: its tables (given how to pull one set of filters) and what it carries;
-    `asked`, the ids a fan-out asks again (what a freshness budget records as confirmed)."""
+    `asked`, the ids a fan-out asks again (what a freshness budget records as confirmed); `members`,
+    the ids of the one fan-out it runs (what lets a killed load be resumed); `saved`, the parents a
+    freshness budget did not ask again."""
     tables: Callable[[Callable[[dict], Tables]], Tables]
     carry: tuple[str, list]
     asked: list | None = None
+    members: list | None = None
+    saved: int = 0
 
 
 def plan(client: Client, store: Store, resource: Resource, filters: dict, previous: str) -> Step | None:
@@ -212,7 +216,7 @@ def _changed_parents(client: Client, store: Store, resource: Resource, how: Incr
     def tables(run: Callable[[dict], Tables]) -> Tables:
         return run({**rest, plural: ids})
 
-    return Step(tables, (f"list_contains(?, {_text(how.field)})", [keep]))
+    return Step(tables, (f"list_contains(?, {_text(how.field)})", [keep]), members=ids)
 
 
 def _fanned(store: Store, resource: Resource, filters: dict) -> tuple[list[str], str, dict] | None:
@@ -255,7 +259,7 @@ def _open_members(client: Client, store: Store, resource: Resource, how: Increme
     def tables(run: Callable[[dict], Tables]) -> Tables:
         return run({**rest, plural: ids})
 
-    return Step(tables, (f"list_contains(?, {_text(key)})", [keep]))
+    return Step(tables, (f"list_contains(?, {_text(key)})", [keep]), members=ids)
 
 
 def _unchanged(store: Store, resource: Resource, column: str, previous: str) -> set[str] | None:
@@ -304,7 +308,8 @@ def _rotation(client: Client, store: Store, resource: Resource, how: Incremental
     def tables(run: Callable[[dict], Tables]) -> Tables:
         return run({**rest, plural: ids})
 
-    return Step(tables, (f"list_contains(?, {_text(how.field)})", [keep]), asked=ids)
+    return Step(tables, (f"list_contains(?, {_text(how.field)})", [keep]), asked=ids, members=ids,
+                saved=len(keep))
 
 
 STRATEGIES: dict[str, Callable[..., Step | None]] = {

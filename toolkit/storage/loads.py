@@ -49,7 +49,7 @@ from toolkit.storage.handle import FileHandle
 from toolkit.storage.lake import TRIES, conflicted, pause, settled
 from toolkit.storage.processes import this_process
 from toolkit.storage.readback import casts_unchanged
-from toolkit.storage.stage import Stage
+from toolkit.storage.stage import Checkpoint, Stage, discard, resumable
 from toolkit.storage.writer import Writer
 
 # text columns whose values average this many bytes or more (free text, JSON, URLs) are stored with
@@ -99,8 +99,8 @@ class Load:
     def __init__(self, handle: FileHandle, service: str, base_url: str, resource: str,
                  params: Mapping[str, Any], key: tuple[str, ...], keep: bool = False,
                  categoricals: Sequence[str] = (), *, builds_on: str | None = None,
-                 carry: tuple[str, list] | None = None) -> None:
-        self.builds_on, self.carry = builds_on, carry
+                 carry: tuple[str, list] | None = None, resume: bool = False) -> None:
+        self.builds_on, self.carry, self._resume = builds_on, carry, resume
         self.kind = "incremental" if builds_on else "full"
         self.handle, self.service, self.resource, self.key = handle, service, resource, key
         self.kept: list[pa.Table] | None = [] if keep else None
@@ -122,6 +122,8 @@ class Load:
         self._staged: Stage | None = None
         self.conflicts = 0  # commits of a lake tried again after another process's commit conflicted
         self._write_lock = threading.Lock()  # fan-out threads may share one load
+        # an abandoned checkpoint of a load like this one, which `resume` may take over
+        self.resumable: Checkpoint | None = None
 
     def __enter__(self) -> Load:
         handle = self.handle
@@ -141,11 +143,45 @@ class Load:
                     "status": "running", "failed_ids": [], "key": list(self.key), "kind": self.kind,
                     "builds_on": self.builds_on, "owner": this_process()})
             self._staged = Stage(handle.path, self.load_id)
+            if self._resume:
+                self.resumable = resumable(handle.path, self.signature)
             self.status = "running"
         except BaseException:
             self._release()
             raise
         return self
+
+    @property
+    def signature(self) -> dict[str, Any]:
+        """What a checkpoint of this load must match to be taken over: the same rows asked of the
+        same service, into the same workspace, on the same previous load."""
+        where = self.handle.lake.shown if self.handle.lake is not None else \
+            str(self.handle.path.resolve()) if self.handle.path is not None else ""
+        return {"workspace": where, "service": self.service, "base_url": self.base_url, "resource": self.resource,
+                "params": self.params, "kind": self.kind, "builds_on": self.builds_on}
+
+    def checkpoint(self, note: dict[str, Any]) -> None:
+        """Make what was written so far survive this process (toolkit.storage.stage): `note` says what
+        it holds for the pull that takes it over (for a fan-out, the parents done)."""
+        with self._write_lock:
+            self._staged.checkpoint({**note, "signature": self.signature, "rows": self.rows,
+                                     "batches": self.batches, "categories": self._categories})
+
+    def resume(self, checkpoint: Checkpoint) -> dict[str, Any] | None:
+        """Take over a checkpoint's batches (before writing any): its note, or None when another load
+        took it first. A resumed load's batches are not all in memory, so `kept` is given up."""
+        if self.status != "running" or self.batches:
+            raise WorkspaceError(f"load {self.load_id}: a checkpoint is taken over before the first batch")
+        with self._write_lock:
+            if not self._staged.adopt(checkpoint):
+                return None
+            note = checkpoint.note
+            self.rows, self.batches = int(note.get("rows") or 0), int(note.get("batches") or 0)
+            for name, values in (note.get("categories") or {}).items():
+                known = self._categories.setdefault(name, [])
+                known.extend(v for v in values if v not in known)
+            self.kept = None
+        return note
 
     def _schema(self, con: duckdb.DuckDBPyConnection) -> None:
         """The service's schema, where missing (two processes creating it in a lake at once conflict:
@@ -338,7 +374,12 @@ class Load:
             else:
                 self._fail(error)
         finally:
-            self._staged.close()
+            if self.status == "complete":
+                self._staged.close()
+                if self._resume:   # what a dead load of the same rows left is now out of date
+                    discard(self.handle.path, self.signature)
+            else:           # a checkpoint survives a failed load (a lost network, Ctrl-C) for the next
+                self._staged.release()
             self._release()
 
     def _commit(self) -> None:

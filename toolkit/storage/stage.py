@@ -5,7 +5,14 @@ A pull walks for seconds or hours; the workspace's file is held only for its com
 each as an Arrow IPC file in a folder beside the workspace (on the disk the analyst chose for it, not
 in a /tmp that may be memory), read back memory-mapped at the commit, so a pull of millions of rows
 stays within bounded memory. A folder left by a process that died is removed by the next read-write
-open of the workspace (`remove_abandoned`).
+open of the workspace (`remove_abandoned`), unless it holds a checkpoint.
+
+A long load checkpoints (`Stage.checkpoint`): every batch goes to disk and a note says what the batches
+hold (for a fan-out, the parents whose rows are all in them). A process killed mid-pull thus leaves a
+folder that the next load with the same signature (workspace, service, base URL, resource, params,
+and the load it builds on) takes over (`resumable`, `Stage.adopt`): it asks only for what the note
+does not name, and commits the adopted batches with its own. Nothing of it is visible before that
+commit. A checkpoint no load took over within `KEEP_CHECKPOINT` is removed like any abandoned folder.
 
     stage = Stage(workspace_path, load_id); stage.add(table); for table in stage: ...; stage.close()
 """
@@ -14,15 +21,21 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import orjson
 import pyarrow as pa
 
 from toolkit.storage.processes import alive, this_process
 
 STAGE_MEMORY = 32 * 2**20  # bytes of batches kept in memory before they go to disk
 _PREFIX = ".toolkit-stage-"
+NOTE = "checkpoint.json"
+KEEP_CHECKPOINT = 7 * 86_400  # seconds an abandoned checkpoint waits for a load to take it over
 
 
 def _folder_of(workspace: Path | None) -> Path:
@@ -44,17 +57,67 @@ class Stage:
             self._entries.append(table)
             self._held += table.nbytes
             return
+        path = self._own_folder() / f"{len(self._entries):06d}.arrow"
+        self._write(table, path)
+        self._entries.append(path)
+
+    def _write(self, table: pa.Table, path: Path) -> None:
+        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+
+    def _own_folder(self) -> Path:
         if self._folder is None:
             self._folder = self._where / self._name
             self._folder.mkdir(mode=0o700)
-        path = self._folder / f"{len(self._entries):06d}.arrow"
-        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
-            writer.write_table(table)
-        self._entries.append(path)
+        return self._folder
+
+    def checkpoint(self, note: dict[str, Any]) -> None:
+        """Every batch so far to disk, then `note` (what they hold) beside them, replaced whole: a
+        process killed at any moment leaves the previous note or this one, each true of its files."""
+        folder = self._own_folder()
+        for i, entry in enumerate(self._entries):
+            if isinstance(entry, pa.Table):
+                path = folder / f"{i:06d}.arrow"
+                self._write(entry, path)
+                self._entries[i] = path
+        self._held = 0
+        files = [entry.name for entry in self._entries]
+        written = folder / f".{NOTE}.tmp"
+        written.write_bytes(orjson.dumps({**note, "files": files, "written": time.time()}))
+        os.replace(written, folder / NOTE)
+
+    def adopt(self, checkpoint: Checkpoint) -> bool:
+        """Take over an abandoned checkpoint's batches, before any batch of this stage's own; False when
+        another process took it first (the folder is claimed by renaming it, which only one can)."""
+        if self._entries or self._folder is not None:
+            raise RuntimeError("a stage adopts a checkpoint before its own batches")
+        mine = self._where / self._name
+        try:
+            os.rename(checkpoint.folder, mine)
+        except OSError:
+            return False
+        self._folder = mine
+        (mine / NOTE).unlink(missing_ok=True)   # the note is the dead load's; this one writes its own
+        self._entries = [mine / name for name in checkpoint.note["files"]]
+        return True
 
     def __iter__(self) -> Iterator[pa.Table]:
         for entry in self._entries:
             yield entry if isinstance(entry, pa.Table) else pa.ipc.open_file(pa.memory_map(str(entry))).read_all()
+
+    @property
+    def checkpointed(self) -> bool:
+        return self._folder is not None and (self._folder / NOTE).exists()
+
+    def release(self) -> None:
+        """Leave a checkpointed folder for a later load, of this process or another, to take over (a
+        pull that failed in this process, where its owner still lives: it is renamed as no one's)."""
+        if self.checkpointed:
+            host = self._name.removeprefix(_PREFIX).split("~")[0]
+            load = self._name.rsplit("~", 1)[-1]
+            os.rename(self._folder, self._where / f"{_PREFIX}{host}~0~~{load}")
+            self._entries, self._held, self._folder = [], 0, None
+        self.close()
 
     def close(self) -> None:
         self._entries, self._held = [], 0
@@ -63,12 +126,51 @@ class Stage:
             self._folder = None
 
 
-def remove_abandoned(workspace: Path) -> list[Path]:
-    """Remove the stage folders beside a workspace whose process no longer lives; the ones removed."""
-    removed = []
+@dataclass(frozen=True)
+class Checkpoint:
+    """A stage folder whose process died after a checkpoint: its note, and where it is."""
+    folder: Path
+    note: dict[str, Any]
+
+
+def _abandoned(workspace: Path | None) -> Iterator[Path]:
     for folder in _folder_of(workspace).glob(_PREFIX + "*"):
         owner = "/".join(folder.name.removeprefix(_PREFIX).split("~")[:3])
         if folder.is_dir() and not alive(owner) and os.access(folder, os.W_OK):
+            yield folder
+
+
+def _note(folder: Path) -> dict[str, Any] | None:
+    try:
+        note = orjson.loads((folder / NOTE).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return note if isinstance(note, dict) and isinstance(note.get("files"), list) else None
+
+
+def resumable(workspace: Path | None, signature: dict[str, Any]) -> Checkpoint | None:
+    """The newest abandoned checkpoint of a load with this signature, or None."""
+    found = [Checkpoint(folder, note) for folder in _abandoned(workspace)
+             if (note := _note(folder)) is not None and note.get("signature") == signature]
+    return max(found, key=lambda c: c.note.get("written", 0), default=None)
+
+
+def discard(workspace: Path | None, signature: dict[str, Any]) -> None:
+    """Remove the abandoned checkpoints of loads with this signature: a load like theirs committed."""
+    for folder in _abandoned(workspace):
+        note = _note(folder)
+        if note is not None and note.get("signature") == signature:
             shutil.rmtree(folder, ignore_errors=True)
-            removed.append(folder)
+
+
+def remove_abandoned(workspace: Path) -> list[Path]:
+    """Remove the stage folders beside a workspace whose process no longer lives, but for checkpoints
+    younger than KEEP_CHECKPOINT (a load may take them over); the ones removed."""
+    removed = []
+    for folder in _abandoned(workspace):
+        note = _note(folder)
+        if note is not None and time.time() - float(note.get("written") or 0) < KEEP_CHECKPOINT:
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
     return removed

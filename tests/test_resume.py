@@ -1,0 +1,160 @@
+"""Resumable pulls: a fan-out killed (SIGKILL), interrupted (Ctrl-C) or cut off mid-walk keeps what
+it had walked in a checkpoint beside the workspace; the next pull of the same rows asks only for the
+parents not done, and ends with the views an uninterrupted pull gives. Nothing half-walked is
+visible meanwhile."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import toolkit as tk
+from toolkit.http.session import RateBudget
+
+PULL = """
+import json, sys
+import toolkit as tk
+from toolkit.http.session import RateBudget
+with tk.Workspace(sys.argv[1]) as ws:
+    conn = ws.connect("asset_library", **json.loads(sys.argv[2]))
+    conn.client.transport.budget = RateBudget(None, 4)
+    print("pulling", flush=True)
+    conn.pull(sys.argv[3], refresh=True, progress=False, workers=4)
+"""
+
+
+@pytest.fixture(scope="module")
+def box():
+    with tk.sandbox.start(seed=11, enforce_limits=False) as running:
+        yield running
+
+
+def connected(ws: tk.Workspace, box) -> tk.Workspace:
+    conn = ws.connect("asset_library", **box.credentials("asset_library"))
+    conn.client.transport.budget = RateBudget(None, 4)
+    return conn
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(box, tmp_path_factory) -> dict[str, pd.DataFrame]:
+    """The views of an uninterrupted pull of the same sandbox."""
+    with tk.Workspace(tmp_path_factory.mktemp("whole") / "whole.duckdb") as ws:
+        conn = connected(ws, box)
+        conn.pull("assets", progress=False)
+        conn.pull("boards", progress=False)
+        return {name: comparable(conn.fetch(name, refresh=True, progress=False))
+                for name in ("versions", "guests")}
+
+
+def comparable(frame: pd.DataFrame) -> pd.DataFrame:
+    columns = sorted(frame.columns)
+    return frame[columns].astype(str).sort_values(columns).reset_index(drop=True)
+
+
+def stages(folder: Path) -> list[Path]:
+    return sorted(folder.glob(".toolkit-stage-*"))
+
+
+def killed(path: Path, box, resource: str, after: int) -> int:
+    """The pull of `resource` in a process of its own, killed with SIGKILL once it sent `after`
+    requests; the requests it sent."""
+    env = {**os.environ, "TOOLKIT_CHECKPOINT_SECONDS": "0"}   # a checkpoint after every parent
+    proc = subprocess.Popen([sys.executable, "-c", PULL, str(path), json.dumps(box.credentials("asset_library")),
+                             resource], env=env, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "pulling"
+    start = box.stats()["requests"]
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and box.stats()["requests"] - start < after and time.monotonic() < deadline:
+        time.sleep(0.002)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    return box.stats()["requests"] - start
+
+
+@pytest.mark.parametrize("share", [0.1, 0.5, 0.9])
+def test_a_fan_out_killed_at_any_moment_resumes_where_it_was(box, tmp_path, uninterrupted, share):
+    path = tmp_path / "ws.duckdb"
+    with tk.Workspace(path) as ws:
+        conn = connected(ws, box)
+        parents = len(conn.fetch("assets", progress=False))
+    sent = killed(path, box, "versions", int(share * parents))
+    assert sent < parents, "the pull was killed before it finished"
+    assert stages(tmp_path), "the killed pull left its checkpoint beside the workspace"
+    with tk.Workspace(path) as ws:
+        assert stages(tmp_path), "a read-write open keeps a checkpoint a load may take over"
+        with pytest.raises(tk.WorkspaceError):
+            ws.read("asset_library", "versions")   # nothing half-walked is visible
+        conn = connected(ws, box)
+        before = box.stats()["requests"]
+        result = conn.pull("versions", refresh=True, progress=False)
+        again = box.stats()["requests"] - before
+        # the parents done at the last checkpoint are not asked again; those in flight at the kill are
+        assert result.resumed >= sent - 2 * 4 - 1 and result.resumed + again == parents
+        assert comparable(ws.read("asset_library", "versions")).equals(uninterrupted["versions"])
+        loads = ws.loads()
+        versions = loads[loads.resource == "versions"]
+        assert list(versions.status) == ["failed", "complete"] and "interrupted" in versions.error.iloc[0]
+        assert result.rows == len(uninterrupted["versions"])
+    assert not stages(tmp_path), "the checkpoint was taken over and removed"
+
+
+def test_ctrl_c_keeps_the_walk_for_the_next_pull_in_the_same_process(box, tmp_path, uninterrupted):
+    with tk.Workspace(tmp_path / "ws.duckdb") as ws:
+        conn = connected(ws, box)
+        conn.pull("boards", progress=False)
+        boards = len(ws.read("asset_library", "boards"))
+        start, pulling = box.stats()["requests"], threading.Event()
+
+        def interrupt(*_):
+            raise KeyboardInterrupt
+
+        def press_ctrl_c():
+            while pulling.is_set() and box.stats()["requests"] - start < boards // 2:
+                time.sleep(0.001)
+            if pulling.is_set():
+                os.kill(os.getpid(), signal.SIGUSR1)
+
+        old = signal.signal(signal.SIGUSR1, interrupt)
+        os.environ["TOOLKIT_CHECKPOINT_SECONDS"] = "0"
+        try:
+            pulling.set()
+            threading.Thread(target=press_ctrl_c, daemon=True).start()
+            with pytest.raises(KeyboardInterrupt):
+                conn.pull("guests", refresh=True, progress=False, workers=2)
+        finally:
+            pulling.clear()
+            signal.signal(signal.SIGUSR1, old)
+            del os.environ["TOOLKIT_CHECKPOINT_SECONDS"]
+        sent = box.stats()["requests"] - start
+        assert stages(tmp_path)
+        before = box.stats()["requests"]
+        result = conn.pull("guests", refresh=True, progress=False)
+        assert result.resumed > 0 and box.stats()["requests"] - before == boards - result.resumed
+        assert result.resumed <= sent
+        assert comparable(ws.read("asset_library", "guests")).equals(uninterrupted["guests"])
+    assert not stages(tmp_path)
+
+
+def test_a_checkpoint_is_taken_over_only_by_a_pull_of_the_same_rows(box, tmp_path, uninterrupted):
+    path = tmp_path / "ws.duckdb"
+    with tk.Workspace(path) as ws:
+        connected(ws, box).pull("assets", progress=False)
+        ids = ws.read("asset_library", "assets")["id"].tolist()
+    killed(path, box, "versions", len(ids) // 2)
+    assert stages(tmp_path)
+    with tk.Workspace(path) as ws:
+        conn = connected(ws, box)
+        # other params (these ids, not the parent's): another load's rows, so it starts from zero
+        some = conn.pull("versions", asset_ids=ids[:5], progress=False)
+        assert some.resumed == 0 and stages(tmp_path)
+        whole = conn.pull("versions", refresh=True, progress=False)
+        assert whole.resumed > 0
+    assert not stages(tmp_path)
