@@ -361,3 +361,35 @@ def test_the_workspace_may_come_from_the_environment_and_a_missing_one_is_one_li
     monkeypatch.setenv("TOOLKIT_WORKSPACE", str(path))
     assert main(["export", "--out", str(tmp_path / "snap.duckdb")]) == 0
     assert f"exported {path} to" in capsys.readouterr().out
+
+
+def test_show_says_what_each_view_holds_and_how_fresh_it_is(env, tmp_path, capsys, monkeypatch):
+    workspace = str(tmp_path / "shown.duckdb")
+    assert main(["pull", "asset_library", "boards", "guests", "--workspace", workspace]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("COLUMNS", "100")
+    assert main(["show", "--workspace", workspace]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split()[:3] == ["view", "rows", "loads"] and all(len(line) <= 100 for line in lines)
+    assert any(line.strip().startswith("asset_library.guests") and "h ago" in line for line in lines)
+    assert main(["show", "--workspace", workspace, "--format", "json"]) == 0
+    shown = {row["table"]: row for row in json.loads(capsys.readouterr().out)}
+    assert set(shown) == {"asset_library.boards", "asset_library.guests"}
+    assert shown["asset_library.guests"]["past_budget"] == 0 and shown["asset_library.guests"]["budget_h"] == 24
+    assert main(["show", "--workspace", workspace, "--format", "csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith("table,rows,load,")
+    assert main(["show", "--workspace", str(tmp_path / "none.duckdb")]) == 2
+    assert capsys.readouterr().err.strip() == f"toolkit show: no workspace at {tmp_path / 'none.duckdb'}"
+
+
+def test_refresh_takes_the_freshness_budget_as_max_age(env, tmp_path, capsys):
+    workspace = str(tmp_path / "budget.duckdb")
+    assert main(["pull", "asset_library", "boards", "guests", "--workspace", workspace]) == 0
+    assert main(["refresh", "--workspace", workspace, "--max-age", "0"]) == 0
+    out = capsys.readouterr().out
+    with tk.Workspace(workspace, read_only=True) as ws:
+        boards = len(ws.read("asset_library", "boards"))
+    assert re.search(rf"asset_library\.guests: full, .* {boards} requests", out), out
+    with pytest.raises(SystemExit):
+        main(["refresh", "--workspace", workspace, "--max-age", "soon"])
+    assert "'soon' is no duration: give seconds, or e.g. 30m, 6h, 1d" in capsys.readouterr().err

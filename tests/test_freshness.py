@@ -67,3 +67,50 @@ def test_the_parents_asked_again_give_what_a_full_pull_gives(rotating):
     mine = ws.read("asset_library", "versions")
     assert comparable(mine[mine.asset_id.astype(str).isin(asked)]).equals(comparable(whole))
     assert len(ws.diff("asset_library.versions").removed) == 0, "the parents not asked keep their rows"
+
+
+def test_max_age_is_the_budget_of_a_refresh(rotating):
+    box, ws, conn, _ = rotating
+    assets = len(ws.read("asset_library", "assets"))
+    resources = ["asset_library.assets", "asset_library.versions"]
+
+    def versions(table: pd.DataFrame) -> pd.Series:
+        return table[table.resource == "asset_library.versions"].iloc[0]
+
+    box.advance(hours=1)
+    quiet = versions(ws.refresh(resources=resources, progress=False, say=lambda line: None))
+    # the day's budget: about an hour's share asked (and the assets new since), the rest saved and said so
+    now = len(ws.read("asset_library", "assets"))
+    assert quiet["requests"] <= now / 24 + (now - assets) + 1 and quiet["saved"] == now - quiet["requests"]
+    box.advance(hours=1)
+    whole = versions(ws.refresh(resources=resources, max_age=0, progress=False, say=lambda line: None))
+    assert whole["requests"] == len(ws.read("asset_library", "assets")) and whole["saved"] == 0
+    # a budget of two hours at an hourly cadence: half the parents each time, every one within two hours
+    for _ in range(3):
+        box.advance(hours=1)
+        half = versions(ws.refresh(resources=resources, max_age=2 * 3600, progress=False, say=lambda line: None))
+        now = len(ws.read("asset_library", "assets"))
+        # the parent's page of one that reads the service's clock, when the parent's load was kept
+        assert half["kind"] == "incremental" and now / 2 - 2 <= half["requests"] <= now / 2 + 5, half
+        confirmed = ws.confirmations("asset_library", "versions")
+        assert max((conn.client.service_clock - at).total_seconds() for at in confirmed.values()) <= 2 * 3600
+
+
+def test_freshness_says_how_old_each_view_is_against_its_budget(rotating):
+    box, ws, conn, _ = rotating
+    assets = len(ws.read("asset_library", "assets"))
+    fresh = ws.freshness().set_index("resource")
+    assert set(fresh.index) == {"assets", "versions"}
+    assert fresh.loc["versions", "rotation"] and not fresh.loc["assets", "rotation"]
+    assert fresh.loc["versions", "oldest_hours"] < 0.1 and fresh.loc["versions", "past_budget"] == 0
+    box.advance(hours=30)               # a day and more without a refresh: every row is past its budget
+    ws.refresh(resources=["asset_library.assets"], progress=False, say=lambda line: None)
+    fresh = ws.freshness().set_index("resource")
+    assert 29.9 < fresh.loc["versions", "oldest_hours"] < 30.2
+    assert fresh.loc["versions", "past_budget"] == fresh.loc["versions", "rows"] > 0
+    assert fresh.loc["assets", "past_budget"] == 0
+    box.advance(hours=1)
+    ws.refresh(resources=["asset_library.assets", "asset_library.versions"], progress=False, say=lambda line: None)
+    fresh = ws.freshness().set_index("resource")
+    assert fresh.loc["versions", "past_budget"] == 0 and fresh.loc["versions", "oldest_hours"] < 0.1
+    assert len(ws.confirmations("asset_library", "versions")) == len(ws.read("asset_library", "assets")) > assets

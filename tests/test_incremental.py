@@ -33,10 +33,16 @@ def given(box, service: str, name: str) -> dict:
 
 
 def signals(service: str, name: str) -> list[str]:
-    """What a strategy reads besides the held rows and that has no strategy of its own: pulled in full
-    before the resource each step, as a refresh would (parents first)."""
+    """What a strategy reads besides the held rows and that has no sound strategy of its own: pulled in
+    full before the resource each step, as a refresh would (parents first). A signal under a freshness
+    budget (profiles) is pulled in full too: here the strategy under test must see every change of it,
+    where a refresh shows it the changes of the parents it asked again, each within the budget."""
     how = catalog.RESOURCES[service, name].incremental
-    return [n for n in (how.parent, how.copies) if n and catalog.RESOURCES[service, n].incremental is None]
+
+    def full(n: str) -> bool:
+        signal = catalog.RESOURCES[service, n].incremental
+        return signal is None or signal.strategy == "rotation"
+    return [n for n in (how.parent, how.copies) if n and full(n)]
 
 
 def pull_with_signals(conn, box, name: str, **options) -> fetch.LoadResult:

@@ -158,3 +158,79 @@ def test_a_checkpoint_is_taken_over_only_by_a_pull_of_the_same_rows(box, tmp_pat
         whole = conn.pull("versions", refresh=True, progress=False)
         assert whole.resumed > 0
     assert not stages(tmp_path)
+
+
+BULK = """
+import json, sys
+import toolkit as tk
+from toolkit import bulk
+from toolkit.http.session import RateBudget
+with tk.Workspace(sys.argv[1]) as ws:
+    conn = ws.connect("asset_library", **json.loads(sys.argv[2]))
+    conn.client.transport.budget = RateBudget(None, 4)
+    print("pulling", flush=True)
+    if sys.argv[3] == "pull":
+        bulk.pull_service(conn, ["assets", "boards", "versions", "guests"], progress=False, log=None)
+    else:
+        ws.refresh(max_age=0, progress=False, say=lambda line: None)
+"""
+
+
+def killed_run(path: Path, box, what: str, after: int) -> int:
+    env = {**os.environ, "TOOLKIT_CHECKPOINT_SECONDS": "0"}
+    proc = subprocess.Popen([sys.executable, "-c", BULK, str(path), json.dumps(box.credentials("asset_library")),
+                             what], env=env, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "pulling"
+    start = box.stats()["requests"]
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and box.stats()["requests"] - start < after and time.monotonic() < deadline:
+        time.sleep(0.002)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    return box.stats()["requests"] - start
+
+
+def test_a_killed_pull_of_many_resources_pulls_again_only_what_it_had_not_finished(box, tmp_path, uninterrupted):
+    from toolkit import bulk
+    path = tmp_path / "ws.duckdb"
+    with tk.Workspace(tmp_path / "whole.duckdb") as ws:
+        before = box.stats()["requests"]
+        bulk.pull_service(connected(ws, box), ["assets", "boards", "versions", "guests"], progress=False, log=None)
+        whole = box.stats()["requests"] - before
+    sent = killed_run(path, box, "pull", int(whole * 0.6))
+    assert sent < whole and list(tmp_path.glob(".toolkit-run-*"))
+    with tk.Workspace(path) as ws:
+        before = box.stats()["requests"]
+        lines: list[str] = []
+        done = bulk.pull_service(connected(ws, box), ["assets", "boards", "versions", "guests"], progress=False,
+                                 log=lines.append)
+        again = box.stats()["requests"] - before
+        assert [d.resource for d in done if d.resumed] == ["assets", "boards"], lines
+        assert "pulled by the interrupted run" in lines[0]
+        assert again <= whole - sent + 2 * 10 + 1, (again, whole, sent)   # 10 workers: 20 in flight at most
+        for name in ("versions", "guests"):
+            assert comparable(ws.read("asset_library", name)).equals(uninterrupted[name])
+    assert not list(tmp_path.glob(".toolkit-run-*")) and not stages(tmp_path)
+
+
+def test_a_killed_refresh_resumes_when_run_again(box, tmp_path, uninterrupted):
+    path = tmp_path / "ws.duckdb"
+    with tk.Workspace(path) as ws:
+        conn = connected(ws, box)
+        for name in ("assets", "boards", "versions", "guests"):
+            conn.pull(name, progress=False)
+        before = box.stats()["requests"]
+        ws.refresh(max_age=0, progress=False, say=lambda line: None)
+        whole = box.stats()["requests"] - before
+    sent = killed_run(path, box, "refresh", int(whole * 0.5))
+    assert sent < whole
+    with tk.Workspace(path) as ws:
+        connected(ws, box)
+        before = box.stats()["requests"]
+        table = ws.refresh(max_age=0, progress=False, say=lambda line: None)
+        again = box.stats()["requests"] - before
+        assert "resumed" in set(table.kind) or table.resumed.sum() > 0, table
+        assert again <= whole - sent + 2 * 10 + 1, (again, whole, sent)   # 10 workers: 20 in flight at most
+        for name in ("versions", "guests"):
+            assert comparable(ws.read("asset_library", name)).equals(uninterrupted[name])
+    assert not list(tmp_path.glob(".toolkit-run-*")) and not stages(tmp_path)

@@ -35,11 +35,15 @@ class Pulled:
     seconds: float = 0.0
     skipped: str | None = None
     error: str | None = None
+    load_id: str | None = None
+    resumed: bool = False       # completed by a run that died; not pulled again
 
     def line(self) -> str:
         name = f"{self.service}.{self.resource}"
         if self.skipped:
             return f"  skip {name}: {self.skipped}"
+        if self.resumed:
+            return f"  ok   {name:<44} {self.rows:>8,} rows: pulled by the interrupted run (load {self.load_id})"
         if self.error:
             return f"  FAIL {name}: {printable(self.error)}"
         return f"  ok   {name:<44} {self.rows:>8,} rows {self.requests:>6,} requests {self.seconds:>6.1f} s"
@@ -84,16 +88,34 @@ def pull_one(client: Connection, name: str, inputs: Mapping[str, Any] | None = N
         log.warning("%s.%s failed unexpectedly", resource.service, name, exc_info=True)
         return Pulled(resource.service, name, seconds=time.monotonic() - started,
                       error=f"unexpected {type(error).__name__}: {printable(error)}")
-    return Pulled(resource.service, name, result.rows, result.requests, time.monotonic() - started)
+    return Pulled(resource.service, name, result.rows, result.requests, time.monotonic() - started,
+                  load_id=result.load_id)
 
 
 def pull_service(client: Connection, names: Sequence[str] | None = None, inputs: Mapping[str, Any] | None = None,
                  progress: bool | None = None, log: Callable[[str], None] | None = print) -> list[Pulled]:
-    """Pull the named resources of the client's service (all of them when none), one line each."""
+    """Pull the named resources of the client's service (all of them when none), one line each.
+
+    The run is resumable (toolkit.storage.runs): run again with the same names and inputs after its
+    process died, it does not pull again what it had completed (and still the latest load), and the
+    resource it was walking resumes from its checkpoint."""
     done = []
-    for name in names or resource_names(client.service.key):
-        outcome = pull_one(client, name, inputs, progress)
-        if log:
-            log(outcome.line())
-        done.append(outcome)
+    service, store = client.service.key, client.workspace
+    names = list(names or resource_names(service))
+    asked = {"run": "pull", "service": service, "base_url": client.client.base_url, "names": names,
+             "inputs": {key: (value.tolist() if hasattr(value, "tolist") else value)
+                        for key, value in sorted((inputs or {}).items())}}
+    with store.run(asked) as run:
+        for name in names:
+            earlier = run.resumed.get(name)
+            if earlier and store.still_latest(service, name, earlier):
+                rows = store.rows("SELECT \"rows\" FROM _loads WHERE load_id = ?", [earlier])[0][0]
+                outcome = Pulled(service, name, rows, load_id=earlier, resumed=True)
+            else:
+                outcome = pull_one(client, name, inputs, progress)
+                if outcome.load_id and not outcome.error:
+                    run.done(name, outcome.load_id)
+            if log:
+                log(outcome.line())
+            done.append(outcome)
     return done

@@ -209,7 +209,7 @@ def _refresh(args: argparse.Namespace) -> int:
                 except ToolkitError as error:  # its resources are then skipped, with this line to say why
                     print(f"skip {service}: {type(error).__name__}: {error}", flush=True)
             table = ws.refresh(*args.services, resources=args.resource or None, incremental=not args.full,
-                               say=lambda line: print(line, flush=True))
+                               max_age=args.max_age, say=lambda line: print(line, flush=True))
     except ToolkitError as error:
         return _failed("refresh", error)
     counts = table["kind"].value_counts()
@@ -219,6 +219,69 @@ def _refresh(args: argparse.Namespace) -> int:
     if len(failed) and failed["error"].astype(str).str.contains("WorkspaceBusyError").all():
         return BUSY
     return 1 if len(failed) else 0
+
+
+def _seconds(text: str) -> float:
+    """A duration for --max-age: seconds, or a number with s, m, h or d ("6h")."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
+    number, unit = (text[:-1], units[text[-1]]) if text and text[-1] in units else (text, 1)
+    try:
+        value = float(number) * unit
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is no duration: give seconds, or e.g. 30m, 6h, 1d") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a duration is not negative")
+    return value
+
+
+def _show(args: argparse.Namespace) -> int:
+    """What each view of a workspace holds: rows, its latest load and filter, age, drift, freshness."""
+    from toolkit.errors import ToolkitError
+    if _missing(args, "show"):
+        return 2
+    try:
+        with _open(args, read_only=True, wait=args.wait) as ws:
+            views = ws.tables()
+            fresh = ws.freshness().set_index(["service", "resource"])
+            drift = ws.drift()
+    except ToolkitError as error:
+        return _failed("show", error)
+    drifted = drift.groupby("load_id").size() if len(drift) and "load_id" in drift.columns else {}
+    shown = []
+    for view in views.itertuples():
+        row = {"table": view.table, "rows": int(view.rows), "load": view.load_id,
+               "finished": str(view.finished)[:19], "filter": view.params or "", "loads": int(view.loads),
+               "drift": int(drifted.get(view.load_id, 0)) if len(drifted) else 0}
+        if (view.service, view.resource) in fresh.index:
+            f = fresh.loc[(view.service, view.resource)]
+            row.update({"oldest_h": float(f["oldest_hours"]), "budget_h": float(f["budget_hours"]),
+                        "past_budget": int(f["past_budget"])})
+        shown.append(row)
+    if args.format == "json":
+        print(json.dumps(shown, indent=1))
+    elif args.format == "csv":
+        import csv
+        writer = csv.DictWriter(sys.stdout, fieldnames=list(shown[0]) if shown else ["table"])
+        writer.writeheader()
+        writer.writerows(shown)
+    elif not shown:
+        print(f"{args.workspace} holds no view yet: toolkit pull SERVICE --workspace {args.workspace}")
+    else:
+        import shutil
+
+        import pandas as pd
+        frame = pd.DataFrame(shown)
+        width = shutil.get_terminal_size((120, 20)).columns
+        # the load ids and exact figures are in --format json; the table keeps to a terminal's width
+        table = pd.DataFrame({
+            "view": frame["table"], "rows": frame["rows"].map("{:,}".format), "loads": frame["loads"],
+            "last load": frame["finished"].str[:16],
+            "confirmed": [f"{h:.1f} h ago" if h == h else "" for h in frame.get("oldest_h", [float("nan")] * len(frame))],
+            "past budget": frame.get("past_budget", 0), "drift": frame["drift"], "filter": frame["filter"]})
+        room = max(12, width - len(table.drop(columns="filter").to_string(index=False).splitlines()[0]) - 2)
+        table["filter"] = table["filter"].map(lambda text: text if len(text) <= room else text[:room - 1] + "…")
+        print(table.to_string(index=False, justify="left"))
+    return 0
 
 
 def _doctor(args: argparse.Namespace) -> int:
@@ -374,8 +437,19 @@ def parser() -> argparse.ArgumentParser:
     again.add_argument("--full", action="store_true", help="pull everything, not only what may have changed")
     again.add_argument("--resource", action="append", default=[], metavar="SERVICE.RESOURCE",
                        help="refresh only these held resources (repeatable); a held parent not named is not added")
+    again.add_argument("--max-age", type=_seconds, metavar="DURATION",
+                       help="keep loads younger than this, and ask again the parents of the fan-outs under a "
+                            "freshness budget (versions, guests, documents, ...) that were confirmed longer ago; "
+                            "seconds or 30m, 6h, 1d; 0 asks every parent again (default: the catalog's, a day)")
     again.add_argument("--wait", type=float, metavar="SECONDS", help=WAIT_HELP)
     again.set_defaults(run=_refresh)
+    show = sub.add_parser("show", help="what each view of a workspace holds: rows, latest load, its filter, "
+                                       "loads kept, drift, and how fresh its rows are against their budget")
+    _workspace_options(show, "the workspace's DuckDB file")
+    show.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                      help="a table that fits the terminal (default), JSON or CSV")
+    show.add_argument("--wait", type=float, metavar="SECONDS", help=WAIT_HELP)
+    show.set_defaults(run=_show)
     migrate = sub.add_parser("migrate", help="bring a workspace written by an older toolkit to the current "
                                              "layout (a read-write open does it too)")
     migrate.add_argument("--workspace", required=True, help="the workspace's DuckDB file")
@@ -418,6 +492,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.run(args)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:     # `toolkit show ... | head`: the reader has what it wanted
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

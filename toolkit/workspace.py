@@ -20,7 +20,7 @@ import pandas as pd
 from toolkit import forms
 from toolkit.connection.connection import Connection, Screens, bind
 from toolkit.http.client import connect
-from toolkit.pull import refresh
+from toolkit.pull import freshness, refresh
 from toolkit.storage.store import Store
 
 SCREENS = Screens(form=forms.Form, gallery=forms.Gallery)
@@ -65,8 +65,14 @@ class Workspace(Store):
         the held ones named in `resources`) through the connections `connect` made, parents before
         children, services at once; incrementally where the catalog says how. One line per resource
         to `say` (stdout by default) and one progress display (`progress=False`: none); a DataFrame
-        of what each did: kind (full, incremental, cached, skipped, failed), rows added / changed /
-        removed, requests, seconds, error.
+        of what each did: kind (full, incremental, cached, resumed, skipped, failed), rows added /
+        changed / removed, requests, parents a freshness budget `saved` asking and parents `resumed`
+        from an interrupted pull, seconds, error.
+
+        `max_age` (seconds) keeps a load younger than it as it is, and is the freshness budget of the
+        fan-outs without a change signal (versions, guests, ...: every parent confirmed within it;
+        None: the catalog's, a day; 0: every parent asked again). A refresh that died (kill -9,
+        Ctrl-C) resumes when run again with the same arguments.
 
         A name not held raises ValidationError (listing what is held) before anything is sent. A
         held parent left out of `resources` is not pulled: its children read its latest load
@@ -79,6 +85,17 @@ class Workspace(Store):
         self._check_open()
         return refresh.refresh(self, self.connections, services, resources=resources, max_age=max_age,
                                incremental=incremental, say=say, progress=progress)
+
+    def freshness(self) -> pd.DataFrame:
+        """How fresh each view is: its rows, its freshness budget, when its rows were last confirmed
+        by the service (the oldest of them, by the service's clock) and how many are past the budget
+        (toolkit.pull.freshness). A fan-out under a budget (versions, guests, documents, quotes, ...)
+        is confirmed parent by parent, in rotation; any other view by its latest load.
+
+            ws.freshness().query("past_budget > 0")      # what to refresh before the daily report
+        """
+        self._check_open()
+        return freshness.freshness(self)
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else ", ".join(self.connections) or "nothing connected"

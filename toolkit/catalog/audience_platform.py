@@ -500,6 +500,9 @@ RESOURCES = (
         "profiles", "audience_platform", "audience_platform.get_profile", key=("item_id",),
         doc="The given profiles with their properties, segments, scores and consents.",
         fan_out="profile_id", parent="profile_ids",
+        # a profile has a version, but no list says which profiles changed since a moment: the ids
+        # confirmed longest ago are asked again, each within a day (memberships follow the ones that changed)
+        incremental=Incremental("rotation", field="profile_id", max_age=86_400),
         columns=(Column("profile_id", "id", doc="the profile asked for (added by the fetcher); item_id is "
                         "the profile that answered, a merged profile's master"),
                  Column("item_id", "id"), Column("item_type", "category"), Column("properties", "json"),

@@ -579,6 +579,9 @@ RESOURCES = (
         "documents", "translation", "translation.list_documents", key=("document_id",),
         doc="Source documents of each submission.",
         fan_out="submission_id", parent="submissions", parent_key="submission_id",
+        # no sound change signal (analysis fills a document's word count without changing the
+        # submission's row): the submissions confirmed longest ago are asked again, each within a day
+        incremental=Incremental("rotation", field="submission_id", max_age=86_400),
         columns=(Column("document_id", "id"), Column("submission_id", "id"), Column("name"),
                  # what its source upload gave it (batchName, fileFormatName) and what analysis found
                  Column("batch_name"), Column("file_format_name"), Column("word_count", "integer"),
@@ -612,6 +615,8 @@ RESOURCES = (
         "quotes", "translation", "translation.list_quotes", key=("submission_id", "quote_id"),
         doc="Approved and provided quotes of each submission (shape modelled from the seed).",
         fan_out="submission_id", parent="submissions", parent_key="submission_id",
+        # a quote provided or approved leaves the submission's row as it was: a freshness budget
+        incremental=Incremental("rotation", field="submission_id", max_age=86_400),
         columns=(
             Column("quote_id", "id"), Column("submission_id", "id"), Column("status", "category"),
             Column("amount", "number"), Column("currency"), Column("comment"),
@@ -624,6 +629,8 @@ RESOURCES = (
         "word_counts", "translation", "translation.get_word_count", key=("submission_id",),
         doc="Total word count of each submission (shape modelled from the seed).",
         fan_out="submission_id", parent="submissions", parent_key="submission_id",
+        # counted by analysis, out of the submission's row: a freshness budget
+        incremental=Incremental("rotation", field="submission_id", max_age=86_400),
         columns=(Column("submission_id", "id"), Column("word_count", "integer"),
                  Column("target_count", "integer", doc="the targets counted"),
                  # how much of word_count the translation memory covers; the four add up to it

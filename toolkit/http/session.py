@@ -22,7 +22,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -344,7 +344,20 @@ class ServiceClock:
 
     def __init__(self) -> None:
         self.latest: datetime | None = None
+        self.seen: float | None = None    # time.monotonic() when `latest` came
         self._lock = threading.Lock()
+
+    def now(self) -> datetime | None:
+        """The service's clock now: the latest Date moved on by the whole seconds passed here since it
+        came (a Date counts whole seconds: a fraction would only add noise)."""
+        with self._lock:
+            if self.latest is None or self.seen is None:
+                return None
+            return self.latest + timedelta(seconds=int(time.monotonic() - self.seen))
+
+    def age(self) -> float | None:
+        """Seconds since the latest Date came (None: none yet)."""
+        return None if self.seen is None else time.monotonic() - self.seen
 
     def saw(self, header: str | None) -> None:
         """Note an answer's Date; one that is missing or not an HTTP date is ignored."""
@@ -358,6 +371,7 @@ class ServiceClock:
         with self._lock:  # answers of several threads: the clock never goes back
             if self.latest is None or moment > self.latest:
                 self.latest = moment
+            self.seen = time.monotonic()
 
 
 class Transport:

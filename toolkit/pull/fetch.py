@@ -64,7 +64,10 @@ if TYPE_CHECKING:
 
 
 
-CHECKPOINT_SECONDS = 10.0  # a fan-out's work that a killed process loses at most (TOOLKIT_CHECKPOINT_SECONDS)
+# a fan-out's work that a killed process loses at most: 10 s (TOOLKIT_CHECKPOINT_SECONDS), or 1,000 parents
+# where the service answers faster than a hundred a second
+CHECKPOINT_SECONDS = 10.0
+CHECKPOINT_MEMBERS = 1000
 
 
 @dataclass
@@ -135,21 +138,24 @@ def _parent_ids(client: Client, store: Store, service: str, parent_name: str, co
 
 def pull(client: Client, store: Store, name: str, /, *, refresh: bool = False, max_age: float | timedelta | None = None,
          on_error: str = "raise", workers: int | None = None, progress: bool | None = None,
-         incremental: bool = False, contract: str = "evolve", **filters: Any) -> LoadResult:
+         incremental: bool = False, contract: str = "evolve", budget: float | timedelta | None = None,
+         **filters: Any) -> LoadResult:
     """Pull one resource with the client into the store; the load is reused when younger than max_age.
     With `incremental=True` only what may have changed since the resource's previous complete load
     with the same filters is asked for, as its catalog entry declares (toolkit.pull.increments); without
-    such a load or a declaration, a full pull. Answers that differ from the declared shapes are kept
+    such a load or a declaration, a full pull. A fan-out under a freshness budget asks again for the
+    parents confirmed longest ago, every one within `budget` (seconds; None: the catalog's default;
+    0: all of them). Answers that differ from the declared shapes are kept
     and reported (`contract="evolve"`), or refused with nothing written (`contract="freeze"`:
     `ContractError` at the first difference)."""
     return _pull(client, store, name, False, refresh=refresh, max_age=max_age, on_error=on_error, workers=workers,
-                 progress=progress, incremental=incremental, contract=contract, **filters)[0]
+                 progress=progress, incremental=incremental, contract=contract, budget=budget, **filters)[0]
 
 
 def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bool = False,
           max_age: float | timedelta | None = None, on_error: str = "raise", workers: int | None = None,
           progress: bool | None = None, incremental: bool = False, contract: str = "evolve",
-          **filters: Any) -> tuple[LoadResult, list[pa.Table] | None]:
+          budget: float | timedelta | None = None, **filters: Any) -> tuple[LoadResult, list[pa.Table] | None]:
     """The pull; with `keep`, also the batches it wrote (None when the load was reused or builds on
     another, whose batches are not the whole view)."""
     if on_error not in ("raise", "skip"):
@@ -171,7 +177,8 @@ def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bo
     step, previous = None, None
     if incremental and resource.incremental is not None:
         previous = ws.previous_load(resource.service, client.base_url, stored, key)
-        step = previous and increments.plan(client, store, resource, filters, previous)
+        seconds = budget.total_seconds() if isinstance(budget, timedelta) else budget
+        step = previous and increments.plan(client, store, resource, filters, previous, seconds)
     if step:
         plan = _Plan(lambda: iter(()), None, "pages", planned=step.members)
         failed = plan.failed
@@ -241,8 +248,9 @@ def _member_key(member: Any) -> str:
 
 
 class _Checkpoints:
-    """A fan-out's resumability: every `CHECKPOINT_SECONDS` the load's batches are made to survive the
-    process with the parents they hold (`Load.checkpoint`), and a load that finds such a checkpoint
+    """A fan-out's resumability: every `CHECKPOINT_SECONDS` (or `CHECKPOINT_MEMBERS` parents) the load's
+    batches are made to survive the process with the parents they hold (`Load.checkpoint`), and a load
+    that finds such a checkpoint
     of a load like it (same rows asked, a dead process's) takes it over and asks only for the rest.
     A page walk is not resumed: it is one request a page of up to hundreds of rows, where a fan-out
     is one request a parent."""
@@ -273,7 +281,8 @@ class _Checkpoints:
         return len(done)
 
     def maybe(self) -> None:
-        if self.plan.planned is not None and time.monotonic() - self.last_at >= self.every:
+        if self.plan.planned is not None and (time.monotonic() - self.last_at >= self.every
+                                              or len(self.plan.done) - self.saved >= CHECKPOINT_MEMBERS):
             self._save()
 
     def last(self) -> None:

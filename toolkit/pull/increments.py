@@ -11,6 +11,7 @@ Given the client and the store, like fetch; it imports neither the fetcher nor a
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -44,11 +45,15 @@ class Step:
     saved: int = 0
 
 
-def plan(client: Client, store: Store, resource: Resource, filters: dict, previous: str) -> Step | None:
-    """The incremental load of `resource` over its `previous` load, or None for a full pull."""
+def plan(client: Client, store: Store, resource: Resource, filters: dict, previous: str,
+         budget: float | None = None) -> Step | None:
+    """The incremental load of `resource` over its `previous` load, or None for a full pull; `budget`
+    overrides a freshness budget's `max_age` (0: every parent asked again, a full pull)."""
     how = resource.incremental
     if how is None:
         return None
+    if budget is not None and how.strategy == "rotation":
+        how = dataclasses.replace(how, max_age=float(budget))
     strategy = STRATEGIES.get(how.strategy)
     if strategy is None:
         raise ValueError(f"{resource.service}.{resource.name}: unknown incremental strategy {how.strategy!r}")
@@ -290,13 +295,14 @@ def _rotation(client: Client, store: Store, resource: Resource, how: Incremental
     confirmed = store.confirmations(resource.service, resource.name)
     if not confirmed:
         return None   # nothing confirmed yet (a workspace from before budgets): a full pull records all
-    now = client.service_clock or store.rows("SELECT now()")[0][0]
+    now = _service_now(client, store, resource, previous)
     last_load = store.rows("SELECT coalesce(service_clock, finished) FROM _loads WHERE load_id = ?", [previous])[0][0]
     cadence = max(0.0, (now - last_load).total_seconds()) if last_load else how.max_age
     failed = {str(i) for i in store.rows("SELECT failed_ids FROM _loads WHERE load_id = ?", [previous])[0][0] or ()}
-    # due: never confirmed, failed, or older than the budget by the next refresh (a cadence from now)
+    # due: never confirmed, failed, or older than the budget by the next refresh (a cadence from now);
+    # exactly the budget's age then is still within it
     due = {i for i in asked if i not in confirmed or i in failed
-           or (now - confirmed[i]).total_seconds() + cadence >= how.max_age}
+           or (now - confirmed[i]).total_seconds() + cadence > how.max_age}
     share = min(len(asked), math.ceil(len(asked) * min(1.0, cadence / how.max_age)))
     for i in sorted((i for i in asked if i not in due), key=lambda i: confirmed[i]):
         if len(due) >= share:
@@ -310,6 +316,25 @@ def _rotation(client: Client, store: Store, resource: Resource, how: Incremental
 
     return Step(tables, (f"list_contains(?, {_text(how.field)})", [keep]), asked=ids, members=ids,
                 saved=len(keep))
+
+
+CLOCK_STALE = 60.0  # seconds after which the service's latest Date is asked for again, not extrapolated
+
+
+def _service_now(client: Client, store: Store, resource: Resource, previous: str) -> Any:
+    """The service's clock now: its latest Date moved on by the time since. Where that Date is old, or
+    the parent was not pulled since the previous load (a refresh that kept it), a page of one of the
+    parent's list is asked first: a clock that jumps (the sandbox's, or a service's Date after a long
+    pause here) would otherwise make every parent look fresher than it is."""
+    clock = client.transport.clock
+    age = clock.age()
+    if (resource.service, resource.parent) in catalog.RESOURCES:
+        pulled = store.rows("SELECT max(p.finished) > max(c.finished) FROM _loads p, _loads c WHERE c.load_id = ? "
+                            "AND p.service = ? AND p.resource = ? AND p.status IN ('complete', 'stale')",
+                            [previous, resource.service, resource.parent])[0][0]
+        if age is None or age > CLOCK_STALE or not pulled:
+            _count(client, catalog.ACTIONS[catalog.resource(resource.service, resource.parent).action], {})
+    return clock.now() or store.rows("SELECT now()")[0][0]
 
 
 STRATEGIES: dict[str, Callable[..., Step | None]] = {

@@ -37,8 +37,10 @@ from toolkit.pull.progress import bar as progress_bar
 if TYPE_CHECKING:
     from toolkit.storage.store import Store
 
-COLUMNS = ["service", "resource", "kind", "added", "changed", "removed", "rows", "requests", "seconds", "drift",
-           "error"]
+# saved: the parents a freshness budget did not ask again (a request each at least); resumed: the parents
+# an interrupted pull had fetched, taken from its checkpoint
+COLUMNS = ["service", "resource", "kind", "added", "changed", "removed", "rows", "requests", "saved", "resumed",
+           "seconds", "drift", "error"]
 
 
 def held(store: Store, services: tuple[str, ...] = ()) -> list[tuple[str, str, dict]]:
@@ -119,20 +121,30 @@ def refresh(store: Store, connections: Mapping[str, Any], services: tuple[str, .
             bar.set_postfix_str(resource, refresh=False)
             bar.update(1)
 
+    asked = {"run": "refresh", "resources": [f"{service}.{name}" for service, name, _ in todo],
+             "max_age": str(max_age), "incremental": incremental}
+    run = store.run(asked)
+
     def one_service(service: str) -> list[dict]:
         conn = connections.get(service)
         done = []
         for name, params in by_service[service]:
+            earlier = run.resumed.get(f"{service}.{name}")
             if conn is None:
                 row = _row(service, name, "skipped",
                            error=f"{service} is not connected: ws.connect({service!r}, ...) first")
+            elif earlier and store.still_latest(service, name, earlier):
+                row = _row(service, name, "resumed", rows=store.rows("SELECT \"rows\" FROM _loads WHERE load_id = ?",
+                                                                     [earlier])[0][0])
             else:
-                row = _pull(conn.client, store, service, name, params, max_age, incremental)
+                row, load_id = _pull(conn.client, store, service, name, params, max_age, incremental)
+                if load_id:
+                    run.done(f"{service}.{name}", load_id)
             line(_said(row), row["resource"])
             done.append(row)
         return done
 
-    with bar:
+    with bar, run:
         if by_service:
             with ThreadPoolExecutor(max_workers=len(by_service), thread_name_prefix="toolkit-refresh") as pool:
                 for done in pool.map(one_service, list(by_service)):
@@ -148,21 +160,28 @@ def _say(text: str, say: Callable[[str], None] | None) -> None:
 
 
 def _pull(client: Any, store: Store, service: str, name: str, params: dict,
-          max_age: float | timedelta | None, incremental: bool) -> dict:
+          max_age: float | timedelta | None, incremental: bool) -> tuple[dict, str | None]:
+    """The resource's row of the table, and its load when one completed."""
     started, before = time.perf_counter(), client.requests_sent
     masked = sorted(k for k, v in params.items() if _holds_mask(v))
     if masked:  # a secret is never stored: sending its mask would ask the service for something else
         return _row(service, name, "skipped", error=f"its load's {', '.join(masked)} were recorded masked (***): "
-                    f"pull it again with them given")
+                    f"pull it again with them given"), None
+    how = catalog.RESOURCES[service, name].incremental
+    # under a freshness budget the latest load confirmed only some parents: its age says nothing of the
+    # others', so max_age is the budget the parents are asked again by, never a reason to keep the load
+    budgeted = incremental and how is not None and how.strategy == "rotation"
     try:
-        result = fetch.pull(client, store, name, refresh=max_age is None, max_age=max_age,
-                            incremental=incremental, progress=False, **params)
+        result = fetch.pull(client, store, name, refresh=max_age is None or budgeted, max_age=max_age,
+                            incremental=incremental, progress=False, budget=max_age, **params)
     except Exception as error:  # one resource's failure is its row; the others go on
         return _row(service, name, "failed", requests=client.requests_sent - before,
-                    seconds=time.perf_counter() - started, error=f"{type(error).__name__}: {printable(error)}")
+                    seconds=time.perf_counter() - started,
+                    error=f"{type(error).__name__}: {printable(error)}"), None
     counts = {} if result.cached else store.changes(service, name, result.load_id)
     return _row(service, name, result.kind, rows=result.rows, requests=client.requests_sent - before,
-                seconds=time.perf_counter() - started, drift=len(result.drift), **counts)
+                seconds=time.perf_counter() - started, drift=len(result.drift), saved=result.saved,
+                resumed=result.resumed, **counts), result.load_id
 
 
 def _holds_mask(value: Any) -> bool:
@@ -175,16 +194,20 @@ def _holds_mask(value: Any) -> bool:
 
 
 def _row(service: str, name: str, kind: str, *, added: int = 0, changed: int = 0, removed: int = 0,
-         rows: int = 0, requests: int = 0, seconds: float = 0.0, drift: int = 0,
+         rows: int = 0, requests: int = 0, saved: int = 0, resumed: int = 0, seconds: float = 0.0, drift: int = 0,
          error: str | None = None) -> dict:
     return {"service": service, "resource": f"{service}.{name}", "kind": kind, "added": added,
-            "changed": changed, "removed": removed, "rows": rows, "requests": requests,
-            "seconds": round(seconds, 3), "drift": drift, "error": error}
+            "changed": changed, "removed": removed, "rows": rows, "requests": requests, "saved": saved,
+            "resumed": resumed, "seconds": round(seconds, 3), "drift": drift, "error": error}
 
 
 def _said(row: dict) -> str:
     if row["error"]:
         return f"{row['resource']}: {row['kind']}: {row['error']}"
+    if row["kind"] == "resumed":
+        return f"{row['resource']}: pulled by the interrupted refresh, {row['rows']:,} rows"
     drifted = f", {row['drift']} fields differ from the catalog (ws.drift())" if row["drift"] else ""
+    saved = f" ({row['saved']:,} parents within their freshness budget not asked)" if row["saved"] else ""
+    resumed = f" ({row['resumed']:,} parents from the interrupted pull)" if row["resumed"] else ""
     return (f"{row['resource']}: {row['kind']}, +{row['added']} ~{row['changed']} -{row['removed']} rows, "
-            f"{row['requests']} requests, {row['seconds']:.1f} s{drifted}")
+            f"{row['requests']} requests{saved}{resumed}, {row['seconds']:.1f} s{drifted}")

@@ -62,6 +62,7 @@ from toolkit.storage.lake import Lake, is_lake, settled
 from toolkit.storage.loads import Load, _now, params_json
 from toolkit.storage.processes import alive
 from toolkit.storage.readback import shaped, to_frame
+from toolkit.storage.runs import Run
 from toolkit.storage.stage import remove_abandoned
 
 INTERRUPTED = "interrupted: the process ended during the load"
@@ -297,6 +298,18 @@ class Store:
         if rows and rows[0][1] == scrub_url(base_url) and rows[0][2] == params_json(params):
             return rows[0][0]
         return None
+
+    def run(self, asked: Mapping[str, Any]) -> Run:
+        """A run of many loads (toolkit.storage.runs): what a dead run of the same `asked` completed,
+        and a note of what this one completes, for the next should it die."""
+        self._check_open()
+        return Run(self.path, self.where, dict(asked))
+
+    def still_latest(self, service: str, resource: str, load_id: str) -> bool:
+        """Whether a load is its resource's latest finished load and complete (not stale since)."""
+        rows = self._fetch("SELECT load_id, status FROM _loads WHERE service = ? AND resource = ? AND status IN "
+                           "('complete', 'stale') ORDER BY seq DESC NULLS LAST LIMIT 1", [service, resource])
+        return bool(rows) and rows[0] == (load_id, "complete")
 
     def changes(self, service: str, resource: str, load_id: str) -> dict[str, int]:
         """What a finished load changed in its resource's view: rows `added`, `changed` (a key with a
