@@ -192,7 +192,8 @@ def deliverables(client: Calls, submission_id: Any, languages: str | list[str] |
                  wait: Callable[[float], None] = time.sleep) -> Downloaded:
     """The translated files of a submission in `languages` (every target language of the submission when
     None), one zip through the three steps; `translated()` reads them back by language. A target not
-    PROCESSED yet is the service's 400, which names it: nothing is downloaded then.
+    PROCESSED yet is the service's 400, which names it: nothing is downloaded then; so is a language
+    whose every target was cancelled (name the other languages).
 
         downloads.deliverables(tm, 1001, ["fr-FR", "de-DE"]).extract("translated/")
     """
