@@ -218,6 +218,8 @@ def studio_translation(flow: Flow, sid: int, doc_id: str, locale: str) -> Any:
     targets = flow.json(flow.send("list targets", "GET", f"{V0}/targets?submissionIds={sid}"), "targets")
     mine = [t for t in targets if t.get("targetLanguage") == locale]
     flow.need(mine, f"no target in {locale}")
+    # the plugin shows a locale 100% done when its target is PROCESSED, else 50%
+    flow.read.setdefault("progress", {})[locale] = [100 if t.get("status") == "PROCESSED" else 50 for t in mine]
     started = flow.json(flow.send(f"download {locale} (start)", "GET",
                                   f"{V0}/submissions/{sid}/download?deliverableTargetIds={mine[0]['targetId']}"),
                         "download")
@@ -320,6 +322,7 @@ def test_the_studio_plugin_flow_runs_end_to_end(box: toolkit.sandbox.Sandbox) ->
     assert all(200 <= status < 300 for _, status in flow.trace), flow.trace
     assert {"localeId": "fr-FR", "description": "French (France)"} in flow.read["locales"]
     assert flow.read["save"]["startedSubmissionIds"]
+    assert flow.read["progress"] == {"fr-FR": [100], "de-DE": [100]}
     for locale, content in flow.read["content"].items():
         assert content == f"<h1>[{locale}] About us</h1><p>[{locale}] We make bicycles.</p>"
 
