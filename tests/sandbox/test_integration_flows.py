@@ -357,3 +357,25 @@ def test_ids_as_digit_strings_and_a_bad_workflow_are_read_as_jackson_reads_them(
     body["projectId"], batch["workflowId"] = 10, "x22"
     refused = flow.send("create", "POST", V0 + "/submissions/create", json=body)
     assert refused.status_code == 400 and "workflowId" in refused.json()["messages"][0]
+
+
+def test_a_target_file_is_named_by_its_document_in_a_header_any_client_reads(box) -> None:
+    flow = Flow(box)
+    now = flow.now_ms(flow.urlencoded_token())
+    body = {"name": "menu", "projectId": 10, "sourceLanguage": "en-US", "dueDate": now + 7 * DAY_MS,
+            "batchInfos": [{"name": "B", "targetLanguageInfos": [{"targetLanguage": "fr-FR"}]}]}
+    sid = flow.json(flow.send("create", "POST", V0 + "/submissions/create", json=body), "create")["submissionId"]
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zipped:
+        zipped.writestr('menus/Café "du jour".html', "<p>Soup</p>")
+    flow.json(flow.send("upload", "POST", f"{V0}/submissions/{sid}/upload/source", files={"file": ("m.zip",
+              archive.getvalue())}, data={"batchName": "B", "fileFormatName": "HTML", "extractArchive": "true"}),
+              "upload")
+    flow.json(flow.send("save", "POST", f"{V0}/submissions/{sid}/save", json={"autoStart": True}), "save")
+    box.advance(days=4)
+    flow.urlencoded_token()
+    target = cms_targets(flow, sid)[0]["targetId"]
+    got = flow.send("file", "GET", f"{V0}/submissions/{sid}/targets/{target}/download/deliverable")
+    assert got.status_code == 200 and got.content == b"<p>[fr-FR] Soup</p>"
+    assert got.headers["Content-Disposition"] == ("attachment; filename=\"Caf? 'du jour'.html\"; "
+                                                  "filename*=UTF-8''Caf%C3%A9%20%22du%20jour%22.html")

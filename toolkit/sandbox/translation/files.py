@@ -30,6 +30,7 @@ import io
 import zipfile
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote as percent_encoded
 from urllib.parse import urlsplit
 
 import orjson
@@ -162,7 +163,11 @@ class Files:
         n = self.state.target_of(s, request.params["target_id"])
         self._ready([n])
         name, data = self.deliverable(n)
-        headers = {"Content-Disposition": f'attachment; filename="{name}"'}
+        # a name from an uploaded zip may hold folders, quotes or any letter: the header gets its last
+        # part, in ASCII for old clients and in full as RFC 6266's filename*
+        base = name.rpartition("/")[2]
+        plain = base.encode("ascii", "replace").decode().replace('"', "'").replace("\\", "_")
+        headers = {"Content-Disposition": f"attachment; filename=\"{plain}\"; filename*=UTF-8''{percent_encoded(base)}"}
         return Response(200, data, headers, "application/octet-stream")
 
     def deliverable(self, n: int) -> tuple[str, bytes]:
