@@ -19,7 +19,7 @@ _WHERE = {"Client": "toolkit.http.client", "connect": "toolkit.http.client", "Co
           "resources": "toolkit.catalog.tables", "Workspace": "toolkit.workspace", **dict.fromkeys(_ERRORS, "toolkit.errors")}
 
 if _TYPE_CHECKING:
-    from toolkit import sandbox
+    from toolkit import downloads, sandbox
     from toolkit.catalog.tables import actions, resources
     from toolkit.checkup.doctor import doctor
     from toolkit.connection.connection import Connection
@@ -54,8 +54,8 @@ if _TYPE_CHECKING:
 def __getattr__(name: str) -> _Any:
     if name in _WHERE:
         value = getattr(_importlib.import_module(_WHERE[name]), name)
-    elif name == "sandbox":
-        value = _importlib.import_module("toolkit.sandbox")
+    elif name in ("downloads", "sandbox"):
+        value = _importlib.import_module(f"toolkit.{name}")   # tk.downloads without importing it first
     else:
         raise AttributeError(f"module 'toolkit' has no attribute {name!r}")
     globals()[name] = value
@@ -97,6 +97,7 @@ __all__ = [
     "actions",
     "connect",
     "doctor",
+    "downloads",
     "open_snapshot",
     "resources",
     "sandbox",

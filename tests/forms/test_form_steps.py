@@ -162,6 +162,54 @@ def test_a_download_never_replaces_a_file_unless_told(env, tmp_path):
         assert sorted(archive.namelist()) == sorted(files.name)
 
 
+def finished_submission(e) -> int:
+    """A submission of two languages whose targets are all PROCESSED (the clock moved four days)."""
+    batch = [{"name": "Batch1", "targetLanguageInfos": [{"targetLanguage": "fr-FR"}, {"targetLanguage": "de-DE"}]}]
+    sid = e.client.call("translation.create_submission", name="Site", project_id=10, source_language="en-US",
+                        batch_infos=batch)["submissionId"]
+    e.client.call("translation.upload_source", submission_id=sid, file=("home.html", b"<p>Hello</p>"),
+                  batch_name="Batch1", file_format_name="HTML")
+    e.client.call("translation.save_submission", submission_id=sid, auto_start=True)
+    e.box.advance(days=4)
+    return sid
+
+
+def test_a_language_or_one_target_is_downloaded_from_the_form(env, tmp_path):
+    e = env("translation")
+    sid = finished_submission(e)
+    helper = Download(e.client, wait=advance(e))
+    files = helper.run(sid, tmp_path / "german.zip", deliverable_languages=["de-DE"])
+    assert list(files.name) == [f"Sub_{sid}_de-DE/home_de-DE_Translated/home.html"]
+    target = next(t["targetId"] for t in e.client.call("translation.list_targets", submission_ids=[sid])
+                  if t["targetLanguage"] == "fr-FR")
+    files = helper.run(sid, tmp_path / "home.fr.html", target_id=target)
+    assert (tmp_path / "home.fr.html").read_bytes() == b"<p>[fr-FR] Hello</p>" and list(files.name) == ["home.fr.html"]
+    assert [s["step"] for s in helper.steps] == ["download_target_deliverable", "save"]
+    with pytest.raises(ToolkitError, match="comes alone"):
+        helper.run(sid, tmp_path / "x", target_id=target, deliverable_languages=["fr-FR"])
+    assert not (tmp_path / "x").exists()
+
+
+def test_the_download_widget_offers_languages_and_one_target(env, tmp_path, monkeypatch):
+    e = env("translation")
+    sid = finished_submission(e)
+    monkeypatch.chdir(tmp_path)
+    helper = Download(e.client, wait=advance(e))
+    helper.submission.widget.value = str(sid)
+    helper.languages.widget.value = "fr-FR"
+    helper.button.click()
+    assert helper.state == "done", helper.error
+    with zipfile.ZipFile(helper.path_written) as archive:
+        assert archive.namelist() == [f"Sub_{sid}_fr-FR/home_fr-FR_Translated/home.html"]
+    helper = Download(e.client, wait=advance(e))
+    helper.submission.widget.value = str(sid)
+    target = next(t["targetId"] for t in e.client.call("translation.list_targets", submission_ids=[sid]))
+    helper.target.widget.value = str(target)
+    helper.button.click()
+    assert helper.state == "done", helper.error
+    assert helper.path_written.name == f"target-{target}" and helper.path_written.read_bytes().startswith(b"<p>[")
+
+
 def test_the_download_widget_uses_its_fields(env, tmp_path, monkeypatch):
     e = env("translation")
     monkeypatch.chdir(tmp_path)

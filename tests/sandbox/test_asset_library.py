@@ -355,6 +355,15 @@ def test_custom_fields_lifecycle(api, ex):
     assert shown["Note"] == "for the summit" and shown[date["name"]] == "2026-12-01T00:00:00.000Z"
     api.ok("PUT", f"{board}/customFields/{note['id']}", 204, json={"value": None})
     assert "Note" not in {f["name"] for f in api.ok("GET", board)["customFields"]}
+    # the other spelling of the segment reaches the same field, with the same checks and status
+    api.ok("PUT", f"{board}/customfields/{note['id']}", 204, json={"value": "lower case"})
+    api.ok("PUT", f"{asset}/customFields/{note['id']}", 204, json={"value": "upper case"})
+    assert {f["name"]: f["value"] for f in api.ok("GET", board)["customFields"]}["Note"] == "lower case"
+    assert {f["name"]: f["value"] for f in api.ok("GET", asset)["customFields"]}["Note"] == "upper case"
+    api.fails(400, "PUT", f"{board}/customfields/{date['id']}", json={"value": "soon"})
+    assert api("PUT", f"{board}/customfields/{note['id']}", json={"value": "x"},
+               headers={"x-api-key": "wrong"}).status_code == 401
+    api.ok("PUT", f"{board}/customFields/{note['id']}", 204, json={"value": None})
     api.ok("DELETE", f"/customfields/{note['id']}", 204)
     assert note["id"] not in {f["id"] for f in api.ok("GET", asset)["customFields"]}
     api.fails(404, "GET", f"/customfields/{note['id']}")

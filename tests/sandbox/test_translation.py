@@ -175,7 +175,8 @@ def test_projects_organizations_and_language_assets(tm: TM) -> None:
     attributes = tm.ok("GET", "/projects/12/customattributes")
     assert {a["name"] for a in attributes if a["mandatory"]} == {"LegalReview", "CostCenter"}
     directions = tm.ok("GET", "/projects/10/languagedirections")
-    assert {"projectId": 10, "sourceLanguage": "en-US", "targetLanguage": "fr-FR"} in directions
+    assert {"projectId": 10, "sourceLanguage": "en-US", "sourceLanguageDisplayName": "English (United States)",
+            "targetLanguage": "fr-FR", "targetLanguageDisplayName": "French (France)"} in directions
     assert [f["name"] for f in tm.ok("GET", "/projects/10/fileformats")][0] == "HTML"
     assert len(tm.ok("GET", "/projects/10/mslalevels")) == 3 and tm.ok("GET", "/projects/10/users/org")
     assert len(tm.ok("GET", "/organizations")) == 2
@@ -223,8 +224,9 @@ def test_lifecycle_to_delivered(fresh: TM) -> None:
     ids = [t["targetId"] for t in targets]
     files = download(tm, sid, {"sourceFiles": "true", "deliverableTargetIds": ",".join(map(str, ids)),
                                "includeManifest": "true"})
-    assert "source/site/home.html" in files and "fr-FR/site/home.html" in files and "manifest.json" in files
-    assert files["fr-FR/site/home.html"].startswith(b"[fr-FR] ")
+    french = f"Sub_{sid}_fr-FR/site/home_fr-FR_Translated/home.html"
+    assert "source/site/home.html" in files and french in files and "manifest.json" in files
+    assert files[french] == b"<p>[fr-FR] Welcome home</p>"     # the tags kept, the text translated
     delivered = tm.ok("POST", f"/submissions/{sid}/targets/delivered", json={"targetIds": ids})
     assert sorted(delivered["deliveredTargetIds"]) == sorted(ids) and not delivered["failedTargetIds"]
     assert tm.ok("GET", f"/submissions/{sid}")["status"] == "DELIVERED"

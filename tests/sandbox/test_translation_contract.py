@@ -32,6 +32,7 @@ def wire_value(value: Any) -> Any:
 def request_for(action: Action, creds: dict[str, str], examples: dict[str, Any]) -> dict[str, Any]:
     """requests.request keyword arguments for the action's example call."""
     values = {p.name: examples.get(p.name, p.example) for p in action.params if p.example is not None}
+    values.update((examples.get("overrides") or {}).get(action.id, {}))
     if action.id == "translation.create_token":
         values.update(username=creds["username"], password=creds["password"])
     path, query, body, form, files = action.path, {}, {}, {}, {}

@@ -64,6 +64,8 @@ class Param:
     client-side rules but never sent, e.g. the batch's target format at a source upload).
     `repeatable`: a list goes out as the key repeated (`tag=a&tag=b`); otherwise a query list is
     joined with commas. `rules` name checks in `toolkit.http.rules` run before anything is sent.
+    `origin`: empty for what the interface document lists; otherwise the public integrations that
+    show the param on the wire, by their keys in docs/public-specs.md (`("G4",)`).
     """
     name: str
     where: Where
@@ -78,6 +80,7 @@ class Param:
     default: Any = None
     secret: bool = False
     min_version: str | None = None
+    origin: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.wire:
@@ -92,7 +95,8 @@ class Action:
 
     `path` is relative to the service's base URL and to its version prefix; `version_paths` gives a
     different path for a version where the document says so. Placeholders use the Python names of
-    the path params (`/assets/{asset_id}`).
+    the path params (`/assets/{asset_id}`). `origin`: as a Param's, for an endpoint the interface
+    document does not list but public integrations call.
     """
     id: str
     group: str
@@ -114,6 +118,7 @@ class Action:
     min_version: str | None = None
     checks: tuple[str, ...] = ()        # cross-param rules in toolkit.http.rules
     status: int = 200                   # the success status the service answers with
+    origin: tuple[str, ...] = ()        # the public integrations it comes from; () = the seed
 
     def __post_init__(self) -> None:
         if self.writes is None:

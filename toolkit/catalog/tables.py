@@ -4,6 +4,7 @@ from __future__ import annotations
 import pandas as pd
 
 from toolkit import catalog
+from toolkit.catalog.spec import Action
 
 
 def actions(service: str | None = None) -> pd.DataFrame:
@@ -28,8 +29,18 @@ def actions(service: str | None = None) -> pd.DataFrame:
                 "body": entry.body or "", "params": ", ".join(p.name for p in entry.params),
                 "required": ", ".join(p.name for p in entry.params if p.required),
                 "modes": ", ".join(entry.modes), "min_version": entry.min_version or "",
+                # where the row comes from: the interface document, or the public integrations that
+                # show it (the action, or some of its params; keys of docs/public-specs.md)
+                "origin": _origin(entry),
             })
     return pd.DataFrame(rows).astype({"writes": bool, "destructive": bool})
+
+
+def _origin(entry: Action) -> str:
+    """"seed", or the integrations' keys and what they add: `G4 (action)`, `G4 (deliverable_languages)`."""
+    found = [f"{', '.join(entry.origin)} (action)"] if entry.origin else []
+    found += [f"{', '.join(p.origin)} ({p.name})" for p in entry.params if p.origin]
+    return "; ".join(found) or "seed"
 
 
 def resources(service: str | None = None) -> pd.DataFrame:

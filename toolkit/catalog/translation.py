@@ -109,7 +109,9 @@ ACTIONS = (
                Param("refresh_token", "form", "secret", wire="refresh_token",
                      doc="refresh token (refresh_token grant)"),
            ),
-           body="form", writes=False, retry_safe=True),
+           # Spring's token endpoint reads its fields as request parameters, which a multipart body
+           # fills as well as an urlencoded one; a public plugin sends multipart (docs/public-specs.md)
+           body="form", content_types=("form", "multipart"), writes=False, retry_safe=True),
 
     # --- Submissions: creation and processing ------------------------------------------------
     Action("translation.create_submission", G_SUB, "POST", "/rest/v0/submissions/create",
@@ -128,7 +130,8 @@ ACTIONS = (
                      example="LANGUAGE"),
                Param("batch_infos", "body", "object",
                      doc="batches: [{workflowId, targetFormat (TXML, TXLF or NON_PARSABLE), name, "
-                         "targetLanguageInfos: [{targetLanguage}]}]",
+                         "targetLanguageInfos: [{targetLanguage}]}]; without workflowId a batch takes "
+                         "the project's default workflow",
                      example=[{"workflowId": 22, "targetFormat": "TXLF", "name": "Batch1",
                                "targetLanguageInfos": [{"targetLanguage": "fr-FR"},
                                                        {"targetLanguage": "de-DE"}]}]),
@@ -332,6 +335,11 @@ ACTIONS = (
                Param("language_reference_files", "query", "list",
                      doc="languages of reference files to download",
                      example=["fr-FR"]),
+               Param("deliverable_languages", "query", "list", origin=("G4",),
+                     doc="languages whose deliverables to download: every target of the submission in "
+                         "them that is not cancelled (the document's 'several languages separated by "
+                         "commas')",
+                     example=["fr-FR"]),
                Param("include_manifest", "query", "boolean", doc="add a manifest to the zip", example=False),
                Param("download_id", "query", "id", doc="id of a started download, to check its progress",
                      example=7001),
@@ -339,6 +347,11 @@ ACTIONS = (
     Action("translation.download_files", G_DOWN, "GET", "/rest/v0/submissions/download/{download_id}",
            "Fetch the zip of a prepared download once processingFinished is true.",
            params=(DOWNLOAD,), response="bytes"),
+    Action("translation.download_target_deliverable", G_DOWN, "GET",
+           "/rest/v0/submissions/{submission_id}/targets/{target_id}/download/deliverable",
+           "The translated file of one target, as the body (no zip, no polling); the target must be "
+           "PROCESSED or DELIVERED.",
+           params=(SUB, TARGET), response="bytes", origin=("G4", "G6")),
     Action("translation.get_root", G_DOWN, "GET", "/",
            "The bare base path, listed by the seed as 'GET TMs by Project (client mode only)'; behaviour "
            "not shown (for TMs use list_project_tms).",
@@ -646,7 +659,10 @@ RESOURCES = (
                  Column("organization_id", "id"), Column("organization_name"), Column("enabled", "boolean"),
                  Column("date_created", "timestamp"), Column("pa_client_ids", "list"),
                  # the project's language directions, as lists
-                 Column("source_languages", "list"), Column("target_languages", "list")),
+                 Column("source_languages", "list"), Column("target_languages", "list"),
+                 # and as the records a public plugin reads: {sourceLanguage, sourceLanguageDisplayName,
+                 # targetLanguage, targetLanguageDisplayName} (G5 in docs/public-specs.md)
+                 Column("project_language_directions", "json")),
     ),
     Resource(
         "workflows", "translation", "translation.list_workflows", key=("project_id", "workflow_id"),
@@ -660,7 +676,9 @@ RESOURCES = (
         key=("project_id", "source_language", "target_language"),
         doc="Source-to-target language pairs of each project.",
         fan_out="project_id", parent="projects", parent_key="project_id",
-        columns=(Column("project_id", "id"), Column("source_language"), Column("target_language")),
+        columns=(Column("project_id", "id"), Column("source_language"), Column("target_language"),
+                 # the names a public plugin shows for each language (G5 in docs/public-specs.md)
+                 Column("source_language_display_name"), Column("target_language_display_name")),
     ),
     Resource(
         "custom_attributes", "translation", "translation.list_project_custom_attributes",

@@ -4,11 +4,13 @@
     wizard.run(name="Autumn site", project_id=10, workflow_id=22, source_language="en-US",
                target_languages=["fr-FR", "de-DE"], file=("home.html", b"<p>Hello</p>"), file_format_name="HTML")
     Download(tm).run(1001, "deliverables.zip", deliverable_target_ids=[90001])   # the zip's files
+    Download(tm).run(1001, "french.zip", deliverable_languages=["fr-FR"])         # a language's files
+    Download(tm).run(1001, "home.fr.html", target_id=90001)                        # one target's file
 
 A submission is created (with one batch), its source uploaded into the batch, analyzed (the status
 answers PROCESSING until the analysis is done) and saved, started when `auto_start`. A download is
 started, polled with its download id until `processingFinished`, then fetched as a zip, written to a
-path and listed.
+path and listed; or one target's translated file is fetched in one request and written.
 """
 from __future__ import annotations
 
@@ -127,28 +129,59 @@ class Download(Steps):
         self.submission = lookup_field(conn, start, "submission_id")
         self.source_files = lookup_field(conn, start, "source_files")
         self.targets = lookup_field(conn, start, "deliverable_target_ids", parent=self.submission)
+        self.languages = lookup_field(conn, start, "deliverable_languages", parent=self.submission)
         self.references = lookup_field(conn, start, "language_reference_files", parent=self.submission)
+        self.target = lookup_field(conn, "translation.download_target_deliverable", "target_id",
+                                   parent=self.submission)
         self.path = W.Text(description="save as", placeholder="submission-<id>.zip",
                            style={"description_width": "190px"})
         self.overwrite = W.Checkbox(description="replace a file of that name", value=False, indent=False)
         self.path_written: Path | None = None
-        inputs = [f.row for f in (self.submission, self.source_files, self.targets, self.references)]
+        inputs = [f.row for f in (self.submission, self.source_files, self.targets, self.languages,
+                                  self.references, self.target)]
         super().__init__(conn, [*inputs, self.path, self.overwrite], wait=wait, interval=interval,
                          timeout=timeout)
 
     def run_from_widgets(self) -> Any:
         what = {name: value_of(field) for name, field in (("source_files", self.source_files),
                                                            ("deliverable_target_ids", self.targets),
-                                                           ("language_reference_files", self.references))}
+                                                           ("deliverable_languages", self.languages),
+                                                           ("language_reference_files", self.references),
+                                                           ("target_id", self.target))}
+        if what["source_files"] is False:
+            del what["source_files"]                 # an unticked box asks for nothing
         return self.run(value_of(self.submission), self.path.value.strip() or None,
                         overwrite=self.overwrite.value, **{k: v for k, v in what.items() if v is not None})
 
     def run(self, submission_id: int, path: str | Path | None = None, *, overwrite: bool = False,
-            wait: Wait | None = None, **what: Any) -> pd.DataFrame:
-        """Start (source_files=True, deliverable_target_ids=[...], language_reference_files=[...]),
-        poll, save the zip to `path` (submission-<id>.zip by default; an existing file only with
-        `overwrite=True`); returns its files as a DataFrame."""
+            wait: Wait | None = None, target_id: Any = None, **what: Any) -> pd.DataFrame:
+        """Start (source_files=True, deliverable_target_ids=[...], deliverable_languages=[...],
+        language_reference_files=[...]), poll, save the zip to `path` (submission-<id>.zip by default;
+        an existing file only with `overwrite=True`); returns its files as a DataFrame. With
+        `target_id` alone, that target's translated file is saved instead (target-<id> by default)."""
+        if target_id not in (None, "", MISSING):
+            return self.guarded(lambda: self._one(submission_id, target_id, path, overwrite, what))
         return self.guarded(lambda: self._run(submission_id, path, overwrite, wait, what))
+
+    def _one(self, sid: Any, target_id: Any, path: str | Path | None, overwrite: bool,
+             what: dict[str, Any]) -> pd.DataFrame:
+        if sid in (None, "", MISSING):
+            raise ToolkitError("give a submission id")
+        if what:
+            raise ToolkitError(f"one target's file comes alone: leave {', '.join(sorted(what))} blank, or the "
+                               "target blank for a zip")
+        target = Path(path or f"target-{target_id}").expanduser()
+        if target.exists() and not overwrite:
+            raise ToolkitError(f"{target} exists: tick 'replace a file of that name' (overwrite=True) "
+                               "or give another path")
+        got = downloads.target_file(self.conn, sid, target_id)
+        self.step("download_target_deliverable", f"target {target_id}: {len(got.data):,} bytes")
+        target = got.save(target, overwrite=overwrite)
+        self.path_written = target
+        self.path.value = str(target)
+        self.step("save", f"saved to {target}", True)
+        files = pd.DataFrame([(target.name, len(got.data), len(got.data))], columns=["name", "size", "compressed"])
+        return self.finish(files, f"target {target_id}'s file saved in {target}")
 
     def _run(self, sid: Any, path: str | Path | None, overwrite: bool, wait: Wait | None,
              what: dict[str, Any]) -> pd.DataFrame:

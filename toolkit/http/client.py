@@ -48,7 +48,7 @@ from toolkit.http.session import (
     request_id,
     retry_after,
 )
-from toolkit.http.wire import MASK, Prepared, file_part, opened_files, wire_value
+from toolkit.http.wire import MASK, Prepared, Upload, file_part, opened_files, wire_value
 
 log = logging.getLogger("toolkit.http.session")
 
@@ -197,7 +197,11 @@ class Client:
         problem = patch_problem(kind, body) if raw is not None else None
         if problem:
             raise rules.ValidationError(raw.name, params[raw.name], problem, entry.id)
-        if kind == "multipart":
+        if kind == "multipart" and not files:
+            # requests writes a multipart body only around files: alone, the fields go as parts without a
+            # file name (the token request, which Spring takes multipart as well as urlencoded)
+            prepared.files = {k: Upload(None, v.encode("utf-8")) for k, v in form.items()}
+        elif kind == "multipart":
             prepared.files, prepared.data = files, form
         elif kind == "form":
             prepared.data = form

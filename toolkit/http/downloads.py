@@ -3,6 +3,9 @@ a URL, each with its try count, timeouts and size limit (the seed's document lis
 
     got = downloads.submission_files(tm, 1001, deliverable_target_ids=[90001])
     got.save("deliverables.zip"); got.names          # the zip's files
+    got = downloads.deliverables(tm, 1001, languages=["fr-FR"])     # every fr-FR file; None: every language
+    got.translated()["fr-FR"]["home.html"]; got.extract("translated/")
+    downloads.target_file(tm, 1001, 90001).save("home.fr-FR.html")  # one target's file, no zip, no polling
     page = downloads.fetch_url("https://files.example.com/terms.csv", as_text=True).text
 
 A submission's download is started, polled with its download id until `processingFinished` (at most
@@ -14,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import tempfile
 import time
 import zipfile
@@ -59,31 +63,97 @@ class Downloaded:
     def save(self, path: str | Path, overwrite: bool = False) -> Path:
         """Write the zip to `path`, whole or not at all; an existing file is replaced only with
         `overwrite=True`."""
-        target = Path(path).expanduser()
-        if target.is_dir():
-            raise IsADirectoryError(f"{target} is a folder: give a file name such as {target / 'files.zip'}")
-        if not overwrite:
-            try:  # created exclusively: a file that appears meanwhile is not ours to replace either
-                file = target.open("xb")
-            except FileExistsError:
-                raise FileExistsError(f"{target} exists: pass overwrite=True to replace it, "
-                                      "or save to another path") from None
-            with file:
-                try:
-                    file.write(self.data)
-                except BaseException:  # a full disk: no half a zip left behind
-                    target.unlink(missing_ok=True)
-                    raise
-            return target
-        handle, scratch = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
-        try:
-            with os.fdopen(handle, "wb") as file:
-                file.write(self.data)
-            os.replace(scratch, target)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(scratch)
+        return write(Path(path).expanduser(), self.data, overwrite, "files.zip")
+
+    def read(self, name: str) -> bytes:
+        """One file of the zip, by its name in `names`."""
+        with zipfile.ZipFile(io.BytesIO(self.data)) as archive:
+            try:
+                return archive.read(name)
+            except KeyError:
+                raise KeyError(f"{name!r} is not in the download; its files: {self.names[:5]}") from None
+
+    def translated(self) -> dict[str, dict[str, bytes]]:
+        """The deliverables by language, then by the path of the source file they translate: the zip's
+        `Sub_<id>_<locale>/[folders/]<stem>_<locale>_Translated/<name>` read back (sources, references
+        and the manifest are left out)."""
+        out: dict[str, dict[str, bytes]] = {}
+        with zipfile.ZipFile(io.BytesIO(self.data)) as archive:
+            for info in archive.infolist():
+                found = _DELIVERABLE.match(info.filename)
+                if found and not info.is_dir():
+                    source = found["folders"] + found["name"]
+                    out.setdefault(found["locale"], {})[source] = archive.read(info)
+        return out
+
+    def extract(self, folder: str | Path, overwrite: bool = False) -> list[Path]:
+        """Every file of the zip written under `folder` with its path in the zip. Nothing is written
+        when a name would land outside the folder, or a file exists and `overwrite` is not given."""
+        root = Path(folder).expanduser()
+        with zipfile.ZipFile(io.BytesIO(self.data)) as archive:
+            infos = [i for i in archive.infolist() if not i.is_dir()]
+            targets = [_inside(root, info.filename) for info in infos]
+            taken = [t for t in targets if t.exists()]
+            if taken and not overwrite:
+                raise FileExistsError(f"{len(taken)} file(s) exist under {root}, e.g. {taken[0]}: pass "
+                                      "overwrite=True to replace them, or extract into another folder")
+            for info, target in zip(infos, targets, strict=True):
+                target.parent.mkdir(parents=True, exist_ok=True)
+                write(target, archive.read(info), True, info.filename)
+        return targets
+
+
+@dataclass
+class TargetFile:
+    """One target's translated file, fetched as the body of one request."""
+    submission_id: Any
+    target_id: Any
+    data: bytes
+
+    def save(self, path: str | Path, overwrite: bool = False) -> Path:
+        """Write the file to `path`, whole or not at all; an existing file only with `overwrite=True`."""
+        return write(Path(path).expanduser(), self.data, overwrite, f"target-{self.target_id}")
+
+
+_DELIVERABLE = re.compile(r"Sub_[^/]+_(?P<locale>[^/_]+)/(?P<folders>(?:[^/]+/)*?)[^/]+_(?P=locale)_Translated/"
+                          r"(?P<name>[^/]+)\Z")
+
+
+def _inside(root: Path, name: str) -> Path:
+    """Where a zip entry goes under `root`; a name that would leave it (absolute, `..`) is refused."""
+    target = (root / name).resolve()
+    if name.startswith(("/", "\\")) or not target.is_relative_to(root.resolve()):
+        raise ToolkitError(f"the download holds {name!r}, which would be written outside {root}; nothing was "
+                           "written")
+    return target
+
+
+def write(target: Path, data: bytes, overwrite: bool, example: str) -> Path:
+    """`data` written to `target` whole or not at all; an existing file is replaced only with `overwrite`."""
+    if target.is_dir():
+        raise IsADirectoryError(f"{target} is a folder: give a file name such as {target / example}")
+    if not overwrite:
+        try:  # created exclusively: a file that appears meanwhile is not ours to replace either
+            file = target.open("xb")
+        except FileExistsError:
+            raise FileExistsError(f"{target} exists: pass overwrite=True to replace it, "
+                                  "or save to another path") from None
+        with file:
+            try:
+                file.write(data)
+            except BaseException:  # a full disk: no half a file left behind
+                target.unlink(missing_ok=True)
+                raise
         return target
+    handle, scratch = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+        os.replace(scratch, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(scratch)
+    return target
 
 
 def prepare(client: Calls, submission_id: Any, *, polls: int = POLLS, interval: float = INTERVAL,
@@ -115,6 +185,38 @@ def submission_files(client: Calls, submission_id: Any, *, polls: int = POLLS, i
     download_id, made = prepare(client, submission_id, polls=polls, interval=interval, wait=wait, **what)
     data = client.call("translation.download_files", download_id=download_id)
     return Downloaded(download_id, data, made)
+
+
+def deliverables(client: Calls, submission_id: Any, languages: str | list[str] | None = None, *,
+                 include_manifest: bool = False, polls: int = POLLS, interval: float = INTERVAL,
+                 wait: Callable[[float], None] = time.sleep) -> Downloaded:
+    """The translated files of a submission in `languages` (every target language of the submission when
+    None), one zip through the three steps; `translated()` reads them back by language. A target not
+    PROCESSED yet is the service's 400, which names it: nothing is downloaded then; so is a language
+    whose every target was cancelled (name the other languages).
+
+        downloads.deliverables(tm, 1001, ["fr-FR", "de-DE"]).extract("translated/")
+    """
+    if isinstance(languages, str):
+        languages = [languages]
+    if languages is None:
+        record = client.call("translation.get_submission", submission_id=submission_id)
+        languages = list(record.get("targetLanguages") or []) if isinstance(record, Mapping) else []
+        if not languages:
+            raise ToolkitError(f"submission {submission_id} names no target language; give languages=[...]")
+    languages = list(dict.fromkeys(languages))
+    if not languages:
+        raise ToolkitError("give at least one language, or languages=None for all of them")
+    return submission_files(client, submission_id, deliverable_languages=languages,
+                            include_manifest=include_manifest, polls=polls, interval=interval, wait=wait)
+
+
+def target_file(client: Calls, submission_id: Any, target_id: Any) -> TargetFile:
+    """One target's translated file, as the body of one request (no zip, no polling); the target must be
+    PROCESSED or DELIVERED, else the service's 400 says what it is."""
+    data = client.call("translation.download_target_deliverable", submission_id=submission_id,
+                       target_id=target_id)
+    return TargetFile(submission_id, target_id, data)
 
 
 @dataclass

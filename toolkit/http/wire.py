@@ -74,7 +74,8 @@ class Prepared:
         elif self.data:
             lines += ["", "&".join(f"{k}={v}" for k, v in masked_body(dict(self.data), self.action).items())]
         if self.files:
-            lines += [f"[file {wire}: {part.name}, {_size(part)} bytes]" for wire, part in self.files.items()]
+            lines += [f"[file {wire}: {part.name}, {_size(part)} bytes]" if part.name is not None
+                      else f"[field {wire}: {_size(part)} bytes]" for wire, part in self.files.items()]
         return redactor.scrub("\n".join(lines))
 
 
@@ -128,7 +129,7 @@ class Upload:
     and always closed; a file object of the caller's is rewound to where it stood and left open
     (it is theirs); one that cannot seek is sent once and never retried."""
 
-    def __init__(self, name: str, source: Any, content_type: str | None = None) -> None:
+    def __init__(self, name: str | None, source: Any, content_type: str | None = None) -> None:
         self.name, self.source, self.content_type = name, source, content_type
         self._start = source.tell() if _seekable(source) else None
 

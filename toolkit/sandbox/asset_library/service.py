@@ -32,6 +32,7 @@ Scale: about 300 × scale**1.17 assets (300 at 1, a million at 1000) computed fr
 from __future__ import annotations
 
 import math
+import re
 from bisect import bisect_left
 from datetime import UTC, datetime
 from typing import Any
@@ -54,7 +55,7 @@ from toolkit.sandbox.asset_library.seed import (
 from toolkit.sandbox.asset_library.space import AssetFilter, AssetSpace, cursor_page
 from toolkit.sandbox.asset_library.transfers import Transfers
 from toolkit.sandbox.clock import epoch_ms
-from toolkit.sandbox.emulator import Emulator
+from toolkit.sandbox.emulator import Emulator, Extra
 from toolkit.sandbox.exchange import Reject, Request, Response
 
 GROWTH = math.log(1_000_000 / 300) / math.log(1000)       # 300 assets at scale 1, a million at 1000
@@ -119,6 +120,34 @@ class AssetLibrary(Emulator):
         })
         self.handlers.update(self.boards.handlers())
         self.handlers.update(self.fields.handlers())
+        self.extra_routes.extend(self.other_case_routes())
+
+    def other_case_routes(self) -> list[Extra]:
+        """`customfields` and `customFields` both reach a record's custom field: the vendor's SDK
+        writes boards with a capital F and assets without, and another client of the vendor's staff
+        the other way (docs/public-specs.md); the catalog's spelling stays the one routed first."""
+        routes = []
+        for action in self.actions:
+            head, found, tail = action.path.partition("/customfields/")
+            if not found:
+                head, found, tail = action.path.partition("/customFields/")
+            if not found or "{" not in head:
+                continue
+            other = "/customFields/" if found == "/customfields/" else "/customfields/"
+            pattern = re.sub(r"\\{(\w+)\\}", r"(?P<\1>[^/]+)", re.escape(self.service.base_path + head + other + tail))
+            routes.append(Extra(action.method, pattern, self._as(action), public=False,
+                                name=f"{action.id} ({other.strip('/')})"))
+        return routes
+
+    def _as(self, action: Any) -> Any:
+        """The handler of `action`, answering with its status (an extra route has none of its own)."""
+        def answer(request: Request) -> Response:
+            request.action = action
+            result = self.handlers[action.id](request)
+            if isinstance(result, Response):
+                return result
+            return Response(action.status, None if action.status == 204 else result)
+        return answer
 
     # --- time ------------------------------------------------------------------------------------------
 

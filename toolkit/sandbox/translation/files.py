@@ -1,10 +1,19 @@
 """Downloads, quotes and webhooks of the translation emulator.
 
-The three-step download: GET `.../download` with `sourceFiles`, `deliverableTargetIds` or
-`languageReferenceFiles` starts a download activity (`processingFinished: false`); GET it again with
-`downloadId` to poll: the second poll answers true, or any poll once the clock has moved 5 seconds
-past the start; then `GET /submissions/download/{id}` gives a zip (earlier it is a 400). Zip entries
-carry the virtual time, so the bytes are the same for the same seed.
+The three-step download: GET `.../download` with `sourceFiles`, `deliverableTargetIds`,
+`deliverableLanguages` (every target not cancelled in those languages; public integrations send it,
+docs/public-specs.md) or `languageReferenceFiles` starts a download activity
+(`processingFinished: false`); GET it again with `downloadId` to poll: the second poll answers true,
+or any poll once the clock has moved 5 seconds past the start; then `GET /submissions/download/{id}`
+gives a zip (earlier it is a 400). A deliverable not ready yet (its target not PROCESSED or DELIVERED)
+is a 400 that names it, at the start. Zip entries carry the virtual time, so the bytes are the same
+for the same seed. Deliverables sit where a public plugin reads them:
+`Sub_{submissionId}_{locale}/{name without extension}_{locale}_Translated/{name}` (`deliverable_path`);
+sources under
+`source/`, reference files under `reference/{locale}/`.
+
+`GET .../targets/{targetId}/download/deliverable` answers one target's translated file as the body.
+A deliverable is the source pseudo-translated with its structure kept (translation_pseudo).
 
 Quotes are PROVIDED until approved; approving releases a submission on hold (WAITING → READY). The
 report is a CSV or a one-page PDF.
@@ -21,12 +30,24 @@ import io
 import zipfile
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote as percent_encoded
 from urllib.parse import urlsplit
 
 import orjson
 
 from toolkit.sandbox.exchange import Reject, Request, Response
-from toolkit.sandbox.translation.model import DELIVERED, LANGUAGES, PROCESSED, READY, WAITING, Submission
+from toolkit.sandbox.translation.model import (
+    CANCELLED,
+    DELIVERED,
+    LANG_INDEX,
+    LANGUAGES,
+    PROCESSED,
+    READY,
+    TARGET_STATUS,
+    WAITING,
+    Submission,
+)
+from toolkit.sandbox.translation.pseudo import translate
 from toolkit.sandbox.translation.records import HOOK_EVENTS, body_object, int_list
 from toolkit.sandbox.translation.seed import API_USER, STEMS
 from toolkit.sandbox.translation.state import State
@@ -40,6 +61,14 @@ def query_flag(request: Request, name: str) -> bool:
     if value not in ("", "true", "false"):
         raise Reject(400, f"{name} must be true or false, not {request.arg(name)!r}")
     return value == "true"
+
+
+def deliverable_path(sid: int, lang: str, name: str) -> str:
+    """Where a deliverable sits in the zip: `Sub_1081_fr-FR/home_fr-FR_Translated/home.html`; a name
+    with folders (from an extracted archive) keeps them above its own folder, so names cannot collide."""
+    folder, _, base = name.rpartition("/")
+    stem = base.rsplit(".", 1)[0] or base
+    return f"Sub_{sid}_{lang}/{folder + '/' if folder else ''}{stem}_{lang}_Translated/{base}"
 
 
 def reachable(url: str) -> bool:
@@ -91,22 +120,61 @@ class Files:
                     else "the download is being prepared"}
         sources = query_flag(request, "sourceFiles")
         wanted = int_list(request.args("deliverableTargetIds", split=True), "deliverableTargetIds")
+        deliverable_languages = request.args("deliverableLanguages", split=True)
         languages = request.args("languageReferenceFiles", split=True)
-        if not (sources or wanted or languages):
-            raise Reject(400, "give sourceFiles=true, deliverableTargetIds or languageReferenceFiles")
-        targets = self.state.own_targets(s, wanted)
-        pending = [self.state.targets.BASE + n for n in targets if self.state.targets.status[n] not in (PROCESSED, DELIVERED)]
-        if pending:
-            raise Reject(400, f"targets {', '.join(map(str, pending))} have no deliverable yet")
-        wrong = [lang for lang in languages if lang not in s.languages()]
+        if not (sources or wanted or deliverable_languages or languages):
+            raise Reject(400, "give sourceFiles=true, deliverableTargetIds, deliverableLanguages or "
+                              "languageReferenceFiles")
+        wrong = [lang for lang in (*deliverable_languages, *languages) if lang not in s.languages()]
         if wrong:
-            raise Reject(400, f"{', '.join(wrong)} are not target languages of submission {s.id}")
+            raise Reject(400, f"{', '.join(dict.fromkeys(wrong))} are not target languages of submission {s.id}")
+        targets = self.state.own_targets(s, wanted)
+        targets += [n for n in self._language_targets(s, deliverable_languages) if n not in targets]
+        self._ready(targets)
         activity_id = self.state.next_id("download")
         self.state.downloads[activity_id] = {
             "submissionId": s.id, "created": self.state.now_ms(), "polls": 0, "finished": False,
             "sourceFiles": sources, "targets": targets, "languages": languages,
             "manifest": query_flag(request, "includeManifest")}
         return {"downloadId": activity_id, "processingFinished": False, "message": "the download is being prepared"}
+
+    def _language_targets(self, s: Submission, languages: list[str]) -> list[int]:
+        """The targets of the submission in `languages` that are not cancelled; a language with none
+        left is a 400 (there is nothing to deliver in it)."""
+        targets, chosen = self.state.targets, []
+        for lang in dict.fromkeys(languages):
+            live = [n for n in s.targets if targets.lang[n] == LANG_INDEX[lang] and targets.status[n] != CANCELLED]
+            if not live:
+                raise Reject(400, f"submission {s.id} has no target in {lang} left to deliver (all cancelled)")
+            chosen += live
+        return chosen
+
+    def _ready(self, positions: list[int]) -> None:
+        """A 400 naming the targets whose deliverable is not ready yet, with their statuses."""
+        targets = self.state.targets
+        pending = [n for n in positions if targets.status[n] not in (PROCESSED, DELIVERED)]
+        if pending:
+            shown = ", ".join(f"{targets.BASE + n} ({TARGET_STATUS[targets.status[n]]})" for n in pending[:10])
+            more = f" and {len(pending) - 10} more" if len(pending) > 10 else ""
+            raise Reject(400, f"no deliverable yet for targets {shown}{more}: download when they are PROCESSED")
+
+    def do_download_target_deliverable(self, request: Request) -> Response:
+        s = self.state.sub(request.params["submission_id"])
+        n = self.state.target_of(s, request.params["target_id"])
+        self._ready([n])
+        name, data = self.deliverable(n)
+        # a name from an uploaded zip may hold folders, quotes or any letter: the header gets its last
+        # part, in ASCII for old clients and in full as RFC 6266's filename*
+        base = name.rpartition("/")[2]
+        plain = base.encode("ascii", "replace").decode().replace('"', "'").replace("\\", "_")
+        headers = {"Content-Disposition": f"attachment; filename=\"{plain}\"; filename*=UTF-8''{percent_encoded(base)}"}
+        return Response(200, data, headers, "application/octet-stream")
+
+    def deliverable(self, n: int) -> tuple[str, bytes]:
+        """One target's translated file: (its document's name, the source pseudo-translated)."""
+        d, lang = self.state.targets.doc[n], LANGUAGES[self.state.targets.lang[n]]
+        name = self.state.docs.name[d]
+        return name, translate(self.source_bytes(d), name, lang)
 
     def _finished(self, activity: dict[str, Any]) -> bool:
         if not activity["finished"]:
@@ -147,6 +215,15 @@ class Files:
         title = STEMS[d % len(STEMS)].replace("-", " ").capitalize()
         if name.endswith(".html"):
             return f"<html><body><h1>{title}</h1><p>Welcome to our store.</p></body></html>\n".encode()
+        if name.endswith(".json"):
+            return orjson.dumps({"title": title, "body": "Welcome to our store.", "id": f"doc-{d}"},
+                                option=orjson.OPT_INDENT_2)
+        if name.endswith(".xlf"):
+            return (f'<?xml version="1.0" encoding="UTF-8"?>\n<xliff version="1.2" '
+                    f'xmlns="urn:oasis:names:tc:xliff:document:1.2"><file source-language="en-US" '
+                    f'datatype="plaintext" original="{name}"><body><trans-unit id="1"><source>{title}</source>'
+                    f'</trans-unit><trans-unit id="2"><source>Welcome to our store.</source></trans-unit>'
+                    f'</body></file></xliff>\n').encode()
         return f"{title}\nWelcome to our store.\nYour order has shipped.\n".encode()
 
     def _download_files(self, s: Submission, activity: dict[str, Any]) -> list[tuple[str, bytes]]:
@@ -154,10 +231,9 @@ class Files:
         if activity["sourceFiles"]:
             files += [(f"source/{docs.name[d]}", self.source_bytes(d)) for d in s.docs if not docs.cancelled[d]]
         for n in activity["targets"]:
-            d, lang = self.state.targets.doc[n], LANGUAGES[self.state.targets.lang[n]]
-            text = self.source_bytes(d).decode("utf-8", "replace")
-            files.append((f"{lang}/{docs.name[d]}",
-                          "".join(f"[{lang}] {line}\n" for line in text.splitlines()).encode()))
+            lang = LANGUAGES[self.state.targets.lang[n]]
+            name, data = self.deliverable(n)
+            files.append((deliverable_path(s.id, lang, name), data))
         for lang in activity["languages"]:
             files += [(f"reference/{lang}/{ref['name']}", ref["content"]) for ref in s.references
                       if ref["submissionLevel"] or lang in ref["targetLanguages"]]

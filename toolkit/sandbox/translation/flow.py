@@ -32,7 +32,7 @@ from toolkit.sandbox.translation.model import (
     Submission,
     steps_between,
 )
-from toolkit.sandbox.translation.records import Records, body_object, int_list, metadata_entries
+from toolkit.sandbox.translation.records import Records, body_object, int_list, metadata_entries, number
 from toolkit.sandbox.translation.seed import API_USER, DAY, HOUR, MINUTE
 from toolkit.sandbox.translation.state import State
 
@@ -55,10 +55,11 @@ class Flow:
         name = body.get("name")
         if not isinstance(name, str) or not name.strip():
             raise Reject(400, "name is required")
-        project = self.state.projects.get(body.get("projectId")) if isinstance(body.get("projectId"), int) else None
+        project_id = number(body.get("projectId"))
+        project = self.state.projects.get(project_id) if isinstance(project_id, int) else None
         if project is None:
             raise Reject(400, f"projectId {body.get('projectId')!r} is not a project of this user")
-        pa_client = body.get("paClientId")
+        pa_client = number(body.get("paClientId"))
         if pa_client is None and self.state.mode == "hosted":
             raise Reject(400, "paClientId is required in hosted mode")
         if pa_client is not None and pa_client not in project["paClientIds"]:
@@ -68,7 +69,7 @@ class Flow:
             raise Reject(400, f"sourceLanguage {source!r} is not a source language of project "
                               f"{project['projectId']} ({', '.join(project['sources'])})")
         now = self.state.now_ms()
-        due = body.get("dueDate", now + 14 * DAY)
+        due = number(body.get("dueDate", now + 14 * DAY))
         if not isinstance(due, int) or isinstance(due, bool):
             raise Reject(400, "dueDate must be a Unix timestamp in milliseconds")
         if due <= now:
@@ -103,8 +104,12 @@ class Flow:
         for n, info in enumerate(infos):
             if not isinstance(info, dict):
                 raise Reject(400, "each batchInfos item must be an object")
-            workflow = info.get("workflowId")
-            if workflow not in project["workflowIds"]:
+            # without a workflow the batch takes the project's default one (its first), as the
+            # integrations that send none rely on (docs/public-specs.md)
+            workflow = number(info.get("workflowId", project["workflowIds"][0]))
+            if workflow is None:
+                workflow = project["workflowIds"][0]
+            if isinstance(workflow, bool) or workflow not in project["workflowIds"]:
                 raise Reject(400, f"workflowId {workflow!r} is not a workflow of project {project['projectId']}")
             fmt = info.get("targetFormat") or "TXLF"
             if fmt not in TARGET_FORMATS:

@@ -34,6 +34,14 @@ LANGUAGES = ("en-US", "en-GB", "fr-FR", "de-DE", "es-ES", "it-IT", "ja-JP", "zh-
              "nl-NL", "sv-SE", "pl-PL", "ru-RU", "ar-SA", "tr-TR", "da-DK", "fi-FI", "nb-NO", "zh-TW",
              "es-MX", "fr-CA", "cs-CZ", "he-IL")
 LANG_INDEX = {code: n for n, code in enumerate(LANGUAGES)}
+# the names a project's language directions carry beside the codes (targetLanguageDisplayName)
+DISPLAY_NAMES = dict(zip(LANGUAGES, (
+    "English (United States)", "English (United Kingdom)", "French (France)", "German (Germany)",
+    "Spanish (Spain)", "Italian (Italy)", "Japanese (Japan)", "Chinese (China)", "Portuguese (Brazil)",
+    "Korean (South Korea)", "Dutch (Netherlands)", "Swedish (Sweden)", "Polish (Poland)", "Russian (Russia)",
+    "Arabic (Saudi Arabia)", "Turkish (Turkey)", "Danish (Denmark)", "Finnish (Finland)",
+    "Norwegian Bokmal (Norway)", "Chinese (Taiwan)", "Spanish (Mexico)", "French (Canada)",
+    "Czech (Czech Republic)", "Hebrew (Israel)"), strict=True))
 
 FILE_FORMATS = ("HTML", "MS Word", "MS Excel", "JSON", "XML", "Markdown", "InDesign IDML", "XLIFF",
                 "Plain Text", "Java Properties")

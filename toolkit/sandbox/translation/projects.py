@@ -1,7 +1,8 @@
 """Projects, organizations, PA clients, workflows, glossaries and translation memories of the
 translation emulator: the reference data it reads (seeded in translation_seed), and the root.
 
-`shortCode` is left out of projects below system version 5.20; in hosted mode a submission's
+`shortCode` is left out of projects below system version 5.20; a project carries its language
+directions twice, as lists of codes and as `projectLanguageDirections` records with display names; in hosted mode a submission's
 glossaries and TMs are its PA client's, in client mode its project's.
 """
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolkit.sandbox.exchange import Reject, Request, Response
-from toolkit.sandbox.translation.model import FORMAT_INDEX
+from toolkit.sandbox.translation.model import DISPLAY_NAMES, FORMAT_INDEX
 from toolkit.sandbox.translation.seed import EXTENSIONS, MSLA
 from toolkit.sandbox.translation.state import State
 
@@ -28,7 +29,8 @@ class Projects:
             out["shortCode"] = p["shortCode"]
         out.update({k: p[k] for k in ("organizationId", "organizationName", "enabled", "dateCreated",
                                       "paClientIds")})
-        out.update(sourceLanguages=p["sources"], targetLanguages=p["targets"])
+        out.update(sourceLanguages=p["sources"], targetLanguages=p["targets"],
+                   projectLanguageDirections=[direction(s, t) for s, t in p["directions"]])
         return out
 
     def _project(self, request: Request) -> dict[str, Any]:
@@ -56,7 +58,7 @@ class Projects:
 
     def do_list_language_directions(self, request: Request) -> Any:
         p = self._project(request)
-        return [{"projectId": p["projectId"], "sourceLanguage": s, "targetLanguage": t} for s, t in p["directions"]]
+        return [{"projectId": p["projectId"], **direction(s, t)} for s, t in p["directions"]]
 
     def do_list_project_users(self, request: Request) -> Any:
         return [dict(u) for u in self.state.users[self._project(request)["organizationId"]]]
@@ -154,6 +156,12 @@ class Projects:
     def do_get_pa_client_tm(self, request: Request) -> Any:
         items = self._assets("paclient", self._paclient_of_org(request)["paClientId"], "tms")
         return self._one(items, request.params["tm_name"], "translation memory")
+
+
+def direction(source: str, target: str) -> dict[str, str]:
+    """A language direction with the display names a public plugin shows (targetLanguageDisplayName)."""
+    return {"sourceLanguage": source, "sourceLanguageDisplayName": DISPLAY_NAMES[source],
+            "targetLanguage": target, "targetLanguageDisplayName": DISPLAY_NAMES[target]}
 
 
 # an organization's mail domain and billing currency make the seed's addresses and quotes; no

@@ -43,6 +43,15 @@ def body_object(request: Request) -> dict[str, Any]:
     return body
 
 
+def number(value: Any) -> Any:
+    """An integer field as the service's JSON reader takes it: a number, or a string of digits
+    (Jackson coerces `"10"` to a long by default, and a public plugin sends its project id so);
+    anything else comes back as it was, for the caller's own 400."""
+    if isinstance(value, str) and re.fullmatch(r"-?\d{1,18}", value):
+        return int(value)
+    return value
+
+
 def int_list(value: Any, name: str) -> list[int]:
     """A list of integer ids from a JSON array or a comma-separated string; anything else is a 400."""
     if value is None:

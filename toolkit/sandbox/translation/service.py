@@ -1,6 +1,7 @@
 """The translation emulator: OAuth tokens, projects and organizations, and the submission lifecycle.
 
-Auth: `POST /oauth/token` with the client credentials as HTTP Basic and the form fields
+Auth: `POST /oauth/token` with the client credentials as HTTP Basic and the form fields (urlencoded or
+multipart)
 `grant_type=password`, `username`, `password` (or `grant_type=refresh_token`, `refresh_token`)
 answers `{access_token, refresh_token, token_type: "bearer", expires_in: 3600, scope, jti}`. An
 access token lives 3600 s of virtual time (after `advance(hours=2)` it gets a 401), a refresh token
@@ -102,8 +103,13 @@ class Translation(Emulator):
             raise Reject(401, "Bad client credentials", error="invalid_client",
                          error_description="Bad client credentials")
         fields = {k: v[0] for k, v in request.query.items() if v}
-        if "x-www-form-urlencoded" in request.headers.get("content-type", ""):
+        kind = request.headers.get("content-type", "")
+        if "x-www-form-urlencoded" in kind:
             fields.update(request.form())
+        elif "multipart/form-data" in kind:
+            # Spring reads the token request's fields as request parameters, which a multipart body
+            # fills too; a public plugin sends FormData (docs/public-specs.md)
+            fields.update({p.name: p.data.decode("utf-8", "replace") for p in request.parts() if p.filename is None})
         grant, now = fields.get("grant_type"), self.now_ms()
         if grant == "password":
             if (fields.get("username"), fields.get("password")) != (creds["username"], creds["password"]):
@@ -179,6 +185,8 @@ class Translation(Emulator):
             "attribute_name": "CampaignCode", "metadata_name": "requester",
             "upload_process_id": upload, "download_id": download, "username": API_USER,
             "due_date": self.now_ms() + 30 * DAY,        # the catalog's example date is past on this clock
+            # one target's file needs a target that has one (target_id above is still in translation)
+            "overrides": {"translation.download_target_deliverable": {"target_id": tid + targets[0]}},
         }
 
 
