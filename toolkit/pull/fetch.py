@@ -20,10 +20,8 @@ Answers that differ from the declared shapes are kept and the load records how (
 """
 from __future__ import annotations
 
-import contextlib
 import gc
 import itertools
-import os
 import time
 import warnings
 from collections import deque
@@ -34,7 +32,6 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-import orjson
 import pyarrow as pa
 
 from toolkit import catalog
@@ -53,6 +50,7 @@ from toolkit.errors import (
 from toolkit.http.rules import version_tuple
 from toolkit.pull import decoding, drift, frames, increments, sides
 from toolkit.pull.progress import bar as progress_bar
+from toolkit.pull.resume import Checkpoints, member_key
 from toolkit.pull.typist import Typist
 from toolkit.storage.file import FINISHED, filtered_of
 
@@ -62,12 +60,6 @@ if TYPE_CHECKING:
     from toolkit.http.client import Client
     from toolkit.storage.store import Store
 
-
-
-# a fan-out's work that a killed process loses at most: 10 s (TOOLKIT_CHECKPOINT_SECONDS), or 1,000 parents
-# where the service answers faster than a hundred a second
-CHECKPOINT_SECONDS = 10.0
-CHECKPOINT_MEMBERS = 1000
 
 
 @dataclass
@@ -205,7 +197,7 @@ def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bo
                  builds_on=builds_on, carry=carry, resume=plan.planned is not None) as load, _gc_paused(), \
             load.writer() as batcher:
         tally = drift.Tally(resource, contract, client.redactor, load)
-        saver = _Checkpoints(load, batcher, plan, tally)
+        saver = Checkpoints(load, batcher, plan, tally)
         resumed = saver.take_over()
         try:
             with progress_bar(plan.total, f"{resource.service}.{name}", plan.unit, progress) as bar:
@@ -240,66 +232,6 @@ def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bo
     if load.drift:
         warnings.warn(drift.warning(resource, load.load_id, load.drift), DriftWarning, stacklevel=3)
     return result, load.kept
-
-
-def _member_key(member: Any) -> str:
-    """A fan-out member (an id, or a chunk of ids) as the text a checkpoint names it by."""
-    return orjson.dumps(member, default=str).decode()
-
-
-class _Checkpoints:
-    """A fan-out's resumability: every `CHECKPOINT_SECONDS` (or `CHECKPOINT_MEMBERS` parents) the load's
-    batches are made to survive the process with the parents they hold (`Load.checkpoint`), and a load
-    that finds such a checkpoint
-    of a load like it (same rows asked, a dead process's) takes it over and asks only for the rest.
-    A page walk is not resumed: it is one request a page of up to hundreds of rows, where a fan-out
-    is one request a parent."""
-
-    def __init__(self, load: Any, batcher: Any, plan: _Plan, tally: drift.Tally) -> None:
-        self.load, self.batcher, self.plan, self.tally = load, batcher, plan, tally
-        self.every = float(os.environ.get("TOOLKIT_CHECKPOINT_SECONDS", CHECKPOINT_SECONDS))
-        self.last_at = time.monotonic()
-        self.saved = 0     # members done at the latest checkpoint
-
-    def take_over(self) -> int:
-        """Adopt the checkpoint the load found, when every parent it names is one this pull asks
-        for (else the rows it holds would not be this pull's); the parents it had done."""
-        found, plan = self.load.resumable, self.plan
-        if found is None or plan.planned is None:
-            return 0
-        done = [orjson.loads(key) for key in found.note.get("done") or []]
-        planned = {_member_key(member) for member in plan.planned}
-        if not {_member_key(member) for member in done} <= planned:
-            return 0
-        note = self.load.resume(found)
-        if note is None:
-            return 0
-        plan.done.extend(done)
-        plan.skip.update(_member_key(member) for member in done)
-        self.tally.restore(note.get("tally") or {})
-        self.saved = len(done)
-        return len(done)
-
-    def maybe(self) -> None:
-        if self.plan.planned is not None and (time.monotonic() - self.last_at >= self.every
-                                              or len(self.plan.done) - self.saved >= CHECKPOINT_MEMBERS):
-            self._save()
-
-    def last(self) -> None:
-        """On the way out of a failed pull: what it did since the latest checkpoint, if it made one
-        or walked long enough to. Never raises over the failure it follows."""
-        if self.plan.planned is None or len(self.plan.done) <= self.saved:
-            return
-        with contextlib.suppress(Exception):
-            self._save()
-
-    def _save(self) -> None:
-        self.batcher.flush(wait=True)  # every table taken so far is then in the load's stage
-        done = list(self.plan.done)
-        failed = {_member_key(member) for member in self.plan.failed}
-        self.load.checkpoint({"done": [key for key in map(_member_key, done) if key not in failed],
-                              "tally": self.tally.state()})
-        self.saved, self.last_at = len(done), time.monotonic()
 
 
 class _RateTold:
@@ -375,7 +307,7 @@ class _Plan:
     members: list | None = None  # the ids a fan-out over its parent asks
     planned: list | None = None  # a fan-out's members (ids or chunks of them): what makes it resumable
     done: list = field(default_factory=list)   # members whose rows were all handed on, in that order
-    skip: set = field(default_factory=set)     # members (as _member_key) a resumed load holds already
+    skip: set = field(default_factory=set)     # members (as resume.member_key) a resumed load holds already
 
 
 def _plan(client: Client, store: Store, resource: Resource, filters: dict, workers: int, on_error: str,
@@ -534,7 +466,7 @@ def _fan_out(client: Client, resource: Resource, action: Action, ids: Sequence, 
 
         # a bounded window of futures: memory stays flat however many ids there are
         with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="toolkit-fetch") as pool:
-            queue = iter([member for member in ids if _member_key(member) not in plan.skip] if plan.skip else ids)
+            queue = iter([member for member in ids if member_key(member) not in plan.skip] if plan.skip else ids)
             running = {}
             for member in _take(queue, workers * 2):
                 running[pool.submit(fetch_member, member, typist)] = member

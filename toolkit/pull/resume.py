@@ -1,0 +1,82 @@
+"""Resumable fan-outs: what a pull checkpoints as it walks, and how a pull takes a checkpoint over.
+
+A fan-out is one request a parent, so it is what a long pull spends its time on and what a killed one
+must not lose. Its plan (toolkit.pull.fetch's `_Plan`) names every parent it will ask (`planned`),
+those whose rows were all handed on (`done`, in order) and those a resumed load holds (`skip`); the
+load keeps the batches (toolkit.storage.stage). Given the load, its writer, the plan and the drift
+tally, like fetch; it imports neither the fetcher nor anything above.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from typing import Any
+
+import orjson
+
+from toolkit.pull.drift import Tally
+
+# a fan-out's work that a killed process loses at most: 10 s (TOOLKIT_CHECKPOINT_SECONDS), or 1,000 parents
+# where the service answers faster than a hundred a second
+CHECKPOINT_SECONDS = 10.0
+CHECKPOINT_MEMBERS = 1000
+
+
+def member_key(member: Any) -> str:
+    """A fan-out member (an id, or a chunk of ids) as the text a checkpoint names it by."""
+    return orjson.dumps(member, default=str).decode()
+
+
+class Checkpoints:
+    """A fan-out's resumability: every `CHECKPOINT_SECONDS` (or `CHECKPOINT_MEMBERS` parents) the load's
+    batches are made to survive the process with the parents they hold (`Load.checkpoint`), and a load
+    that finds such a checkpoint of a load like it (same rows asked, a dead process's) takes it over
+    and asks only for the rest. A page walk is not resumed: it is one request a page of up to hundreds
+    of rows, where a fan-out is one request a parent."""
+
+    def __init__(self, load: Any, batcher: Any, plan: Any, tally: Tally) -> None:
+        self.load, self.batcher, self.plan, self.tally = load, batcher, plan, tally
+        self.every = float(os.environ.get("TOOLKIT_CHECKPOINT_SECONDS", CHECKPOINT_SECONDS))
+        self.last_at = time.monotonic()
+        self.saved = 0     # members done at the latest checkpoint
+
+    def take_over(self) -> int:
+        """Adopt the checkpoint the load found, when every parent it names is one this pull asks
+        for (else the rows it holds would not be this pull's); the parents it had done."""
+        found, plan = self.load.resumable, self.plan
+        if found is None or plan.planned is None:
+            return 0
+        done = [orjson.loads(key) for key in found.note.get("done") or []]
+        planned = {member_key(member) for member in plan.planned}
+        if not {member_key(member) for member in done} <= planned:
+            return 0
+        note = self.load.resume(found)
+        if note is None:
+            return 0
+        plan.done.extend(done)
+        plan.skip.update(member_key(member) for member in done)
+        self.tally.restore(note.get("tally") or {})
+        self.saved = len(done)
+        return len(done)
+
+    def maybe(self) -> None:
+        if self.plan.planned is not None and (time.monotonic() - self.last_at >= self.every
+                                              or len(self.plan.done) - self.saved >= CHECKPOINT_MEMBERS):
+            self._save()
+
+    def last(self) -> None:
+        """On the way out of a failed pull: what it did since the latest checkpoint, if it made one
+        or walked long enough to. Never raises over the failure it follows."""
+        if self.plan.planned is None or len(self.plan.done) <= self.saved:
+            return
+        with contextlib.suppress(Exception):
+            self._save()
+
+    def _save(self) -> None:
+        self.batcher.flush(wait=True)  # every table taken so far is then in the load's stage
+        done = list(self.plan.done)
+        failed = {member_key(member) for member in self.plan.failed}
+        self.load.checkpoint({"done": [key for key in map(member_key, done) if key not in failed],
+                              "tally": self.tally.state()})
+        self.saved, self.last_at = len(done), time.monotonic()
