@@ -613,6 +613,24 @@ def test_a_list_whose_items_change_shape_never_fails_a_later_load(ws):
     assert ws.sql("select tags from translation.targets").fetchall() == [("[1,2]",)]
 
 
+def test_long_text_that_later_comes_as_lists_of_objects_takes_their_type(tmp_path):
+    """Long text is stored with zstd, which DuckDB gives no list or struct: retyping such a column in
+    place failed the commit (BinderException: Can't compress column "tags"), as it did for two
+    processes pulling versions while the service refused some of their requests."""
+    with Workspace(tmp_path / "ws.duckdb") as ws:
+        text = '[{"id": "t1", "name": "the harbour at dawn, a hero shot"}]'
+        first = put(ws, pa.table({"id": [1, 2], "tags": [text, None]}))
+        put(ws, pa.table({"id": [1, 3], "tags": [[{"id": "t1", "name": "the harbour at dawn, a hero shot"}],
+                                                 [{"id": "t2", "name": "x"}]]}))
+        stored = dict(ws.sql("select column_name, data_type from duckdb_columns() "
+                             "where table_name = 'targets__versions'").fetchall())
+        assert stored["tags"] == 'STRUCT(id VARCHAR, "name" VARCHAR)[]'
+        assert sorted(ws.sql("select id, tags from translation.targets").fetchall()) == [
+            (1, [{"id": "t1", "name": "the harbour at dawn, a hero shot"}]), (3, [{"id": "t2", "name": "x"}])]
+        assert ws.as_of("translation.targets", first).sort_values("id")["tags"].tolist()[0] == \
+            [{"id": "t1", "name": "the harbour at dawn, a hero shot"}]
+
+
 def test_numbers_that_widen_inside_a_list_stay_a_list(ws):
     put(ws, pa.table({"id": [1], "scores": [[1, 2]]}))
     put(ws, pa.table({"id": [1, 2], "scores": [[1, 2], [1.5]]}))
