@@ -114,3 +114,13 @@ def test_freshness_says_how_old_each_view_is_against_its_budget(rotating):
     fresh = ws.freshness().set_index("resource")
     assert fresh.loc["versions", "past_budget"] == 0 and fresh.loc["versions", "oldest_hours"] < 0.1
     assert len(ws.confirmations("asset_library", "versions")) == len(ws.read("asset_library", "assets")) > assets
+
+
+def test_freshness_counts_the_rows_a_view_shows_not_those_a_load_wrote(rotating):
+    box, ws, conn, _ = rotating
+    box.advance(hours=1)
+    table = ws.refresh(resources=["asset_library.assets", "asset_library.versions"], progress=False,
+                       say=lambda line: None)
+    written = int(table[table.resource == "asset_library.versions"]["rows"].iloc[0])
+    fresh = ws.freshness().set_index("resource")
+    assert fresh.loc["versions", "rows"] == len(ws.read("asset_library", "versions")) > written

@@ -249,12 +249,12 @@ def _show(args: argparse.Namespace) -> int:
     drifted = drift.groupby("load_id").size() if len(drift) and "load_id" in drift.columns else {}
     shown = []
     for view in views.itertuples():
-        row = {"table": view.table, "rows": int(view.rows), "load": view.load_id,
+        row = {"table": view.table, "rows": int(view.rows), "load": view.load_id,   # the view's, below where known
                "finished": str(view.finished)[:19], "filter": view.params or "", "loads": int(view.loads),
                "drift": int(drifted.get(view.load_id, 0)) if len(drifted) else 0}
         if (view.service, view.resource) in fresh.index:
             f = fresh.loc[(view.service, view.resource)]
-            row.update({"oldest_h": float(f["oldest_hours"]), "budget_h": float(f["budget_hours"]),
+            row.update({"rows": int(f["rows"]), "oldest_h": float(f["oldest_hours"]), "budget_h": float(f["budget_hours"]),
                         "past_budget": int(f["past_budget"])})
         shown.append(row)
     if args.format == "json":

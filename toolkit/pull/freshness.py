@@ -52,14 +52,16 @@ def freshness(store: Store) -> pd.DataFrame:
         rotating = how is not None and how.strategy == "rotation"
         budget = how.max_age if rotating and how.max_age else DEFAULT_BUDGET
         now = service_now(store, view.service)
+        # the view's rows: an incremental load's own count is only the rows it wrote
+        count = store.rows(f"SELECT count(*) FROM {quote(view.service)}.{quote(view.resource)}")[0][0]
         confirmed = _by_parent(store, view.service, view.resource, how.field) if rotating else None
         if not confirmed:
             at = store.rows("SELECT coalesce(service_clock, finished) FROM _loads WHERE load_id = ?",
                             [view.load_id])[0][0]
-            confirmed = {None: (at, int(view.rows))}
+            confirmed = {None: (at, count)}
         oldest = min(at for at, _ in confirmed.values())
         past = sum(count for at, count in confirmed.values() if (now - at).total_seconds() > budget)
-        rows.append({"service": view.service, "resource": view.resource, "rows": int(view.rows),
+        rows.append({"service": view.service, "resource": view.resource, "rows": count,
                      "budget_hours": budget / 3600, "oldest_confirmed": oldest,
                      "oldest_hours": round((now - oldest).total_seconds() / 3600, 2), "past_budget": past,
                      "rotation": rotating})
