@@ -303,18 +303,11 @@ class Load:
 
     def _retype(self, target: str, name: str, kind: str, using: str) -> None:
         """A stored column to a wider type. DuckLake changes a type in place only to a wider number,
-        and with no expression: there the versions table is written anew, its column cast."""
-        if self.handle.lake is None or target != self._versions:
-            if self._columns.get(name) == "VARCHAR" and _nested(kind):
-                # text may be stored with zstd (LONG_TEXT_BYTES), which DuckDB will not give a list or a
-                # struct, and a failed ALTER would abort the commit: the column is made anew beside it
-                fresh = quote(f"{name}__retyped")
-                cursor = self._cursor
-                cursor.execute(f"ALTER TABLE {target} ADD COLUMN {fresh} {kind}")
-                cursor.execute(f"UPDATE {target} SET {fresh} = CAST({quote(name)} AS {kind})")
-                cursor.execute(f"ALTER TABLE {target} DROP COLUMN {quote(name)}")
-                cursor.execute(f"ALTER TABLE {target} RENAME COLUMN {fresh} TO {quote(name)}")
-                return
+        and with no expression; and DuckDB gives no list or struct to text stored with zstd
+        (LONG_TEXT_BYTES), where a failed ALTER would abort the commit: there the versions table is
+        written anew, its column cast."""
+        rewrite = self.handle.lake is not None or (self._columns.get(name) == "VARCHAR" and _nested(kind))
+        if target != self._versions or not rewrite:
             self._cursor.execute(f"ALTER TABLE {target} ALTER COLUMN {quote(name)} TYPE {kind}{using}")
             return
         value = using.removeprefix(" USING ") if using else f"CAST({quote(name)} AS {kind})"
