@@ -146,14 +146,14 @@ class FileHandle:
             except WorkspaceInUseError as busy:
                 waited = time.monotonic() - started
                 holder = self._holder(busy)
-                if waited + pause > self.wait:
+                if waited >= self.wait:     # the whole wait, the last try at its end
                     if isinstance(busy, WorkspaceOpenHereError) and waited < LINGER:
                         raise   # nothing was waited for: say what is open in this process, and how
                     raise WorkspaceBusyError(self.path, waited, holder, busy.pid) from None
                 if not said and waited >= SAY_AFTER:
                     self.say(f"toolkit: {self.path} is held by {holder}; waiting up to {self.wait:.0f} s")
                     said = True
-                time.sleep(pause)
+                time.sleep(min(pause, self.wait - waited))
                 pause = min(pause * 2, 0.1)
         self.opened += 1
         if not self.read_only:
