@@ -39,6 +39,7 @@ import orjson
 import pandas as pd
 import pyarrow as pa
 
+from toolkit.catalog import how_to_fetch
 from toolkit.catalog.masking import scrub_url
 from toolkit.errors import WorkspaceError
 from toolkit.storage import exports, ledger
@@ -490,7 +491,9 @@ class Store:
             if schema is None:  # DuckDB names the schema only when that is missing too: the query has it
                 named = re.search(rf'"?(\w+)"?\s*\.\s*"?{re.escape(name)}\b', query)
                 schema = named.group(1) if named else None
-            hint = "".join(f" ({line.strip()})" for line in str(error).splitlines()[1:2])
+            # DuckDB's guess names its own catalog ("pg_catalog.pg_class") for a view not fetched yet
+            hint = "".join(f" ({line.strip()})" for line in str(error).splitlines()[1:2]
+                           if schema is None and "pg_catalog" not in line and "information_schema" not in line)
             raise UnknownTableError(self._not_held(schema, name) + hint) from None
         return Query(self, query, params)
 
@@ -600,6 +603,8 @@ class Store:
             return (f"{asked} has no load of the whole resource, only filtered ones: {subsets[0]}. Fetch it "
                     f"without filters for the whole, or read {subsets[0]}")
         listed = ", ".join(held[:12]) + (f" and {len(held) - 12} more" if len(held) > 12 else "")
+        if service:     # the call that fetches it, or the name the catalog has
+            return f"{how_to_fetch(service, name)} (this workspace holds {listed or 'nothing yet'})"
         return f"no load of {asked} in this workspace; it holds {listed or 'nothing yet'}"
 
     def tables(self) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""Progress in a notebook, counted in the outputs a kernel saves (nbclient, as Jupyter stores them):
+"""Errors and progress in a notebook, counted in the outputs a kernel saves (nbclient, as Jupyter stores them):
 one output per bar, updated in place, its line with the count, the percent and the time left while
 it runs; nothing with progress=False, parents included; refresh's lines go to `say` only.
 
@@ -28,11 +28,11 @@ def kernel_environment(monkeypatch):
         monkeypatch.delenv(name)
 
 
-def run(*cells: str) -> list[list[dict]]:
+def run(*cells: str, errors: bool = False) -> list[list[dict]]:
     """The outputs of each cell after SETUP, as the saved notebook holds them."""
     book = nbformat.v4.new_notebook()
     book.cells = [nbformat.v4.new_code_cell(SETUP), *(nbformat.v4.new_code_cell(c) for c in cells)]
-    nbclient.NotebookClient(book, timeout=240, kernel_name="python3").execute()
+    nbclient.NotebookClient(book, timeout=240, kernel_name="python3", allow_errors=errors).execute()
     return [list(cell.outputs) for cell in book.cells[1:]]
 
 
@@ -71,3 +71,18 @@ bar.update(1);      # a quarter in 0.6 s: about 2 s left
     # the saved output is the last line; the one before it was replaced in place
     assert texts(outputs)[0].startswith("translation.targets: 1/4 ids (25%)")
     assert texts(outputs)[0].endswith(" left") and "00:0" in texts(outputs)[0]
+
+
+@pytest.mark.slow
+def test_a_bad_value_shows_the_cells_line_and_the_message_before_anything_is_pulled():
+    """A 103-line traceback through fetch.py and concurrent.futures, after the submissions were pulled."""
+    refused, held = run("x = 1\ntm.fetch('targets', status=['DONE'])", "print(len(ws.tables()), tm.client.requests_sent)",
+                        errors=True)
+    error, = refused
+    assert error["output_type"] == "error" and error["ename"] == "ValidationError"
+    shown = "\n".join(error["traceback"])
+    assert len(shown.splitlines()) == 3, shown
+    assert "line 2: tm.fetch('targets', status=['DONE'])" in shown
+    assert "ValidationError: status=['DONE']: must be one of COMPLETED" in shown
+    assert "TOOLKIT_TRACEBACKS=full" in shown and "concurrent" not in shown and "fetch.py" not in shown
+    assert texts(held) == ["0 0\n"]     # nothing pulled, nothing sent
