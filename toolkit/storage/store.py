@@ -607,11 +607,24 @@ class Store:
             return f"{how_to_fetch(service, name)} (this workspace holds {listed or 'nothing yet'})"
         return f"no load of {asked} in this workspace; it holds {listed or 'nothing yet'}"
 
-    def tables(self) -> pd.DataFrame:
+    def tables(self, internals: bool = False) -> pd.DataFrame:
         """What each view of the workspace shows: one row per `service.resource` (and its
         `__filtered` loads) with the latest finished load's id, when it finished, its rows, the
         filters it was fetched with (JSON, shortened past 120 characters) and how many loads the
-        history holds."""
+        history holds. `internals=True` adds what toolkit keeps for itself (`_loads`, `_audit`, each
+        resource's `__versions` and `__loads`), with `internal` True and no load columns."""
+        views = self._views()
+        if not internals:
+            return views
+        kept = self._frame("""
+            SELECT schema_name || '.' || table_name AS "table", schema_name AS service, table_name AS resource
+            FROM duckdb_tables() WHERE database_name = current_database() UNION ALL
+            SELECT schema_name || '.' || view_name, schema_name, view_name FROM duckdb_views()
+            WHERE database_name = current_database() AND NOT internal ORDER BY 1""")
+        kept = kept[~kept["table"].isin(views["table"])]
+        return pd.concat([views.assign(internal=False), kept.assign(internal=True)], ignore_index=True)
+
+    def _views(self) -> pd.DataFrame:
         return self._frame(f"""
             SELECT service || '.' || resource AS "table", service, resource,
                    arg_max(load_id, coalesce(seq, 0)) AS load_id, max(finished) AS finished,
