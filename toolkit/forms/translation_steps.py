@@ -77,6 +77,9 @@ class SubmissionWizard(Steps):
             due_date: dt.datetime | int | None = None, wait: Wait | None = None,
             **create: Any) -> dict[str, Any]:
         """Run the four steps; returns {submission_id, document_ids, started, messages, steps}."""
+        self.given(name=name, project=project_id, workflow=workflow_id, source=source_language,
+                   languages=list(target_languages), format=file_format_name, target_format=target_format,
+                   auto_start=auto_start)
         return self.guarded(lambda: self._run(name, int(project_id), int(workflow_id), source_language,
                                               list(target_languages), file, file_format_name, batch_name,
                                               target_format, auto_start, due_date, wait, create))
@@ -148,6 +151,9 @@ class Download(Steps):
         """Start (source_files=True, deliverable_target_ids=[...], language_reference_files=[...]),
         poll, save the zip to `path` (submission-<id>.zip by default; an existing file only with
         `overwrite=True`); returns its files as a DataFrame."""
+        self.given(submission=submission_id, path=str(path) if path else None, overwrite=overwrite,
+                   source_files=what.get("source_files"), targets=what.get("deliverable_target_ids"),
+                   references=what.get("language_reference_files"))
         return self.guarded(lambda: self._run(submission_id, path, overwrite, wait, what))
 
     def _run(self, sid: Any, path: str | Path | None, overwrite: bool, wait: Wait | None,
