@@ -19,7 +19,8 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _sandbox(args: argparse.Namespace) -> int:
     from toolkit import sandbox
-    sandbox.serve(port=args.port, scale=args.scale, seed=args.seed, drift=args.drift)
+    sandbox.serve(port=args.port, scale=args.scale, seed=args.seed, drift=args.drift,
+                  credentials_file=args.credentials)
     return 0
 
 
@@ -389,6 +390,9 @@ def parser() -> argparse.ArgumentParser:
     box.add_argument("--drift", nargs="?", const=True, default=None, metavar="KINDS",
                      help="answers that differ from the catalog, to try `toolkit doctor` or a pull on: every "
                           "kind, or some by name (extra_field,number_as_string,...)")
+    box.add_argument("--credentials", metavar="FILE",
+                     help="where to write the credentials file (readable by you alone) that the other commands' "
+                          "--credentials read; default: a new private folder, printed")
     box.set_defaults(run=_sandbox)
     for name in ("actions", "resources"):
         listing = sub.add_parser(name, help=f"list the catalog's {name}")
