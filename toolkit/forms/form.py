@@ -91,6 +91,7 @@ class Form(Recorded, W.VBox):
         self.error: BaseException | None = None
         self.state = "new"
         self.sent: list[str] = []               # what each send went out as, and what came back
+        self.told: list = []                    # callables to tell of a send (a gallery's record)
         self._clicked = threading.Lock()       # a click while one is being handled is dropped
         wanted = {p.name: lookup_for(entry, p.name) for p in entry.params if p.kind in LOOKUP_KINDS}
         wanted = {name: found for name, found in wanted.items() if found is not None}
@@ -277,6 +278,8 @@ class Form(Recorded, W.VBox):
     def _keep(self, request: str, outcome: str) -> None:
         self.sent.append(self.conn.redactor.scrub(f"{request}\n→ {outcome}"))
         self.recorded()
+        for tell in self.told:
+            tell()
 
     def _click(self) -> Any:
         # clicks queue in the kernel while a send runs: one arriving after it finished finds the button

@@ -29,10 +29,21 @@ class Recorded:
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
-        handle = display(self._repr_mimebundle_(), raw=True, display_id=True)
-        self.__dict__.setdefault("_record_handles", []).append(handle)
+        handles = self.__dict__.setdefault("_record_handles", [])
+        handles.append((display(self._repr_mimebundle_(), raw=True, display_id=True), False))
+        # and an output of its own under the widget: JupyterLab draws a trusted notebook's widget output
+        # as its widget whatever else the bundle holds, and "model not found" once the kernel is gone
+        handles.append((display(self._folded(), raw=True, display_id=True), True))
+
+    def _folded(self) -> dict[str, str]:
+        text = self.record()
+        head, _, rest = text.partition("\n")
+        body = f'<pre style="white-space:pre-wrap;margin:2px 0">{html.escape(rest.strip())}</pre>' if rest.strip() else ""
+        return {"text/plain": text,
+                "text/html": f'<details style="color:#666;font-size:85%"><summary>{html.escape(head)}</summary>'
+                             f"{body}</details>"}
 
     def recorded(self) -> None:
         """Bring every output showing this widget up to date with what it has sent."""
-        for handle in self.__dict__.get("_record_handles", []):
-            handle.update(self._repr_mimebundle_(), raw=True)
+        for handle, folded in self.__dict__.get("_record_handles", []):
+            handle.update(self._folded() if folded else self._repr_mimebundle_(), raw=True)
