@@ -101,6 +101,14 @@ def test_demo_writes_the_workspace_the_snapshot_and_the_report(tmp_path, capsys)
     assert database.exists() and snapshot.exists() and report.exists()
     assert f"xdg-open {report}" in out and f"open_snapshot('{snapshot}')" in out
     assert "no secret of the sandbox is in these files" in out
+    # the closing hint runs as printed, from a shell whose PATH has no venv in it
+    import shlex
+    import subprocess
+    hint, = [line.strip() for line in out.splitlines() if "import toolkit;" in line]
+    opened = subprocess.run(shlex.split(hint), capture_output=True, text=True, timeout=120,
+                            env={"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp")})
+    assert opened.returncode == 0, opened.stderr[-2000:]
+    assert "translation" in opened.stdout and "__versions" not in opened.stdout     # the analyst's views
     with duckdb.connect(str(database), read_only=True) as con:
         schemas = {row[0] for row in con.execute("SELECT DISTINCT table_schema FROM information_schema.tables")
                    .fetchall()}
