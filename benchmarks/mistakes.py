@@ -1,6 +1,6 @@
-"""What a new analyst reads after 40 typical mistakes, before and after issue 28: the message and its
-length, and how many lines a notebook shows for it (the error's `_render_traceback_`, else the whole
-traceback).
+"""What a new analyst reads after 41 typical mistakes, before and after issue 28: the message and its
+length, how many lines a notebook shows for it (the error's `_render_traceback_`, else the whole
+traceback) and how many requests reached the sandbox first.
 
     .venv/bin/python benchmarks/mistakes.py                  # after (this tree) against c0d4f47
     .venv/bin/python benchmarks/mistakes.py --before REV     # against another commit
@@ -38,13 +38,14 @@ MISTAKES: list[tuple[str, str]] = [
     ("resource name misspelt", "tm.fetch('submisions')"),
     ("resource of another service", "tm.fetch('assets')"),
     ("action name misspelt", "tm.call('translation.get_submision', submission_id=1001)"),
-    ("action without its service", "tm.call('get_submission', submission_id=1001)"),
+    ("credential name misspelt", "tk.connect('asset_library', base_url='http://127.0.0.1:9/v1', api_kye='k', "
+                                 "workspace_id='w')"),
     ("action of another service", "tm.call('asset_library.list_tags')"),
     ("param name misspelt (call)", "tm.call('translation.get_submission', submision_id=1001)"),
     ("param name misspelt (method)", "tm.get_submission(submision_id=1001)"),
     ("filter name misspelt (fetch)", "tm.fetch('targets', statuss=['READY'])"),
     ("required param missing", "tm.call('translation.get_submission')"),
-    ("bad choice in a fetch filter", "tm.fetch('targets', status=['DONE'])"),
+    ("bad choice in a fetch filter (parent not held)", "fresh_tm.fetch('targets', status=['DONE'])"),
     ("bad choice in a call", "tm.call('translation.list_submissions', status='DONE')"),
     ("number out of range", "al.call('asset_library.list_assets', limit=900)"),
     ("text where a number goes", "al.call('asset_library.list_assets', limit='ten')"),
@@ -89,6 +90,7 @@ def world() -> dict:
     names["al"] = ws.connect("asset_library", **creds["asset_library"])
     names["cdp"] = ws.connect("audience_platform", **creds["audience_platform"])
     names["tm"].fetch("submissions", progress=False)
+    names["fresh_tm"] = tk.Workspace(":memory:").connect("translation", **creds["translation"])
     names["down_tm"] = ws.connect("translation", **down["translation"])
     names["down_al"] = ws.connect("asset_library", **down["asset_library"])
     names["wrong_tm"] = tk.connect("translation", **{**creds["translation"], "password": "wrong-password"})
@@ -128,7 +130,7 @@ def measure() -> list[dict]:
     names = world()
     found = []
     for what, code in MISTAKES:
-        started = time.perf_counter()
+        started, before = time.perf_counter(), names["box"].stats()["requests"]
         try:
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
                 result = eval(code, names)      # the cases are this file's own text
@@ -140,6 +142,7 @@ def measure() -> list[dict]:
         except Exception as error:      # every kind is what is measured
             kind, text, lines = type(error).__name__, str(error), shown_lines(error)
         found.append(dict(what=what, code=code, kind=kind, text=text, chars=len(text), lines=lines,
+                          sent=names["box"].stats()["requests"] - before,
                           seconds=round(time.perf_counter() - started, 1)))
     names["box"].stop()
     return found
@@ -159,7 +162,7 @@ def before(rev: str) -> list[dict]:
         return json.loads(run.stdout)
 
 
-def cell(text: str, width: int = 230) -> str:
+def cell(text: str, width: int = 700) -> str:
     text = " ".join(text.split()).replace("|", "\\|")
     return text if len(text) <= width else text[:width - 1] + "…"
 
@@ -175,12 +178,13 @@ def main() -> None:
         print(json.dumps(measure()))
         return
     old, new = before(args.before), measure()
-    print(f"| # | mistake | before ({args.before}): kind, chars, notebook lines, message | "
-          "after: kind, chars, notebook lines, message |")
+    print(f"| # | mistake | before ({args.before}): kind, chars, notebook lines, requests sent, message | "
+          "after: kind, chars, notebook lines, requests sent, message |")
     print("|---|---|---|---|")
     for number, (was, now) in enumerate(zip(old, new, strict=True), 1):
-        print(f"| {number} | {now['what']}: `{now['code']}` | {was['kind']}, {was['chars']}, {was['lines']}: "
-              f"{cell(was['text'])} | {now['kind']}, {now['chars']}, {now['lines']}: {cell(now['text'])} |")
+        print(f"| {number} | {now['what']}: `{now['code']}` | {was['kind']}, {was['chars']}, {was['lines']}, "
+              f"{was['sent']}: {cell(was['text'])} | {now['kind']}, {now['chars']}, {now['lines']}, {now['sent']}: "
+              f"{cell(now['text'])} |")
     quiet = [n for n in new if n["kind"] == "no error"]
     print(f"\n{len(new)} mistakes; silent after: {len(quiet)}; median chars before "
           f"{sorted(o['chars'] for o in old)[len(old) // 2]}, after {sorted(n['chars'] for n in new)[len(new) // 2]}")

@@ -106,3 +106,13 @@ def test_a_view_not_fetched_yet_names_the_call_that_fetches_it(box):
         said = str(info.value)
         assert said == ("translation.phases is not fetched yet: ws.connect('translation', ...).fetch('phases') "
                         "fetches it (this workspace holds translation.submissions)"), said
+
+
+def test_a_snapshot_that_is_not_there_is_a_short_toolkit_error(tmp_path):
+    from toolkit.errors import SnapshotNotFoundError
+    with pytest.raises(FileNotFoundError) as info:      # as it was: code that caught this goes on working
+        tk.open_snapshot(tmp_path / "missing.duckdb")
+    assert isinstance(info.value, SnapshotNotFoundError)
+    assert str(info.value) == f"no snapshot at {tmp_path / 'missing.duckdb'}: toolkit export (or ws.export(path)) " \
+                              "writes one"
+    assert len(info.value._render_traceback_()) == 3

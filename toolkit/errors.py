@@ -10,6 +10,7 @@
     ├── PagingError            a walk that repeats a cursor, page or offset, or runs past its ceiling
     ├── ContractError          contract="freeze": an answer differs from the declared shapes; nothing written
     ├── WorkspaceError         no such load or resource in the workspace; a load written wrongly
+    │   ├── SnapshotNotFoundError  no snapshot at the path given (a FileNotFoundError too)
     │   └── WorkspaceInUseError  the DuckDB file is open for writing in another process
     │       └── WorkspaceOpenHereError  ... or open in this process the other way (read-only, read-write)
     └── ApiError               the service answered with an error status
@@ -176,6 +177,11 @@ class DriftWarning(UserWarning):
 
 class WorkspaceError(ToolkitError):
     """The workspace has no such load or resource, or was asked for something its state does not allow."""
+
+
+class SnapshotNotFoundError(WorkspaceError, FileNotFoundError):
+    """No snapshot at the path given: a ToolkitError (so a notebook shows it in three lines, not
+    eleven) and a FileNotFoundError, as it was."""
 
 
 class WorkspaceInUseError(WorkspaceError):
