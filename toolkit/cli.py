@@ -289,7 +289,8 @@ def _doctor(args: argparse.Namespace) -> int:
     say = (lambda line: print(line, file=sys.stderr, flush=True)) if sys.stderr.isatty() else None
     try:
         named = args.services or [s for s in credentials if s in catalog.SERVICES]
-        report = doctor(*named, credentials=credentials, base_urls=base_urls, page_size=args.page_size, say=say)
+        report = doctor(*named, credentials=credentials, base_urls=base_urls, page_size=args.page_size, say=say,
+                        source=_source(args))
     except ToolkitError as error:        # a service unknown, unconfigured or lacking a credential: nothing was sent
         print(f"toolkit doctor: {type(error).__name__}: {error}", file=sys.stderr)
         return 2
