@@ -61,7 +61,11 @@ def test_pull_named_resources_twice_keeps_history(env, tmp_path, capsys):
 def test_pull_refuses_what_it_cannot_do(env, tmp_path, capsys, monkeypatch):
     workspace = str(tmp_path / "w.duckdb")
     assert main(["pull", "translation", "no_such_thing", "--workspace", workspace]) == 2
-    assert "translation has no resource no_such_thing" in capsys.readouterr().err
+    assert "toolkit pull: no resource 'no_such_thing' in translation" in capsys.readouterr().err
+    assert main(["pull", "translation", "target", "--workspace", workspace]) == 2
+    assert "no resource 'target' in translation; did you mean 'targets'?" in capsys.readouterr().err
+    assert main(["pull", "translaton", "--workspace", workspace]) == 2
+    assert "no service 'translaton'; did you mean 'translation'?" in capsys.readouterr().err
     assert main(["pull", "audience_platform", "memberships", "--workspace", workspace]) == 1
     assert "skip audience_platform.memberships: needs profile_ids" in capsys.readouterr().out
     monkeypatch.delenv("TOOLKIT_MEDIA_REVIEW_BASE_URL")
@@ -97,6 +101,14 @@ def test_demo_writes_the_workspace_the_snapshot_and_the_report(tmp_path, capsys)
     assert database.exists() and snapshot.exists() and report.exists()
     assert f"xdg-open {report}" in out and f"open_snapshot('{snapshot}')" in out
     assert "no secret of the sandbox is in these files" in out
+    # the closing hint runs as printed, from a shell whose PATH has no venv in it
+    import shlex
+    import subprocess
+    hint, = [line.strip() for line in out.splitlines() if "import toolkit;" in line]
+    opened = subprocess.run(shlex.split(hint), capture_output=True, text=True, timeout=120,
+                            env={"PATH": "/usr/bin:/bin", "HOME": os.environ.get("HOME", "/tmp")})
+    assert opened.returncode == 0, opened.stderr[-2000:]
+    assert "translation" in opened.stdout and "__versions" not in opened.stdout     # the analyst's views
     with duckdb.connect(str(database), read_only=True) as con:
         schemas = {row[0] for row in con.execute("SELECT DISTINCT table_schema FROM information_schema.tables")
                    .fetchall()}
@@ -242,7 +254,7 @@ def test_doctor_takes_a_base_url(env, capsys, monkeypatch):
 
 
 @pytest.mark.parametrize(("argv", "words"), [
-    (["doctor", "no_such_service"], "no service no_such_service"),
+    (["doctor", "no_such_service"], "no service 'no_such_service'"),
     (["doctor", "media_review", "translation", "--base-url", "http://127.0.0.1:9/v2"], "--base-url takes"),
     (["doctor", "asset_library", "--base-url", "nope=http://127.0.0.1:9/v1"], "--base-url takes"),
 ])
@@ -393,3 +405,72 @@ def test_refresh_takes_the_freshness_budget_as_max_age(env, tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["refresh", "--workspace", workspace, "--max-age", "soon"])
     assert "'soon' is no duration: give seconds, or e.g. 30m, 6h, 1d" in capsys.readouterr().err
+
+@pytest.mark.parametrize("command", ["actions", "resources"])
+def test_listings_fit_the_terminal_or_come_whole_as_json_or_csv(command, capsys, monkeypatch):
+    """`toolkit actions` printed 231 lines up to 215 characters wide, with no other format."""
+    whole = getattr(tk, command)()
+    monkeypatch.setenv("COLUMNS", "90")
+    assert main([command]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(map(len, lines)) <= 90
+    rows = lines[:next((i for i, line in enumerate(lines) if line.startswith("(")), len(lines))]
+    assert rows[0].split()[-1] == "doc" and len(rows) == len(whole) + 1      # one line a row
+    assert main([command, "--format", "json"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    assert len(records) == len(whole) and set(records[0]) == set(whole.columns)
+    assert main([command, "translation", "--format", "csv"]) == 0
+    import io
+
+    import pandas as pd
+    back = pd.read_csv(io.StringIO(capsys.readouterr().out), keep_default_na=False)
+    assert list(back.columns) == list(whole.columns) and set(back["service"]) == {"translation"}
+
+
+def test_every_option_of_every_command_says_what_it_is_for():
+    """The sandbox's --port/--scale/--seed had no help text."""
+    from toolkit.cli import parser
+    top = parser()
+    commands = next(a for a in top._actions if a.dest == "command").choices
+    silent = [f"{name} {option.dest}" for name, command in commands.items() for option in command._actions
+              if option.dest != "help" and not option.help]
+    assert silent == []
+
+
+def test_pull_takes_the_ids_a_fan_out_needs_from_the_command_or_a_held_view(env, tmp_path, capsys):
+    """memberships and profiles could not be pulled from the command line at all."""
+    workspace = str(tmp_path / "w.duckdb")
+    ids = env.examples("audience_platform")["profile_ids"][:3]
+    assert main(["pull", "audience_platform", "profiles", "--ids", ",".join(ids[:2]), "--ids", ids[2],
+                 "--workspace", workspace]) == 0
+    assert re.search(r"ok +audience_platform\.profiles +3 rows", capsys.readouterr().out)
+    assert main(["pull", "audience_platform", "memberships", "--ids-from", "audience_platform.profiles.item_id",
+                 "--workspace", workspace]) == 0
+    assert re.search(r"ok +audience_platform\.memberships +\d+ rows +3 requests", capsys.readouterr().out)
+    with tk.Workspace(workspace, read_only=True) as ws:
+        assert set(ws.sql("select profile_id from audience_platform.memberships").df()["profile_id"]) <= set(ids)
+    assert main(["pull", "audience_platform", "audiences", "--ids", "x", "--workspace", workspace]) == 2
+    assert "--ids go to one kind of ids" in capsys.readouterr().err
+
+
+def test_a_refused_credential_names_the_file_it_came_from(box, tmp_path, capsys, monkeypatch):
+    for name in [n for n in os.environ if n.startswith("TOOLKIT_")]:
+        monkeypatch.delenv(name)
+    file = tmp_path / "credentials.json"
+    file.write_text(json.dumps({"media_review": {**box.credentials("media_review"), "token": "wrong-token"}}))
+    assert main(["call", "media_review.list_teams", "--credentials", str(file)]) == 2
+    said = capsys.readouterr().err
+    assert f"which came from the file {file} (--credentials): check them" in said and "wrong-token" not in said
+
+
+def test_unknown_services_and_resources_of_refresh_and_doctor_exit_2_with_the_closest(tmp_path, capsys):
+    workspace = tmp_path / "w.duckdb"
+    tk.Workspace(workspace).close()
+    assert main(["refresh", "translaton", "--workspace", str(workspace)]) == 2
+    assert "no service 'translaton'; did you mean 'translation'?" in capsys.readouterr().err
+    assert main(["refresh", "--resource", "translation.target", "--workspace", str(workspace)]) == 2
+    said = capsys.readouterr().err
+    assert "no resource 'translation.target'; did you mean 'translation.targets'" in said
+    assert "(41 of them: `toolkit resources` lists them)" in said
+    assert main(["doctor", "media_reviews"]) == 2
+    assert "did you mean 'media_review'?" in capsys.readouterr().err

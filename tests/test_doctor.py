@@ -196,8 +196,10 @@ def test_wrong_credentials_say_auth_failed_once_and_show_no_secret(box):
 
 def test_unknown_or_unconfigured_services_are_refused_before_anything_is_sent(box):
     before = by_method(box)
-    with pytest.raises(ValidationError, match="no such service"):
+    with pytest.raises(ValidationError, match="no service 'no_such_service'"):
         doctor("no_such_service", say=None)
+    with pytest.raises(ValidationError, match="did you mean 'media_review'"):
+        doctor("media_reviews", say=None)
     with pytest.raises(ValidationError, match="none named and none configured"):
         doctor(say=None)
     with pytest.raises(ValidationError, match="needs the credential api_key"):

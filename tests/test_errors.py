@@ -67,7 +67,7 @@ def test_media_review_errors(stub, media, status, cls):
     assert error.request_id == "req-7f3a"
     assert error.body == body
     assert str(error) == f"media_review.list_teams: {status} Request failed; page_size must be at most 100 " \
-                         "[request req-7f3a]"
+                         "[request req-7f3a]" + (f". {error.hint}" if cls is AuthError else "")
 
 
 @pytest.mark.parametrize(("status", "cls"), STATUS_CLASSES)

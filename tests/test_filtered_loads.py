@@ -87,8 +87,9 @@ def test_filters_the_resource_needs_are_what_it_is():
 
 def test_unknown_names_and_load_ids_say_what_exists(ws):
     ws.tm.fetch("submissions")
-    with pytest.raises(WorkspaceError, match=r"no load of translation\.phases in this workspace; it holds "
-                                             r"translation\.submissions"):
+    with pytest.raises(WorkspaceError, match=r"translation\.phases is not fetched yet: ws\.connect\('translation', "
+                                             r"\.\.\.\)\.fetch\('phases'\) fetches it \(this workspace holds "
+                                             r"translation\.submissions\)"):
         ws.history("translation.phases")
     with pytest.raises(WorkspaceError, match=r"no load of 'phases'.*it holds translation\.submissions"):
         ws.drift("phases")
@@ -96,8 +97,15 @@ def test_unknown_names_and_load_ids_say_what_exists(ws):
     with pytest.raises(WorkspaceError, match=f"'last tuesday' is neither a load id nor a moment; the latest "
                                              f"loads of translation.submissions are {latest}"):
         ws.as_of("translation.submissions", "last tuesday")
-    with pytest.raises(UnknownTableError, match=r"no load of translation\.phases.*Did you mean"):
+    with pytest.raises(UnknownTableError) as info:      # not DuckDB's 'Did you mean "pg_catalog.pg_class"?'
         ws.sql("SELECT * FROM translation.phases")
+    assert str(info.value).startswith("translation.phases is not fetched yet: ws.connect('translation', ...)"
+                                      ".fetch('phases') fetches it") and "pg_catalog" not in str(info.value)
+    with pytest.raises(UnknownTableError, match=r"translation has no resource 'phase'; did you mean 'phases'\?"):
+        ws.sql("SELECT * FROM translation.phase")
+    with pytest.raises(UnknownTableError, match=r"audience_platform.memberships is not fetched yet: .*"
+                                                r"fetch\('memberships', profile_ids=\[\.\.\.\]\)"):
+        ws.sql("SELECT * FROM audience_platform.memberships")
     with pytest.raises(WorkspaceError, match="no load of 'nothing'"):
         ws.sql("SELECT * FROM nothing")
 

@@ -68,3 +68,11 @@ def test_runs_top_to_bottom_against_the_sandbox(book, secrets, tmp_path):
     text = json.dumps(outputs)
     assert not [s[:4] for s in secrets if s in text]
     assert "image/png" in text or book.stem.startswith("00"), "the report notebooks show their plots"
+
+
+@pytest.mark.parametrize("book", [b for b in BOOKS if b.stem[:2] in ("00", "10", "20", "30", "40")],
+                         ids=lambda b: b.stem)
+def test_a_notebook_keeps_its_workspace_in_a_file_beside_it(book):
+    """An in-memory workspace was lost at each kernel restart; the file is named for the notebook."""
+    code = "\n".join(c.source for c in nbformat.read(book, as_version=4).cells if c.cell_type == "code")
+    assert f'ws = tk.Workspace("{book.stem}.duckdb")' in code and "tk.Workspace()" not in code

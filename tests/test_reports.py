@@ -337,3 +337,50 @@ def test_a_capped_plot_says_what_it_shows_of_how_many(ws):
     assert many > 2
     title = translation.plot_overdue(late, progress, limit=2).axes[0].get_title(loc="left")
     assert title.endswith(f"\nthe 2 submissions with most, of {many}")
+
+
+def test_counts_are_of_what_their_label_says(ws):
+    """The provider table's "profiles" summed memberships: 1,001 for 100 profiles."""
+    sizes = audiences.sizes(ws)
+    by_provider = audiences.providers(ws)
+    assert "profiles" not in by_provider.columns
+    assert by_provider["memberships"].sum() == sizes["profile_count"].sum()
+    assert "profiles" not in audiences.tag_counts(ws).columns
+    title = audiences.plot_sizes(sizes).axes[0].get_title(loc="left")
+    assert title == "Audience sizes: every profile, as the platform counts them"
+
+
+def test_the_overlaps_diagonal_says_of_how_many(ws):
+    """An audience was 110 in "Audience sizes" and 55 on the overlap's diagonal, explained only by
+    "among the pulled profiles"."""
+    matrix = audiences.overlap(ws, top=5)
+    assert matrix.attrs["pulled_profiles"] == 100                # the sandbox's example profiles
+    sizes = audiences.sizes(ws).set_index("name")["profile_count"]
+    figure = audiences.plot_overlap(matrix)
+    ax = figure.axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    for i, (label, name) in enumerate(zip(labels, matrix.index, strict=True)):
+        assert label.endswith(f"({matrix.iloc[i, i]:,} of {sizes[name]:,})"), label
+    assert "among the 100 pulled profiles" in ax.get_title(loc="left")
+
+
+def test_funnel_labels_keep_each_phase_name_whole():
+    """A funnel label was cut: "LINGUISTI…"."""
+    funnel = pd.DataFrame({"stage": ["queued", "phase 1", "done"],
+                           "phases": ["", "TRANSLATION, LINGUISTIC_REVIEW, CLIENT_REVIEW, DESKTOP_PUBLISHING, "
+                                          "FINAL_QUALITY_ASSURANCE, DELIVERY_PREPARATION", "COMPLETED"],
+                           "reached": [10, 8, 3], "now": [2, 5, 3]})
+    figure = translation.plot_phase_funnel(funnel)
+    shown = " ".join(t.get_text() for t in figure.axes[0].get_yticklabels())
+    assert "…" not in shown and "LINGUISTIC_REVIEW" in shown and "+2 more" in shown
+    assert all(len(line) <= 40 for line in shown.split("\n"))
+
+
+def test_long_tables_fold_rather_than_stop_at_ten_rows():
+    from toolkit.reports.html import _table
+    data = pd.DataFrame({"name": [f"row {i}" for i in range(25)], "n": range(25)})
+    page = _table(data, 10, [])
+    first, folded = page.split("<details>")
+    assert first.count("<tr>") == 11 and "<summary>the other 15 of 25 rows</summary>" in folded
+    assert folded.count("<tr>") == 16 and "row 24" in folded
+    assert "<details>" not in _table(data.head(10), 10, [])

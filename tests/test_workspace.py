@@ -673,3 +673,13 @@ def test_a_read_only_open_of_a_missing_file_says_so(tmp_path):
     with pytest.raises(WorkspaceError, match=r"no workspace at .*typo\.duckdb to read; .* holds kept\.duckdb"):
         Workspace(tmp_path / "typo.duckdb", read_only=True)
     assert not (tmp_path / "typo.duckdb").exists()
+
+
+def test_ws_tables_lists_the_analysts_views_and_the_internals_only_when_asked(filled):
+    ws, _, _ = filled
+    views = ws.tables()
+    assert list(views["table"]) == ["translation.phases", "translation.targets"]
+    every = ws.tables(internals=True)
+    inside = set(every.loc[every["internal"], "table"])
+    assert {"main._loads", "translation.targets__versions", "translation.targets__loads"} <= inside
+    assert not inside & set(views["table"]) and not every.loc[~every["internal"], "table"].str.contains("__").any()

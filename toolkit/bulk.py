@@ -75,8 +75,9 @@ def pull_one(client: Connection, name: str, inputs: Mapping[str, Any] | None = N
     missing = [need for need in needs(resource) if inputs.get(need) is None]
     if missing:
         given = ", ".join(f"{m}=[...]" if m == resource.parent else f"{m}=..." for m in missing)
-        return Pulled(resource.service, name, skipped=f"needs {', '.join(missing)} "
-                      f"(from Python: client.pull({name!r}, {given}))")
+        return Pulled(resource.service, name, skipped=f"needs {', '.join(missing)} (toolkit pull "
+                      f"{resource.service} {name} --ids ... or --ids-from SERVICE.RESOURCE.COLUMN; from Python: "
+                      f"client.pull({name!r}, {given}))")
     filters = {need: inputs[need] for need in needs(resource)}
     started = time.monotonic()
     try:

@@ -19,38 +19,35 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _sandbox(args: argparse.Namespace) -> int:
     from toolkit import sandbox
-    sandbox.serve(port=args.port, scale=args.scale, seed=args.seed, drift=args.drift)
+    sandbox.serve(port=args.port, scale=args.scale, seed=args.seed, drift=args.drift,
+                  credentials_file=args.credentials)
     return 0
 
 
-def _actions(args: argparse.Namespace) -> int:
-    from toolkit.catalog.tables import actions
-    from toolkit.errors import UnknownNameError
-    try:
-        table = actions(args.service)
-    except UnknownNameError as error:
-        print(f"toolkit actions: {error}", file=sys.stderr)
-        return 2
-    columns = ["action", "version", "method", "path", "doc"]
-    print(table[columns].to_string(index=False, max_colwidth=70))
-    return 0
+# what `toolkit actions` and `toolkit resources` show as a table; json and csv give every column
+LISTED = {"actions": ["action", "version", "method", "path", "doc"],
+          "resources": ["service", "resource", "key", "fan_out", "parent", "filters", "doc"]}
 
 
-def _resources(args: argparse.Namespace) -> int:
-    from toolkit.catalog.tables import resources
+def _listing(args: argparse.Namespace) -> int:
+    from toolkit.catalog import listings, tables
     from toolkit.errors import UnknownNameError
     try:
-        table = resources(args.service)
+        table = getattr(tables, args.command)(args.service)
     except UnknownNameError as error:
-        print(f"toolkit resources: {error}", file=sys.stderr)
+        print(f"toolkit {args.command}: {error}", file=sys.stderr)
         return 2
-    print(table.to_string(index=False, max_colwidth=60))
+    if args.format == "table":
+        table = table[LISTED[args.command]]
+    print(listings.shown(table, args.format))
     return 0
 
 
 # exit codes: 0 done, 1 something failed (a resource, a check), 2 bad arguments or a toolkit error,
 # 75 the workspace stayed held by another process past the wait (EX_TEMPFAIL: run again later)
 BUSY = 75
+CREDENTIALS_HELP = ("the credentials file `toolkit sandbox` writes (or TOOLKIT_CREDENTIALS); "
+                    "TOOLKIT_<SERVICE>_<FIELD> variables fill what it lacks")
 WAIT_HELP = ("seconds to wait while another process holds the workspace (default TOOLKIT_WORKSPACE_WAIT, "
              "or 60); still held after that: exit 75")
 
@@ -91,6 +88,16 @@ def _missing(args: argparse.Namespace, command: str) -> bool:
 
 class _NoCredentials(Exception):
     """The credentials file cannot be read: what to say, in one line."""
+
+
+def _source(args: argparse.Namespace) -> str | None:
+    """Where `_credentials` found them, for the errors that ask the analyst to check them."""
+    import os
+    if getattr(args, "credentials", None):
+        return f"the file {args.credentials} (--credentials)"
+    if os.environ.get("TOOLKIT_CREDENTIALS"):
+        return f"the file {os.environ['TOOLKIT_CREDENTIALS']} (TOOLKIT_CREDENTIALS)"
+    return None
 
 
 def _credentials(args: argparse.Namespace) -> dict[str, dict]:
@@ -137,7 +144,8 @@ def _call(args: argparse.Namespace) -> int:
         print(f"toolkit call: {error}", file=sys.stderr)
         return 2
     try:
-        result = connect(action.service, **credentials.get(action.service, {})).call(action.id, **params)
+        result = connect(action.service, source=_source(args), **credentials.get(action.service, {})) \
+            .call(action.id, **params)
     except ToolkitError as error:
         # one line, as `pull` gives: the errors mask secret values and scrub the service's answers
         print(f"toolkit call: {type(error).__name__}: {error}", file=sys.stderr)
@@ -149,6 +157,34 @@ def _call(args: argparse.Namespace) -> int:
     return 0
 
 
+def _unknown(command: str, what: str, names: Sequence[str], known: Sequence[str], where: str = "") -> bool:
+    """Say, in one line, the first of `names` not in `known` and the closest it has (exit 2)."""
+    from toolkit.errors import UnknownNameError
+    for name in names:
+        if name not in known:
+            refused = UnknownNameError(what, name, list(known), where=where, lister=f"`toolkit {what}s`")
+            print(f"toolkit {command}: {refused}", file=sys.stderr)
+            return True
+    return False
+
+
+def _ids(args: argparse.Namespace, ws: Workspace) -> list[str] | None:
+    """The ids of --ids (comma-separated, repeatable, or @FILE of one a line) or --ids-from a view
+    the workspace holds (SERVICE.RESOURCE.COLUMN): None when neither is given."""
+    if args.ids_from:
+        schema, name, column = (part.replace('"', '""') for part in args.ids_from.split(".", 2))
+        rows = ws.sql(f'select distinct "{column}" from "{schema}"."{name}" where "{column}" is not null '
+                      'order by 1').fetchall()
+        return [str(row[0]) for row in rows]
+    if not args.ids:
+        return None
+    found: list[str] = []
+    for given in args.ids:
+        text = Path(given[1:]).read_text() if given.startswith("@") else given.replace(",", "\n")
+        found += [line.strip() for line in text.splitlines() if line.strip()]
+    return found
+
+
 def _pull(args: argparse.Namespace) -> int:
     from toolkit import bulk, catalog
     from toolkit.catalog.masking import scrub_url
@@ -156,11 +192,16 @@ def _pull(args: argparse.Namespace) -> int:
     if not args.workspace:
         print("toolkit pull: name the workspace: --workspace FILE (or TOOLKIT_WORKSPACE)", file=sys.stderr)
         return 2
+    if _unknown("pull", "service", [args.service], list(catalog.SERVICES)):
+        return 2
     known = [name for (service, name) in catalog.RESOURCES if service == args.service]
-    unknown = [name for name in args.resources if name not in known]
-    if unknown:
-        print(f"toolkit pull: {args.service} has no resource {', '.join(unknown)}; it has {', '.join(known)}",
-              file=sys.stderr)
+    if _unknown("pull", "resource", args.resources, known, where=f" in {args.service}"):
+        return 2
+    wanting = {catalog.RESOURCES[args.service, name].parent for name in args.resources
+               if bulk.needs(catalog.RESOURCES[args.service, name])}
+    if (args.ids or args.ids_from) and len(wanting) != 1:
+        print(f"toolkit pull: --ids go to one kind of ids; name the resources that take them "
+              f"({', '.join(sorted(wanting)) or 'none of those named needs ids'})", file=sys.stderr)
         return 2
     try:
         credentials = _credentials(args)
@@ -169,12 +210,16 @@ def _pull(args: argparse.Namespace) -> int:
         return 2
     try:
         with _open(args, wait=args.wait) as ws:
-            client = ws.connect(args.service, **credentials.get(args.service, {}))
+            ids = _ids(args, ws)
+            client = ws.connect(args.service, source=_source(args), **credentials.get(args.service, {}))
             print(f"pull {args.service} from {scrub_url(client.base_url)} into {ws.where}", flush=True)
-            done = bulk.pull_service(client, args.resources or None,
+            done = bulk.pull_service(client, args.resources or None, inputs={wanting.pop(): ids} if ids else None,
                                      log=lambda line: print(line, flush=True))
     except ToolkitError as error:
         return _failed("pull", error)
+    except OSError as error:        # an --ids @FILE that cannot be read
+        print(f"toolkit pull: cannot read {error.filename}: {error.strerror}", file=sys.stderr)
+        return 2
     pulled = [p for p in done if not p.skipped and not p.error]
     print(f"{len(pulled)} pulled ({sum(p.rows for p in pulled):,} rows, {sum(p.requests for p in pulled):,} "
           f"requests), {sum(bool(p.skipped) for p in done)} skipped, {sum(bool(p.error) for p in done)} failed")
@@ -189,10 +234,8 @@ def _refresh(args: argparse.Namespace) -> int:
     from toolkit.errors import ToolkitError
     if _missing(args, "refresh"):
         return 2
-    unknown = [s for s in args.services if s not in catalog.SERVICES]
-    if unknown:
-        print(f"toolkit refresh: no service {', '.join(unknown)}; there are {', '.join(catalog.SERVICES)}",
-              file=sys.stderr)
+    if _unknown("refresh", "service", args.services, list(catalog.SERVICES)) or _unknown(
+            "refresh", "resource", args.resource, [f"{s}.{r}" for s, r in catalog.RESOURCES]):
         return 2
     try:
         credentials = _credentials(args)
@@ -205,7 +248,7 @@ def _refresh(args: argparse.Namespace) -> int:
             named = sorted({r.split(".", 1)[0] for r in args.resource})
             for service in args.services or named or held:
                 try:
-                    ws.connect(service, **credentials.get(service, {}))
+                    ws.connect(service, source=_source(args), **credentials.get(service, {}))
                 except ToolkitError as error:  # its resources are then skipped, with this line to say why
                     print(f"skip {service}: {type(error).__name__}: {error}", flush=True)
             table = ws.refresh(*args.services, resources=args.resource or None, incremental=not args.full,
@@ -288,10 +331,7 @@ def _doctor(args: argparse.Namespace) -> int:
     from toolkit import catalog
     from toolkit.checkup.doctor import doctor
     from toolkit.errors import ToolkitError
-    unknown = [s for s in args.services if s not in catalog.SERVICES]
-    if unknown:
-        print(f"toolkit doctor: no service {', '.join(unknown)}; there are {', '.join(catalog.SERVICES)}",
-              file=sys.stderr)
+    if _unknown("doctor", "service", args.services, list(catalog.SERVICES)):
         return 2
     base_urls = {}
     for given in args.base_url:
@@ -312,7 +352,8 @@ def _doctor(args: argparse.Namespace) -> int:
     say = (lambda line: print(line, file=sys.stderr, flush=True)) if sys.stderr.isatty() else None
     try:
         named = args.services or [s for s in credentials if s in catalog.SERVICES]
-        report = doctor(*named, credentials=credentials, base_urls=base_urls, page_size=args.page_size, say=say)
+        report = doctor(*named, credentials=credentials, base_urls=base_urls, page_size=args.page_size, say=say,
+                        source=_source(args))
     except ToolkitError as error:        # a service unknown, unconfigured or lacking a credential: nothing was sent
         print(f"toolkit doctor: {type(error).__name__}: {error}", file=sys.stderr)
         return 2
@@ -372,8 +413,15 @@ def _cassettes(args: argparse.Namespace) -> int:
         print("\n".join(differ) or "stable: re-recording gives the committed files byte for byte")
         return 1 if differ else 0
     examples = json.loads(Path(args.examples).read_text()) if args.examples else None
+    try:
+        # only when named: a TOOLKIT_CREDENTIALS of a sandbox's file would turn a recording from a fresh
+        # seeded sandbox into one from a "real" service
+        credentials = _credentials(args).get(args.service or "", {}) if args.credentials else {}
+    except _NoCredentials as error:
+        print(f"toolkit cassettes: {error}", file=sys.stderr)
+        return 2
     done = cassettes.record(args.service, folder=args.out, base_url=args.base_url, writes=args.writes,
-                            actions=actions, examples=examples)
+                            actions=actions, examples=examples, credentials=credentials)
     for result in done:
         flag = "skip" if result.skipped else "ok  " if result.ok else "FAIL"
         print(f"{flag} {result.path}  {result.note}".rstrip())
@@ -406,24 +454,32 @@ def parser() -> argparse.ArgumentParser:
     box.add_argument("--drift", nargs="?", const=True, default=None, metavar="KINDS",
                      help="answers that differ from the catalog, to try `toolkit doctor` or a pull on: every "
                           "kind, or some by name (extra_field,number_as_string,...)")
+    box.add_argument("--credentials", metavar="FILE",
+                     help="where to write the credentials file (readable by you alone) that the other commands' "
+                          "--credentials read; default: a new private folder, printed")
     box.set_defaults(run=_sandbox)
-    for name, run in (("actions", _actions), ("resources", _resources)):
+    for name in ("actions", "resources"):
         listing = sub.add_parser(name, help=f"list the catalog's {name}")
-        listing.add_argument("service", nargs="?")
-        listing.set_defaults(run=run)
+        listing.add_argument("service", nargs="?", help=f"only this service's {name} (default: all four)")
+        listing.add_argument("--format", choices=("table", "json", "csv"), default="table",
+                             help="a table that fits the terminal (default), or every column as JSON or CSV")
+        listing.set_defaults(run=_listing)
     call = sub.add_parser("call", help="call one action with credentials from TOOLKIT_<SERVICE>_<FIELD>")
     call.add_argument("action", help="an action id, e.g. asset_library.list_tags")
     call.add_argument("params", nargs="?", help="the params as a JSON object")
-    call.add_argument("--credentials", metavar="FILE", help="the credentials file `toolkit sandbox` writes (or "
-                        "TOOLKIT_CREDENTIALS); TOOLKIT_<SERVICE>_<FIELD> fill what it lacks")
+    call.add_argument("--credentials", metavar="FILE", help=CREDENTIALS_HELP)
     call.set_defaults(run=_call)
     pull = sub.add_parser("pull", help="pull resources of a service into a workspace, credentials from "
                                        "TOOLKIT_<SERVICE>_<FIELD>; one line per resource (for a scheduled job)")
-    pull.add_argument("service", choices=tuple(catalog.SERVICES))
+    pull.add_argument("service", help=f"the service: {', '.join(catalog.SERVICES)}")
     pull.add_argument("resources", nargs="*", help="resources to pull (default: every one that needs no ids)")
+    pull.add_argument("--ids", action="append", metavar="ID,ID|@FILE",
+                      help="the ids a resource fans out over (memberships and profiles: profile ids; imports, "
+                           "metrics), comma-separated or a file of one a line; repeatable")
+    pull.add_argument("--ids-from", metavar="SERVICE.RESOURCE.COLUMN",
+                      help="the ids from a view the workspace holds, e.g. audience_platform.profiles.item_id")
     _workspace_options(pull, "the workspace's DuckDB file (created when missing)")
-    pull.add_argument("--credentials", metavar="FILE", help="the credentials file `toolkit sandbox` writes (or "
-                        "TOOLKIT_CREDENTIALS); TOOLKIT_<SERVICE>_<FIELD> fill what it lacks")
+    pull.add_argument("--credentials", metavar="FILE", help=CREDENTIALS_HELP)
     pull.add_argument("--wait", type=float, metavar="SECONDS", help=WAIT_HELP)
     pull.set_defaults(run=_pull)
     again = sub.add_parser("refresh", help="pull again every resource a workspace holds (or those of the named "
@@ -432,8 +488,7 @@ def parser() -> argparse.ArgumentParser:
     again.add_argument("services", nargs="*", metavar="SERVICE",
                        help="services to refresh (default: every one the workspace holds)")
     _workspace_options(again, "the workspace's DuckDB file")
-    again.add_argument("--credentials", metavar="FILE", help="the credentials file `toolkit sandbox` writes (or "
-                        "TOOLKIT_CREDENTIALS); TOOLKIT_<SERVICE>_<FIELD> fill what it lacks")
+    again.add_argument("--credentials", metavar="FILE", help=CREDENTIALS_HELP)
     again.add_argument("--full", action="store_true", help="pull everything, not only what may have changed")
     again.add_argument("--resource", action="append", default=[], metavar="SERVICE.RESOURCE",
                        help="refresh only these held resources (repeatable); a held parent not named is not added")
@@ -464,24 +519,27 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--base-url", action="append", default=[], metavar="[SERVICE=]URL",
                        help="a service's base URL, instead of TOOLKIT_<SERVICE>_BASE_URL (repeatable)")
     check.add_argument("--page-size", type=int, default=1, help="rows asked for on each first page (default 1)")
-    check.add_argument("--credentials", metavar="FILE", help="the credentials file `toolkit sandbox` writes (or "
-                        "TOOLKIT_CREDENTIALS); TOOLKIT_<SERVICE>_<FIELD> fill what it lacks")
+    check.add_argument("--credentials", metavar="FILE", help=CREDENTIALS_HELP)
     check.set_defaults(run=_doctor)
     export = sub.add_parser("export", help="export a workspace's latest loads as a snapshot file or Parquet folder")
     _workspace_options(export, "the workspace's DuckDB file")
     export.add_argument("--out", required=True, help="the snapshot file (duckdb) or folder (parquet)")
-    export.add_argument("--format", choices=("duckdb", "parquet"), default="duckdb")
+    export.add_argument("--format", choices=("duckdb", "parquet"), default="duckdb",
+                        help="one DuckDB file (default), or a folder of Parquet files, one per resource")
     export.add_argument("--history", action="store_true", help="every load, not only the latest of each resource")
     export.add_argument("--overwrite", action="store_true", help="replace what is at --out")
     export.set_defaults(run=_export)
     tapes = sub.add_parser("cassettes", help="record cassettes from the sandbox or a real service; check-stable")
-    tapes.add_argument("task", choices=("record", "check-stable"))
+    tapes.add_argument("task", choices=("record", "check-stable"),
+                       help="record: write cassettes; check-stable: record again into a temporary folder and "
+                            "compare")
     tapes.add_argument("--service", help="one service (default: every service the sandbox serves)")
     tapes.add_argument("--action", help="one action (every version of it), e.g. list_teams")
     tapes.add_argument("--base-url", help="a real service: credentials from TOOLKIT_<SERVICE>_<FIELD>")
     tapes.add_argument("--out", help="folder (default cassettes/, cassettes-real/ for a real service)")
     tapes.add_argument("--writes", action="store_true", help="against a real service, record write actions too")
     tapes.add_argument("--examples", help="a JSON file of ids for the example calls ({\"asset_id\": ...})")
+    tapes.add_argument("--credentials", metavar="FILE", help=CREDENTIALS_HELP)
     tapes.set_defaults(run=_cassettes)
     return top
 
@@ -492,7 +550,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.run(args)
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:     # `toolkit show ... | head`: the reader has what it wanted
+    except BrokenPipeError:         # `toolkit actions | head`: the reader has what it wanted
         import os
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

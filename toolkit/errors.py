@@ -10,6 +10,7 @@
     ├── PagingError            a walk that repeats a cursor, page or offset, or runs past its ceiling
     ├── ContractError          contract="freeze": an answer differs from the declared shapes; nothing written
     ├── WorkspaceError         no such load or resource in the workspace; a load written wrongly
+    │   ├── SnapshotNotFoundError  no snapshot at the path given (a FileNotFoundError too)
     │   └── WorkspaceInUseError  the DuckDB file is open for writing in another process
     │       └── WorkspaceOpenHereError  ... or open in this process the other way (read-only, read-write)
     └── ApiError               the service answered with an error status
@@ -83,6 +84,12 @@ class ToolkitError(Exception):
         return shown
 
 
+def did_you_mean(name: Any, known: Any) -> str:
+    """"; did you mean 'targets'?" for the closest of `known` (difflib), or "" when none is close."""
+    close = difflib.get_close_matches(str(name), [str(k) for k in known], n=3, cutoff=0.6)
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+
+
 class ValidationError(ToolkitError, ValueError):
     """A param breaks a rule of the documents; the request was not sent."""
 
@@ -98,8 +105,7 @@ class UnknownNameError(ValidationError, KeyError):
 
     def __init__(self, what: str, name: Any, known: list[str] | tuple[str, ...], where: str = "",
                  lister: str = "") -> None:
-        close = difflib.get_close_matches(str(name), [str(k) for k in known], n=3, cutoff=0.6)
-        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        hint = did_you_mean(name, known)
         listed = (f"{len(known)} of them: {lister} lists them" if lister and len(known) > 20 else
                   f"there are {', '.join(map(str, known))}" if known else "there are none")
         message = f"no {what} {name!r}{where}{hint} ({listed})"
@@ -123,7 +129,12 @@ class VersionError(ToolkitError):
 
 
 class TransportError(ToolkitError):
-    """The service could not be reached: connection refused or dropped, or a timeout."""
+    """The service could not be reached: connection refused or dropped, or a timeout. `failure` names
+    requests' exception (ConnectionError, ReadTimeout, ...) and `tries` how many were made."""
+
+    failure: str = ""
+    tries: int = 0
+    seconds: float = 0.0
 
 
 class PagingError(ToolkitError):
@@ -166,6 +177,11 @@ class DriftWarning(UserWarning):
 
 class WorkspaceError(ToolkitError):
     """The workspace has no such load or resource, or was asked for something its state does not allow."""
+
+
+class SnapshotNotFoundError(WorkspaceError, FileNotFoundError):
+    """No snapshot at the path given: a ToolkitError (so a notebook shows it in three lines, not
+    eleven) and a FileNotFoundError, as it was."""
 
 
 class WorkspaceInUseError(WorkspaceError):
@@ -217,7 +233,10 @@ class WorkspaceOpenHereError(WorkspaceInUseError):
 
 
 class ApiError(ToolkitError):
-    """The service answered with an error status."""
+    """The service answered with an error status. `hint` says what to check, where toolkit knows
+    (the credentials of an AuthError and where they came from); `message` is the service's own."""
+
+    hint: str = ""
 
     def __init__(self, service: str, action: str, status: int, message: str,
                  request_id: str | None = None, body: Any = None) -> None:
@@ -247,6 +266,15 @@ class ServerError(ApiError):
 # megabyte long still makes a one-line error (repr() would recurse or print it all)
 _SHOWN = reprlib.Repr()     # Python 3.11's Repr takes its bounds as attributes, not arguments
 _SHOWN.maxlevel, _SHOWN.maxstring, _SHOWN.maxother, _SHOWN.maxlong = 3, 60, 60, 40
+
+
+def shortened(value: Any, keep: int = 3) -> str:
+    """A value for a message, a long list of ids cut to its first few and its count: a fan-out's
+    chunk of 80 submission ids once made a 600-character error."""
+    if isinstance(value, list | tuple | set | frozenset) and len(value) > 2 * keep:
+        shown = ", ".join(_short(v) for v in list(value)[:keep])
+        return f"[{shown}, … {len(value)} in all]"
+    return str(value) if isinstance(value, int | str) and len(str(value)) <= 80 else _short(value)
 
 
 def _short(value: Any) -> str:

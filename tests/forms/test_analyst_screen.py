@@ -104,12 +104,16 @@ def test_the_wizard_shows_its_steps_as_a_table_and_a_blank_press_marks_the_field
     assert "<table" in text_of(wizard.output)             # a DataFrame, not one paragraph of its repr
     done = [dict(s) for s in wizard.steps]
     assert done and all(s["ok"] for s in done)
-    wizard.button.click()                                 # every field blank
-    assert wizard.state == "failed" and "✗" in wizard.status.value
+    # run from code, the wizard's fields show what ran (they stayed blank)
+    assert wizard.name.widget.value == "Table" and wizard.languages.widget.value == "fr-FR"
+    assert wizard.source.widget.value == "en-US" and str(ids["project_id"]) in wizard.project.widget.value
+    wizard.button.click()                                 # the same fields, but no file chosen on the screen
+    assert wizard.state == "failed" and "✗" in wizard.status.value and "source file" in wizard.status.value
     assert wizard.steps == [] and "save_submission" not in wizard.table.value   # the last run is not rewritten
-    for field in (wizard.name, wizard.project, wizard.workflow, wizard.source, wizard.languages):
+    blank = SubmissionWizard(e.client, wait=advance(e))
+    blank.button.click()                                  # every field blank
+    for field in (blank.name, blank.project, blank.workflow, blank.source, blank.languages):
         assert "required" in field.problem.value and field.problem.layout.display != "none"
-    assert "source file" in wizard.status.value
 
 
 # 4 --------------------------------------------------------------------------------------------------
@@ -151,6 +155,7 @@ def test_a_fetch_in_a_notebook_leaves_a_plain_summary_line_not_a_widget(monkeypa
         return Handle()
 
     monkeypatch.setattr(IPython.display, "display", display)
+    monkeypatch.setattr(IPython.display, "DisplayHandle", Handle)     # progress shows through a handle
     monkeypatch.setattr(tqdm.notebook, "display", display)
     monkeypatch.setattr(tqdm.auto, "tqdm", tqdm.notebook.tqdm)      # what tqdm.auto picks in Jupyter
     monkeypatch.setattr(progress, "in_notebook_kernel", lambda: True)

@@ -5,7 +5,7 @@ from types import MappingProxyType
 
 from toolkit.catalog import asset_library, audience_platform, media_review, translation
 from toolkit.catalog.spec import Action, Resource, Service
-from toolkit.errors import UnknownNameError
+from toolkit.errors import UnknownNameError, did_you_mean
 
 MODULES = (media_review, asset_library, audience_platform, translation)
 
@@ -47,3 +47,18 @@ def resource(service_key: str, name: str) -> Resource:
         names = sorted(r for s, r in RESOURCES if s == service_key)
         raise UnknownNameError("resource", name, names, where=f" in {service_key}",
                                lister=f"toolkit.resources({service_key!r})") from None
+
+
+def how_to_fetch(service_key: str, name: str) -> str:
+    """The call that fills the view `service.name`, for a query that names it before it is fetched
+    (DuckDB's own answer was `Table with name phases does not exist! Did you mean "pg_catalog.pg_class"?`);
+    for a name the catalog lacks, the closest it has. Empty for a service the catalog lacks."""
+    if service_key not in SERVICES:
+        return f"no service {service_key!r}{did_you_mean(service_key, SERVICES)}"
+    found = RESOURCES.get((service_key, name))
+    if found is None:
+        names = sorted(r for s, r in RESOURCES if s == service_key)
+        return f"{service_key} has no resource {name!r}{did_you_mean(name, names)}"
+    ids = f", {found.parent}=[...]" if found.fan_out and (service_key, found.parent) not in RESOURCES else ""
+    return (f"{service_key}.{name} is not fetched yet: ws.connect({service_key!r}, ...).fetch({name!r}{ids}) "
+            f"fetches it")

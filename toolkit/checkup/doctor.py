@@ -55,20 +55,21 @@ MADE_BY_FETCHER: dict[tuple[str, str], tuple[str, ...]] = {("audience_platform",
 
 def doctor(*services: str, credentials: Mapping[str, Mapping[str, Any]] | None = None,
            base_urls: Mapping[str, str] | None = None, page_size: int = 1,
-           say: Callable[[str], None] | None = print) -> Report:
+           say: Callable[[str], None] | None = print, source: str | None = None) -> Report:
     """Check services with read-only calls: auth, each readable resource's first page, limits, clock, version.
 
     `credentials`: per service, the keys `toolkit.connect` takes (the environment's
     TOOLKIT_<SERVICE>_<FIELD> fill what is not given); `base_urls` per service likewise. With no
     service named, every one with a base URL given or in the environment. `page_size`: rows asked
-    for on each first page. `say` gets one line per resource as it is checked.
+    for on each first page. `say` gets one line per resource as it is checked. `source` says where the
+    credentials came from (a file), for the errors that ask to check them.
 
         toolkit.doctor("asset_library", credentials={"asset_library": {"api_key": ..., "workspace_id": ...}})
     """
     credentials, base_urls = dict(credentials or {}), dict(base_urls or {})
     unknown = [s for s in services if s not in catalog.SERVICES]
     if unknown:
-        raise ValidationError("services", unknown, f"no such service; there are {', '.join(catalog.SERVICES)}")
+        catalog.service(unknown[0])         # says the closest service the catalog has
     if not services:
         services = tuple(s for s in catalog.SERVICES if base_urls.get(s) or (credentials.get(s) or {}).get("base_url")
                          or credentials_from_env(s, {}).get("base_url"))
@@ -76,7 +77,7 @@ def doctor(*services: str, credentials: Mapping[str, Mapping[str, Any]] | None =
             raise ValidationError("services", None, "none named and none configured: name one, or set "
                                   "TOOLKIT_<SERVICE>_BASE_URL")
     # every client is made before anything is sent: a credential missing is said at once
-    clients = {s: connect(s, retry=RETRY, **{**credentials.get(s, {}),
+    clients = {s: connect(s, retry=RETRY, source=source, **{**credentials.get(s, {}),
                                              **({"base_url": base_urls[s]} if base_urls.get(s) else {})})
                for s in services}
     report = Report([], datetime.now(UTC).isoformat(timespec="seconds"), _toolkit_version())

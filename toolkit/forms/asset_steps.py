@@ -82,6 +82,7 @@ class MultipartUpload(Steps):
             recorded_at: dt.datetime | None = None, tags: list[str | dict] | None = None) -> dict[str, Any]:
         """Upload bytes, a (name, bytes) pair or a file path; returns the new asset's and version's ids.
         `tags` are names (found, or created when the workspace has none of that name) or `{"id": ...}`."""
+        self.given(board=parent_board_id)
         return self.guarded(lambda: self._upload(source, file_name, ext, mime, parent_board_id, asset_id,
                                                  recorded_at, tags))
 
@@ -186,6 +187,7 @@ class AssetImport(Steps):
     def run(self, source_url: str, *, wait: Wait | None = None, interval: float | None = None,
             timeout: float | None = None, **params: Any) -> dict[str, Any]:
         """Start the import and follow it: {import_id, asset_id, status, error_type, error_message, waited}."""
+        self.given(url=source_url, board=params.get("parent_board_id"))
         return self.guarded(lambda: self._import(source_url, wait, interval, timeout, params))
 
     def _import(self, source_url: str, wait: Wait | None, interval: float | None, timeout: float | None,

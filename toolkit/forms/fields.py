@@ -41,6 +41,8 @@ class _Missing:
 MISSING: Any = _Missing()
 LABEL_WIDTH = "190px"
 WIDE = W.Layout(width="720px")
+# an id input holds a whole UUID (36 characters) after its label: 520px cut them short
+ID_WIDTH = W.Layout(width=f"calc({LABEL_WIDTH} + 44ch)")
 LONG_TEXT = ("text",)
 
 
@@ -51,15 +53,17 @@ class Field:
     widget: W.Widget
     help: W.HTML
     problem: W.HTML
-    extras: list[W.Widget] = field(default_factory=list)      # lookup picker, ↻ button, note
+    extras: list[W.Widget] = field(default_factory=list)      # beside the input: a lookup's picker, ↻
+    notes: list[W.Widget] = field(default_factory=list)       # under it: a lookup's note
     choices: dict[str, Any] = field(default_factory=dict)      # a lookup's labels → ids
 
     @property
     def row(self) -> W.Widget:
-        inline = [self.widget, *self.extras[:2]]
+        inline = [self.widget, *self.extras]
         line = W.HBox(inline) if len(inline) > 1 else self.widget
-        # the hint right under its input, then what is wrong with it, then a lookup's note
-        return W.VBox([line, self.help, self.problem, *self.extras[2:]], layout=W.Layout(margin="0 0 6px 0"))
+        # the hint right under its input, then what is wrong with it, then a lookup's note: a note
+        # beside the input floated to the far right of a wide row, away from the id it spoke of
+        return W.VBox([line, self.help, self.problem, *self.notes], layout=W.Layout(margin="0 0 6px 0"))
 
     def read(self) -> Any:
         return read(self.param, self.widget, self.choices)
@@ -69,7 +73,8 @@ class Field:
 
     def flag(self, text: str | None) -> None:
         """Show (or clear, with None) a problem under the field."""
-        self.problem.value = f'<span style="color:#c62828;font-size:90%">⚠ {html.escape(text)}</span>' if text else ""
+        # ✗ marks what stops the send, as the form's summary counts it; ⚠ is a lookup's warning only
+        self.problem.value = f'<span style="color:#c62828;font-size:90%">✗ {html.escape(text)}</span>' if text else ""
         self.problem.layout.display = None if text else "none"
 
 
@@ -115,8 +120,9 @@ def build(param: Param, lookup: bool = False) -> Field:
     elif param.secret:
         widget = W.Password(placeholder="(secret: masked in previews)", layout=W.Layout(width="520px"), **common)
     elif lookup and kind in ("id", "string"):
-        widget = W.Combobox(placeholder=hint or "type or pick", ensure_option=False,
-                            layout=W.Layout(width="520px"), **common)
+        widget = W.Combobox(placeholder=hint or "type or pick", ensure_option=False, layout=ID_WIDTH, **common)
+    elif kind == "id":
+        widget = W.Text(placeholder=hint, layout=ID_WIDTH, **common)
     else:
         widget = W.Text(placeholder=hint, layout=W.Layout(width="520px"), **common)
     where = f"{param.where} {param.wire}" if param.where != "local" else "checked here, not sent"

@@ -27,6 +27,7 @@ from toolkit.connection import audit, effects
 from toolkit.errors import ApiError, ToolkitError, ValidationError
 from toolkit.forms.fields import MISSING, Field, build
 from toolkit.forms.lookups import Choices, lookup_for
+from toolkit.forms.record import Recorded
 from toolkit.http import rules
 
 if TYPE_CHECKING:
@@ -76,8 +77,9 @@ def error_html(error: BaseException) -> str:
     return note(f"✗ {text}", "#c62828")
 
 
-class Form(W.VBox):
-    """An ipywidgets form for one write action, derived from its catalog entry alone."""
+class Form(Recorded, W.VBox):
+    """An ipywidgets form for one write action, derived from its catalog entry alone. Its output also
+    keeps a plain record of what it sent (toolkit.forms.record), for a notebook read without a kernel."""
 
     def __init__(self, conn: Connection, action: Any) -> None:
         super().__init__(layout=W.Layout(border="1px solid #ddd", padding="8px", width="auto"))
@@ -88,6 +90,8 @@ class Form(W.VBox):
         self.result: Any = None
         self.error: BaseException | None = None
         self.state = "new"
+        self.sent: list[str] = []               # what each send went out as, and what came back
+        self.told: list = []                    # callables to tell of a send (a gallery's record)
         self._clicked = threading.Lock()       # a click while one is being handled is dropped
         wanted = {p.name: lookup_for(entry, p.name) for p in entry.params if p.kind in LOOKUP_KINDS}
         wanted = {name: found for name, found in wanted.items() if found is not None}
@@ -231,9 +235,10 @@ class Form(W.VBox):
         self.state = "sending"                        # changes made while sending are not the user's
         self._busy(True)
         failure: Exception | None = None
+        request = ""
         try:
             # the request shown is the one about to go, in place of a preview of other values
-            self._show_request("sent", self._describe(values))
+            request = self._show_request("sent", self._describe(values))
             with audit.source(f"form:{self.action.name}"):
                 result = self.conn.call(self.action, **self._options(), **values)
         except Exception as error:                    # shown once, in the output, and kept
@@ -250,6 +255,8 @@ class Form(W.VBox):
                                      f"✗ the service refused it ({failure.status})", "#c62828")
             self.output.append_display_data(_html(error_html(failure)))
             self._busy(False)
+            if isinstance(failure, ApiError):       # it went: the record says so, and what came back
+                self._keep(request, f"✗ {failure.status} {failure.message}")
             return None
         self.result = result
         self._busy(False, sent=True)
@@ -259,7 +266,20 @@ class Form(W.VBox):
         # user's, so they must not turn Send back on for a second click waiting in the queue
         self._after_write()
         self.state = "sent"
+        self._keep(request, f"✓ {_outcome(result)}")
         return result
+
+    def record(self) -> str:
+        """What this form sent, as plain text: the request (secrets masked) and what came back."""
+        head = f"toolkit form {self.action.id}: " + (f"sent {len(self.sent)} time(s)" if self.sent
+                                                       else "nothing sent yet")
+        return "\n\n".join([head, *self.sent])
+
+    def _keep(self, request: str, outcome: str) -> None:
+        self.sent.append(self.conn.redactor.scrub(f"{request}\n→ {outcome}"))
+        self.recorded()
+        for tell in self.told:
+            tell()
 
     def _click(self) -> Any:
         # clicks queue in the kernel while a send runs: one arriving after it finished finds the button
@@ -280,9 +300,15 @@ class Form(W.VBox):
             self.status.value = note(SPINNER + "Sending…")
 
     def _say_problems(self, problems: dict[str, str]) -> None:
+        """The count of the ✗ marks the fields show (a lookup's ⚠ warnings stop nothing, and are said
+        apart: three marks once stood beside "fix the 2 problem(s)")."""
         stray = {k: v for k, v in problems.items() if k not in self._fields}
-        self.status.value = note(f"✗ nothing sent: fix the {len(problems)} problem(s) marked "
-                                 f"{'below' if not stray else ': ' + html.escape(str(stray))}", "#c62828")
+        marked = len(problems) - len(stray)
+        warned = sum(bool(c.unknown()) for c in self.lookups.values())
+        parts = [f"{marked} problem{'s' if marked != 1 else ''} marked ✗ below"] if marked else []
+        parts += [f"{html.escape(k)}: {html.escape(v)}" for k, v in stray.items()]
+        also = f" ({warned} ⚠ warning{'s' if warned != 1 else ''} only)" if warned else ""
+        self.status.value = note(f"✗ nothing sent: fix the {'; '.join(parts)}{also}", "#c62828")
 
     def _changed(self, name: str | None) -> None:
         """A field changed: what was previewed, sent or flagged for the old values no longer stands."""
@@ -313,6 +339,9 @@ class Form(W.VBox):
         """Read again the choices the write changed (a deleted board must not be offered)."""
         changed = set(effects.affected_resources(self.action))
         done: set[str] = set()
+        if self.action.method == "DELETE" or self.action.destructive:
+            for choices in self.lookups.values():
+                choices.deleted |= {str(v) for v in choices.unknown() or _values(choices.field)}
         for choices in self.lookups.values():
             resource = choices.lookup.resource
             if resource in changed and resource not in done:
@@ -342,6 +371,28 @@ class Form(W.VBox):
             if value is not MISSING:
                 values[name] = value
         self.loss.value = note("⚠ " + html.escape(self._loss_text(values)), "#c62828")
+
+
+def _outcome(result: Any) -> str:
+    """An answer in one line for the record: its id where it has one."""
+    if isinstance(result, dict):
+        named = {k: result[k] for k in ("id", "name", "title", "status") if result.get(k) is not None}
+        return ", ".join(f"{k}: {v}" for k, v in named.items()) or f"{len(result)} fields"
+    if result is None:
+        return "done (no content)"
+    if isinstance(result, list):
+        return f"{len(result)} items"
+    text = str(result)
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+def _values(field: Field) -> list[Any]:
+    """A field's values as a list (none when blank or unreadable)."""
+    try:
+        value = field.read()
+    except ValueError:
+        return []
+    return [] if value is MISSING else value if isinstance(value, list) else [value]
 
 
 def _html(text: str) -> Any:

@@ -11,6 +11,7 @@ import ipywidgets as W
 from toolkit import catalog
 from toolkit.catalog.spec import Action
 from toolkit.forms.form import Form
+from toolkit.forms.record import Recorded
 
 if TYPE_CHECKING:
     from toolkit.connection.connection import Connection
@@ -36,8 +37,9 @@ def write_actions(service: str) -> list[Action]:
     return sorted(actions, key=lambda a: order[a.group])       # stable: catalog order inside a group
 
 
-class Gallery(W.VBox):
-    """One dropdown of the service's write actions; the chosen action's form below it."""
+class Gallery(Recorded, W.VBox):
+    """One dropdown of the service's write actions; the chosen action's form below it. Its output keeps
+    the plain record of what its forms sent (toolkit.forms.record)."""
 
     def __init__(self, conn: Connection) -> None:
         super().__init__()
@@ -54,6 +56,13 @@ class Gallery(W.VBox):
         if self.actions:
             self.show(first_action(self.actions).id)
 
+    def record(self) -> str:
+        sent = [form for form in self.forms.values() if form.sent]
+        head = f"toolkit forms of {self.conn.service.key}: " + (
+            ", ".join(f"{form.action.name} sent {len(form.sent)} time(s)" for form in sent) if sent
+            else "nothing sent yet")
+        return "\n\n".join([head, *(line for form in sent for line in form.record().split("\n\n")[1:])])
+
     @property
     def form(self) -> Form | None:
         """The form on show."""
@@ -64,6 +73,7 @@ class Gallery(W.VBox):
         entry = self.conn.action(action)
         if entry.id not in self.forms:
             self.forms[entry.id] = Form(self.conn, entry)
+            self.forms[entry.id].told.append(self.recorded)      # its sends are the gallery's record too
         else:                      # another form's write may have changed the workspace since it was built
             for choices in self.forms[entry.id].lookups.values():
                 choices.load()

@@ -181,7 +181,9 @@ class Choices:
         single = isinstance(field.widget, W.Combobox)
         self.picker = field.widget if single else W.Combobox(
             placeholder=f"add from {lookup.resource}", ensure_option=False, layout=W.Layout(width="300px"))
-        field.extras = [self.button, self.note] if single else [self.picker, self.button, self.note]
+        field.extras = [self.button] if single else [self.picker, self.button]
+        field.notes = [self.note]
+        self.deleted: set[str] = set()          # ids this form's own delete removed: not warned of
         self.button.on_click(lambda _: self.reload())
         if not single:
             self.picker.observe(self._picked, names="value")
@@ -249,15 +251,19 @@ class Choices:
             return
         unknown = self.unknown()
         count = len(self.field.choices)
-        if unknown:
+        gone = [v for v in unknown if str(v) in self.deleted]
+        if gone and len(gone) == len(unknown):      # after "✓ sent", not "Pick from the list"
+            self.say(f"{', '.join(f'‘{v}’' for v in gone[:3])} deleted: no longer among the "
+                     f"{count} {self.lookup.resource}{self.narrowed} in the workspace", color="#2e7d32")
+        elif unknown:
             shown = ", ".join(f"‘{v}’" for v in unknown[:3]) + (" …" if len(unknown) > 3 else "")
             self.say(f"⚠ {shown}: not among the {count} {self.lookup.resource}{self.narrowed} in the workspace. "
                      "Pick from the list (an id, not a name), or ↻ if it is new.")
         else:
             self.say(None if count else f"no {self.lookup.resource}{self.narrowed} in the workspace")
 
-    def say(self, text: str | None) -> None:
-        self.note.value = f'<span style="color:#8a6d00;font-size:85%">{html.escape(text)}</span>' if text else ""
+    def say(self, text: str | None, color: str = "#8a6d00") -> None:
+        self.note.value = f'<span style="color:{color};font-size:85%">{html.escape(text)}</span>' if text else ""
         self.note.layout.display = None if text else "none"
 
     def _picked(self, change: dict) -> None:

@@ -22,6 +22,7 @@ from toolkit.errors import ToolkitError
 from toolkit.forms.fields import Field, build
 from toolkit.forms.form import LOOKUP_KINDS, error_html, note, show
 from toolkit.forms.lookups import Choices, lookup_for
+from toolkit.forms.record import Recorded
 
 if TYPE_CHECKING:
     from toolkit.connection.connection import Connection
@@ -29,8 +30,9 @@ if TYPE_CHECKING:
 Wait = Callable[[float], Any]
 
 
-class Steps(W.VBox):
-    """Base of the helpers: `steps` (one dict per step), `status`, `progress`, `output`, `button`."""
+class Steps(Recorded, W.VBox):
+    """Base of the helpers: `steps` (one dict per step), `status`, `progress`, `output`, `button`.
+    Its output keeps a plain record of the steps (toolkit.forms.record)."""
 
     title = ""
     action_label = "Run"
@@ -107,7 +109,30 @@ class Steps(W.VBox):
         self.status.value = note(f"✓ {html.escape(message)}", "#2e7d32") if ok else \
             note(f"✗ {html.escape(message)}", "#c62828")
         show(self.output, result if display is None else display)
+        self.recorded()
         return result
+
+    def record(self) -> str:
+        marks = {True: "✓", False: "✗", None: "…"}
+        lines = [f"toolkit helper: {self.title} ({self.state})"]
+        lines += [f"{marks[r['ok']]} {r['step']}: {r['detail']}" for r in self.steps]
+        return "\n".join(lines)
+
+    def given(self, **values: Any) -> None:
+        """Show in the helper's inputs the values `run(...)` was called with from code: its fields stayed
+        blank, so the screen did not say what had run. Each name is an input attribute of the helper."""
+        for name, value in values.items():
+            widget = getattr(self, name)
+            if value is None or isinstance(widget, W.FileUpload):
+                continue
+            try:
+                if isinstance(widget, Field):
+                    if widget.read() != value:
+                        widget.show(value)
+                elif widget.value != value:
+                    widget.value = value
+            except (ValueError, TypeError):      # a value the input cannot show: the steps still say it
+                continue
 
     def require(self, fields: dict[str, Any]) -> None:
         """Mark each blank required input (a Field, or a FileUpload) and raise naming them; clear the rest."""
@@ -134,6 +159,7 @@ class Steps(W.VBox):
         if self.steps and self.steps[-1]["ok"] is not False:
             self.step(self.steps[-1]["step"], f"{self.steps[-1]['detail']} → {error}", False)
         self.status.value = error_html(error)
+        self.recorded()
 
     # --- the button ----------------------------------------------------------------------------------
 

@@ -79,6 +79,9 @@ class SubmissionWizard(Steps):
             due_date: dt.datetime | int | None = None, wait: Wait | None = None,
             **create: Any) -> dict[str, Any]:
         """Run the four steps; returns {submission_id, document_ids, started, messages, steps}."""
+        self.given(name=name, project=project_id, workflow=workflow_id, source=source_language,
+                   languages=list(target_languages), format=file_format_name, target_format=target_format,
+                   auto_start=auto_start)
         return self.guarded(lambda: self._run(name, int(project_id), int(workflow_id), source_language,
                                               list(target_languages), file, file_format_name, batch_name,
                                               target_format, auto_start, due_date, wait, create))
@@ -159,7 +162,12 @@ class Download(Steps):
         language_reference_files=[...]), poll, save the zip to `path` (submission-<id>.zip by default;
         an existing file only with `overwrite=True`); returns its files as a DataFrame. With
         `target_id` alone, that target's translated file is saved instead (target-<id> by default)."""
-        if target_id not in (None, "", MISSING):
+        one = target_id not in (None, "", MISSING)
+        self.given(submission=submission_id, path=str(path) if path else None, overwrite=overwrite,
+                   source_files=what.get("source_files"), targets=what.get("deliverable_target_ids"),
+                   languages=what.get("deliverable_languages"), references=what.get("language_reference_files"),
+                   target=target_id if one else None)
+        if one:
             return self.guarded(lambda: self._one(submission_id, target_id, path, overwrite, what))
         return self.guarded(lambda: self._run(submission_id, path, overwrite, wait, what))
 

@@ -31,7 +31,7 @@ from toolkit import catalog
 from toolkit.catalog import paging
 from toolkit.catalog.paging import Watch
 from toolkit.catalog.spec import CONTENT_TYPES, Action, Service
-from toolkit.errors import AnswerError, ToolkitError, VersionError, error_for
+from toolkit.errors import AnswerError, AuthError, ToolkitError, TransportError, VersionError, error_for
 from toolkit.http import answers, rules
 from toolkit.http.bodies import patch_problem
 from toolkit.http.methods import with_methods
@@ -69,9 +69,10 @@ class Client:
 
     def __init__(self, service: str, *, base_url: str, version: str | None = None, mode: str = "client",
                  system_version: str | None = None, timeout: tuple[float, float] = (10.0, 60.0),
-                 retry: RetryPolicy | None = None, **credentials: Any) -> None:
+                 retry: RetryPolicy | None = None, source: str = "the arguments given", **credentials: Any) -> None:
         self.service: Service = catalog.SERVICES[service]
         self.base_url = base_url.rstrip("/")
+        self.source = source      # where the base URL and credentials came from, for the errors that need them
         self.version = version or self.service.default_version
         self.mode, self.system_version = mode, system_version
         if mode not in ("client", "hosted"):
@@ -234,11 +235,16 @@ class Client:
         if prepared.json is not None:
             data = orjson.dumps(prepared.json, option=orjson.OPT_SERIALIZE_NUMPY)   # ids from a DataFrame
         uploads = prepared.files or {}
-        response = self.transport.send(
-            prepared.method, prepared.url, params=prepared.query_string() or None, data=data,
-            parts=(lambda: opened_files(uploads)) if uploads else None, headers=prepared.headers or None,
-            idempotent=prepared.idempotent, auth=self._auth_for(entry),
-            repeatable=all(u.repeatable for u in uploads.values()))   # a file object that cannot be rewound
+        try:
+            response = self.transport.send(
+                prepared.method, prepared.url, params=prepared.query_string() or None, data=data,
+                parts=(lambda: opened_files(uploads)) if uploads else None, headers=prepared.headers or None,
+                idempotent=prepared.idempotent, auth=self._auth_for(entry),
+                repeatable=all(u.repeatable for u in uploads.values()))   # a file object that cannot be rewound
+        except TransportError as error:
+            raise _scrubbed(self._unreached(entry, error), self.redactor) from None
+        except AuthError as error:      # the login a request needed first was refused
+            raise _scrubbed(self._refused(error), self.redactor) from None
         if response.status_code >= 400:
             try:
                 body = response.json()
@@ -251,8 +257,37 @@ class Client:
                 error.message += (f" (the service asks to wait {wait:.0f} s, longer than this client's "
                                   f"max_retry_after of {self.transport.retry.max_retry_after:.0f} s: try again later)")
                 error.args = (f"{entry.id}: {response.status_code} {error.message}",)
+            if isinstance(error, AuthError):
+                error = self._refused(error)
             raise _scrubbed(error, self.redactor)
         return response
+
+    def _unreached(self, entry: Action, error: TransportError) -> TransportError:
+        """What an analyst needs when the service gave no answer: which service, at which address,
+        where that address came from, and what to check (a sandbox's port changes at each start)."""
+        how = ("did not answer in time" if "Timeout" in error.failure else
+               "refused or dropped the connection" if error.failure else "could not be reached")
+        told = TransportError(
+            f"{entry.id}: no answer from {self.service.key} at {self.base_url}: it {how} "
+            f"({error.tries} tries in {error.seconds:.1f} s). Check that the service runs at that address; "
+            f"the address came from {self.source}. A sandbox serves on a new port each time it starts: "
+            f"start it (tk.sandbox.start(), or `toolkit sandbox`) and connect with its credentials")
+        told.failure, told.tries, told.seconds = error.failure, error.tries, error.seconds
+        return told
+
+    def _refused(self, error: AuthError) -> AuthError:
+        """The service's refusal, with which credentials to check and where they came from; its own
+        message stays `error.message`, the advice is `error.hint` and part of the text."""
+        names = ", ".join(c for c in self.service.credentials if c not in ("mode", "system_version"))
+        if error.status == 403:
+            error.hint = (f"{self.service.key} at {self.base_url} knows these credentials but does not allow "
+                          f"this: check the account's role or the token's scopes ({self.source} gave them)")
+        else:
+            error.hint = (f"{self.service.key} at {self.base_url} refused the credentials ({names}), "
+                          f"which came from {self.source}: check them")
+        rid = f" [request {error.request_id}]" if error.request_id else ""
+        error.args = (f"{error.action}: {error.status} {error.message}{rid}. {error.hint}",)
+        return error
 
     def call(self, action: str | Action, *, version: str | None = None,
              headers: Mapping[str, str] | None = None, content_type: str | None = None, **params: Any) -> Any:
@@ -491,11 +526,16 @@ def _repaged(entry: Action, first: tuple[Prepared, dict], named: dict) -> Prepar
     return dataclasses.replace(prepared, query=query, headers=dict(prepared.headers))
 
 
-def connect(service: str, **credentials: Any) -> Client:
-    """A client of one service: `base_url` plus its credentials (or the environment's)."""
+def connect(service: str, *, source: str | None = None, **credentials: Any) -> Client:
+    """A client of one service: `base_url` plus its credentials (or the environment's). `source` says
+    where the caller found them (a file, say), for the errors that ask the analyst to check them."""
     if service not in catalog.SERVICES:
         catalog.service(service)
     given = credentials_from_env(service, credentials)
     if not given.get("base_url"):
         raise rules.ValidationError("base_url", None, f"is required (or TOOLKIT_{service.upper()}_BASE_URL)")
-    return client_class(service)(service, **given)
+    told = source or "the arguments of connect()"
+    from_env = [f for f in given if credentials.get(f) is None]
+    if from_env:
+        told += f" and the variables {', '.join(f'TOOLKIT_{service.upper()}_{f.upper()}' for f in from_env)}"
+    return client_class(service)(service, source=told, **given)

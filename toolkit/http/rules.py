@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from toolkit.catalog.masking import MASK
 from toolkit.catalog.spec import Action, Param
-from toolkit.errors import ModeError, ValidationError, VersionError
+from toolkit.errors import ModeError, ValidationError, VersionError, did_you_mean
 from toolkit.http import filters
 from toolkit.http.bodies import import_package_problem, json_problem
 from toolkit.http.durations import HOUR, THIRTY_DAYS, duration_nanos
@@ -319,8 +319,8 @@ def problems(action: Action, params: Mapping[str, Any], caller: Caller | None = 
     known = {p.name: p for p in action.params}
     for name in params:
         if name not in known:
-            found.append(_error(None, name, params[name], f"unknown param; {action.id} takes "
-                                f"{', '.join(known) or 'none'}", action.id))
+            found.append(_error(None, name, params[name], f"unknown param{did_you_mean(name, known) or ';'} "
+                                f"{action.id} takes {', '.join(known) or 'none'}", action.id))
     for param in action.params:
         value = params.get(param.name)
         if value is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import email.utils
+import json
 import logging
 import os
 import random
@@ -36,7 +37,7 @@ try:
     import fcntl
 except ImportError:  # Windows: each process keeps its own budget
     fcntl = None
-from toolkit.errors import AuthError, TransportError, error_for
+from toolkit.errors import AuthError, TransportError, error_for, service_message
 
 log = logging.getLogger("toolkit.http.session")
 
@@ -317,10 +318,15 @@ class OAuthPasswordAuth(requests.auth.AuthBase):
             self._refresh = None             # the refresh token expired too: start again from the password
             return self._fetch()
         if answer.status_code != 200:
-            text = self.redactor.scrub(answer.text[:300]) or "token request refused"
+            try:        # the service's own words ("Bad credentials"), not its JSON
+                body = answer.json()
+            except ValueError:
+                body = answer.text[:300]
+            body = json.loads(self.redactor.scrub(json.dumps(body)))
             if answer.status_code == 429 or answer.status_code >= 500:   # still failing after the retries
-                raise error_for("translation", "translation.create_token", answer.status_code, "messages", text)
-            raise AuthError("translation", "translation.create_token", answer.status_code, text)
+                raise error_for("translation", "translation.create_token", answer.status_code, "messages", body)
+            text = service_message("messages", body, "token request refused")
+            raise AuthError("translation", "translation.create_token", answer.status_code, text, body=body)
         body = answer.json()
         self._access = Secret(body["access_token"])
         self.redactor.add(self._access)
@@ -413,6 +419,7 @@ class Transport:
             idempotent = method in IDEMPOTENT_METHODS
         reauthed = False
         attempt = 0
+        began = time.perf_counter()
         while True:
             attempt += 1
             response, failure = None, None
@@ -453,8 +460,11 @@ class Transport:
                 retryable = False
             if not retryable or attempt >= self.retry.attempts:
                 if response is None:
-                    raise TransportError(self.redactor.scrub(
-                        f"{method} {url}: no answer after {attempt} tries ({type(failure).__name__})")) from None
+                    error = TransportError(self.redactor.scrub(
+                        f"{method} {url}: no answer after {attempt} tries ({type(failure).__name__})"))
+                    error.failure, error.tries = type(failure).__name__, attempt
+                    error.seconds = time.perf_counter() - began
+                    raise error from None
                 return response
             level = logging.WARNING if wait >= self.retry.loud_wait else logging.INFO
             log.log(level, "%s %s -> %s; retry %d in %.2f s", method, self.redactor.scrub(url), status, attempt, wait)

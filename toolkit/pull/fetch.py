@@ -46,8 +46,10 @@ from toolkit.errors import (
     ToolkitError,
     TransportError,
     ValidationError,
+    did_you_mean,
+    shortened,
 )
-from toolkit.http.rules import version_tuple
+from toolkit.http.rules import problems, version_tuple
 from toolkit.pull import decoding, drift, frames, increments, sides
 from toolkit.pull.progress import bar as progress_bar
 from toolkit.pull.resume import Checkpoints, member_key
@@ -106,7 +108,8 @@ def _split_filters(client: Client, resource: Resource, action: Action, filters: 
         elif name not in resource.filters:
             takes = sorted({*resource.filters, *(n for n in names if n != resource.fan_out)}
                            | ({plural} if plural else set()))
-            raise ValidationError(name, value, f"unknown filter; {resource.name} takes {', '.join(takes)}")
+            raise ValidationError(name, value, f"unknown filter{did_you_mean(name, takes) or ';'} {resource.name} "
+                                  f"takes {', '.join(takes)}")
         else:
             params[name] = value
     for param in action.params:
@@ -114,6 +117,14 @@ def _split_filters(client: Client, resource: Resource, action: Action, filters: 
                 and param.default is not None:
             params[param.name] = param.default
     return ids, params
+
+
+def _check_given(action: Action, given: dict) -> None:
+    """The analyst's own filters checked before the parent is pulled: status=['DONE'] was refused
+    only after every submission had come down. The ids the parent gives are checked as they go."""
+    found = [problem for problem in problems(action, given) if problem.param in given]
+    if found:
+        raise found[0]
 
 
 def _parent_ids(client: Client, store: Store, service: str, parent_name: str, column: str | None = None,
@@ -321,6 +332,7 @@ def _plan(client: Client, store: Store, resource: Resource, filters: dict, worke
     if resource.fan_out:
         if ids is None:
             if (resource.service, resource.parent) in catalog.RESOURCES:
+                _check_given(action, params)
                 ids = _parent_ids(client, store, resource.service, resource.parent, resource.parent_key, contract,
                                   progress)
                 other = _other_side(client, store, resource, filters, ids, workers, on_error)
@@ -481,8 +493,8 @@ def _fan_out(client: Client, resource: Resource, action: Action, ids: Sequence, 
                             if on_error == "raise":
                                 for other in running:
                                     other.cancel()
-                                raise ToolkitError(f"{resource.name}: {resource.fan_out or 'chunk'}={member} "
-                                                   f"failed: {error}") from error
+                                raise ToolkitError(f"{resource.name}: {resource.fan_out or 'chunk'}="
+                                                   f"{shortened(member)} failed: {error}") from error
                             plan.failed.append(member)
                             rows, member = [], _FAILED
                         parent = {column: running_member} if column else None
@@ -557,12 +569,14 @@ def _chunked(client: Client, store: Store, resource: Resource, filters: dict, wo
     ids = filters.pop(how.param, None)
     unknown = [name for name in filters if name not in resource.filters]
     if unknown:
-        raise ValidationError(unknown[0], filters[unknown[0]], f"unknown filter; {resource.name} takes "
-                              f"{', '.join(resource.filters)}")
+        raise ValidationError(unknown[0], filters[unknown[0]], f"unknown filter"
+                              f"{did_you_mean(unknown[0], {how.param, *resource.filters}) or ';'} {resource.name} takes "
+                              f"{', '.join(dict.fromkeys([how.param, *resource.filters]))}")
+    given = {name: value for name, value in filters.items() if value is not None}
     if ids is None:
+        _check_given(catalog.ACTIONS[resource.action], given)
         ids = _parent_ids(client, store, resource.service, resource.parent, resource.parent_key, contract, progress)
     ids = list(ids.tolist() if hasattr(ids, "tolist") else ids)
-    given = {name: value for name, value in filters.items() if value is not None}
     if how.since is None or version_tuple(client.system_version or "99") >= version_tuple(how.since):
         action = catalog.ACTIONS[resource.action]
         chunks = [ids[i:i + how.size] for i in range(0, len(ids), how.size)]

@@ -25,10 +25,12 @@ def bar(total: int | None, description: str, unit: str, show: bool | None = None
         return tqdm(total=total, desc=description, unit=unit, disable=disable, leave=False, dynamic_ncols=True)
     from types import SimpleNamespace
 
-    from IPython.display import Pretty, display
+    from IPython.display import DisplayHandle, Pretty
     from tqdm.std import tqdm as plain
 
-    handle = display(display_id=True)       # a handle to an output not shown yet
+    # a handle to an output not shown yet: display(display_id=True) shows an empty output at once
+    # (IPython 9), which the first line's display then doubled, each line saved twice
+    handle = DisplayHandle()
     shown: list[str] = []
 
     def write(text: str) -> None:           # tqdm writes "\r<line>" and, on close, "\n"

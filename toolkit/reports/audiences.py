@@ -48,16 +48,18 @@ def plot_sizes(sizes: pd.DataFrame) -> Figure:
     plots.label_bars(ax, shown["profile_count"], positions)
     ax.legend(handles=[Patch(color=colours[p], label=p) for p in providers], title="provider",
               loc="lower right", frameon=False, fontsize=9)
-    plots.finish(ax, title, "profiles in the audience", "audience")
+    plots.finish(ax, title + ": every profile, as the platform counts them", "profiles in the audience",
+                 "audience")
     return fig
 
 
 def tag_counts(source: Any) -> pd.DataFrame:
-    """One row per tag and system tag: kind ("tag" or "system tag"), tag, audiences, profiles (summed)."""
+    """One row per tag and system tag: kind ("tag" or "system tag"), tag, audiences, memberships (the
+    audiences' sizes summed: a profile in two of them counts twice, so they are not profiles)."""
     if not has(source, SERVICE, "audiences"):
-        return pd.DataFrame(columns=["kind", "tag", "audiences", "profiles"])
+        return pd.DataFrame(columns=["kind", "tag", "audiences", "memberships"])
     return frame(source, f"""
-        SELECT kind, tag, count(*) AS audiences, sum(profile_count)::BIGINT AS profiles FROM (
+        SELECT kind, tag, count(*) AS audiences, sum(profile_count)::BIGINT AS memberships FROM (
             SELECT 'tag' AS kind, unnest(tags) AS tag, profile_count FROM {SERVICE}.audiences
             UNION ALL
             SELECT 'system tag', unnest(system_tags), profile_count FROM {SERVICE}.audiences)
@@ -65,12 +67,13 @@ def tag_counts(source: Any) -> pd.DataFrame:
 
 
 def providers(source: Any) -> pd.DataFrame:
-    """One row per provider: audiences, hidden audiences, profiles (summed over its audiences)."""
+    """One row per provider: audiences, hidden audiences, memberships (its audiences' sizes summed: a
+    profile in two of them counts twice; a column named "profiles" once said 1,001 for 100 profiles)."""
     if not has(source, SERVICE, "audiences"):
-        return pd.DataFrame(columns=["provider", "audiences", "hidden", "profiles"])
+        return pd.DataFrame(columns=["provider", "audiences", "hidden", "memberships"])
     return frame(source, f"""
         SELECT coalesce(provider, 'unknown') AS provider, count(*) AS audiences,
-               count(*) FILTER (WHERE hidden) AS hidden, sum(profile_count)::BIGINT AS profiles
+               count(*) FILTER (WHERE hidden) AS hidden, sum(profile_count)::BIGINT AS memberships
         FROM {SERVICE}.audiences GROUP BY ALL ORDER BY audiences DESC""")
 
 
@@ -115,6 +118,14 @@ def overlap(source: Any, top: int = 15) -> pd.DataFrame:
     matrix = pairs.pivot_table(index="a", columns="b", values="shared", fill_value=0, aggfunc="sum")
     matrix = matrix.reindex(index=order, columns=order, fill_value=0).astype(int)
     matrix.index.name, matrix.columns.name = "audience", "audience"
+    # what the diagonal is of: the pulled profiles, against each audience's size on the platform (an
+    # audience of 110 showed 55 on the diagonal, explained only by "among the pulled profiles")
+    matrix.attrs["pulled_profiles"] = int(frame(
+        source, f"SELECT count(DISTINCT profile_id) AS n FROM {SERVICE}.memberships")["n"].iloc[0])
+    if has(source, SERVICE, "audiences"):
+        size = frame(source, f"SELECT name, max(profile_count) AS n FROM {SERVICE}.audiences GROUP BY 1")
+        matrix.attrs["sizes"] = {name: int(n) for name, n in zip(size["name"], size["n"], strict=True)
+                                 if name in order and pd.notna(n)}
     return matrix
 
 
@@ -137,12 +148,19 @@ def plot_overlap(matrix: pd.DataFrame) -> Figure:
             ax.text(j, i, f"{value}", ha="center", va="center", fontsize=7.5,
                     color="white" if dark else plots.INK, fontweight="bold" if i == j else "normal")
     labels = [plots.shorten(name, 28) for name in matrix.index]
+    sizes = matrix.attrs.get("sizes", {})
     ax.set_xticks(range(n), labels, rotation=40, ha="right")
+    # each row says its diagonal against the audience's size: "Newsletter (55 of 110)"
+    labels = [f"{label} ({matrix.iloc[i, i]:,} of {sizes[name]:,})" if name in sizes else label
+              for i, (label, name) in enumerate(zip(labels, matrix.index, strict=True))]
     for i in range(n):  # the diagonal (an audience with itself) on a neutral ground, apart from the pairs
         ax.add_patch(Rectangle((i - 0.5, i - 0.5), 1, 1, facecolor=plots.GRID, edgecolor="white"))
     ax.set_yticks(range(n), labels)
     fig.colorbar(image, ax=ax, shrink=0.7, label="profiles in both audiences")
-    plots.finish(ax, f"{title}: profiles in both", "audience", "audience", grid="")
+    pulled = matrix.attrs.get("pulled_profiles")
+    among = f", among the {pulled:,} pulled profiles" if pulled else ", among the pulled profiles"
+    plots.finish(ax, f"{title}: profiles in both{among}\n(the diagonal: an audience's pulled members, of its "
+                     "size on the platform)", "audience", "audience", grid="")
     ax.tick_params(labelsize=8)
     return fig
 

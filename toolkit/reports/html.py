@@ -68,18 +68,24 @@ def _cell(value: Any, column: str) -> tuple[str, bool]:
 
 
 def _table(data: pd.DataFrame | None, rows: int, columns: list[str]) -> str:
-    """The first `rows` rows as a small HTML table: text to the left, numbers to the right."""
+    """A small HTML table, text to the left and numbers to the right: its first `rows` rows, the
+    others folded under a <details> that opens on a click (the page stays short, nothing is left out)."""
     if data is None or data.empty or rows <= 0:
         return ""
     shown = data[[c for c in columns if c in data.columns]] if columns else data
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in shown.columns)
     lines = []
-    for record in shown.head(rows).itertuples(index=False):
+    for record in shown.itertuples(index=False):
         cells = [_cell(value, str(column)) for value, column in zip(record, shown.columns, strict=True)]
         lines.append("<tr>" + "".join(f"<td class=num>{html.escape(text)}</td>" if number
                                       else f"<td>{html.escape(text)}</td>" for text, number in cells) + "</tr>")
-    more = f"<p class=meta>first {rows} of {len(data):,} rows</p>" if len(data) > rows else ""
-    return f"<table class=data><thead><tr>{head}</tr></thead><tbody>{''.join(lines)}</tbody></table>{more}"
+    first = f"<table class=data><thead><tr>{head}</tr></thead><tbody>{''.join(lines[:rows])}</tbody></table>"
+    if len(lines) <= rows:
+        return first
+    # the rest folded, not dropped: a table that stopped at 10 rows left no way to see the others
+    rest = f"<table class=data><thead><tr>{head}</tr></thead><tbody>{''.join(lines[rows:])}</tbody></table>"
+    return (f"{first}<details><summary>the other {len(lines) - rows:,} of {len(lines):,} rows</summary>"
+            f"{rest}</details>")
 
 
 def _part(part: Part) -> str:
@@ -117,13 +123,15 @@ def _parts(source: Any, now: Any, as_of: Mapping[str, Any] | None) -> dict[str, 
     return {
         "Audiences": [
             Part("Audience sizes", "Profiles in each audience, as the platform counts them, coloured by the "
-                 "provider that maintains the audience. The table sums audiences and profiles per provider.",
+                 "provider that maintains the audience. The table counts each provider's audiences and their "
+                 "memberships (their sizes summed: a profile in two audiences counts twice).",
                  lambda: (A.plot_sizes(A.sizes(source)), A.providers(source))),
             Part("Tags and system tags", "How many audiences carry each tag (set by people) and each system "
                  "tag (set by the platform: where an audience comes from, whether it is hidden).",
                  lambda: (A.plot_tags(A.tag_counts(source)), None)),
             Part("Overlap between audiences", "Profiles that two audiences share, for the 15 audiences with "
-                 "the most members among the pulled profiles; the diagonal is the audience's own count. Dark "
+                 "the most members among the pulled profiles; the diagonal is the audience's pulled members, "
+                 "beside its size on the platform, which counts every profile. Dark "
                  "cells are pairs worth a look before targeting both.",
                  lambda: (A.plot_overlap(A.overlap(source)), None)),
             Part("Memberships gained and lost", "Profiles that joined (right) or left (left) each audience "

@@ -119,6 +119,22 @@ def shorten(text: object, limit: int = 32) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def names(listed: str, width: int = 30, lines: int = 3) -> str:
+    """Comma-separated names on up to `lines` lines of about `width` characters, each name whole
+    ("LINGUISTI…" was a phase name cut), the rest counted: "+2 more"."""
+    parts = [p.strip() for p in str(listed).split(",") if p.strip()]
+    rows: list[str] = []
+    for i, name in enumerate(parts):
+        if rows and len(rows[-1]) + 2 + len(name) <= width:
+            rows[-1] += ", " + name
+        elif len(rows) < lines:
+            rows.append(name)
+        else:
+            rows[-1] += f" +{len(parts) - i} more"
+            break
+    return ",\n".join(rows)
+
+
 def png(fig: Figure, dpi: int = DPI) -> bytes:
     """The figure as PNG bytes, drawn once by Agg (`savefig` would lay it out in a draw of its own)."""
     from PIL import Image

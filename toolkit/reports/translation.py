@@ -138,10 +138,10 @@ def plot_phase_funnel(funnel: pd.DataFrame) -> Figure:
     if funnel.empty:
         return plots.empty(title, "No targets were pulled.")
     shown = funnel.iloc[::-1].reset_index(drop=True)
-    fig = plots.figure(plots.bar_height(len(shown), per_bar=0.5, least=3.0))
+    fig = plots.figure(plots.bar_height(len(shown), per_bar=0.62, least=3.0))   # a stage and up to 3 lines of names
     ax = fig.subplots()
-    labels = [f"{stage}\n{plots.shorten(phases, 44)}" for stage, phases in zip(shown["stage"], shown["phases"],
-                                                                              strict=True)]
+    labels = [f"{stage}\n{plots.names(phases)}" for stage, phases in zip(shown["stage"], shown["phases"],
+                                                                      strict=True)]
     ax.barh(labels, shown["reached"], color="#bcd3ea", label="reached this stage")
     ax.barh(labels, shown["now"], color=plots.BLUE, height=0.5, label="in this stage now")
     total = max(int(funnel["reached"].iloc[0]), 1)

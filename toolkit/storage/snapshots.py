@@ -22,7 +22,7 @@ import orjson
 import pandas as pd
 import pyarrow as pa
 
-from toolkit.errors import WorkspaceError
+from toolkit.errors import SnapshotNotFoundError, WorkspaceError
 from toolkit.storage.file import (
     literal,
     loads_view_sql,
@@ -58,7 +58,8 @@ class Snapshot:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path).expanduser()
         if not self.path.exists():
-            raise FileNotFoundError(f"no snapshot at {self.path}")
+            raise SnapshotNotFoundError(f"no snapshot at {self.path}: toolkit export (or ws.export(path)) "
+                                        "writes one")
         if self.path.is_dir():
             self._con = session(duckdb.connect())
             self._views_over_parquet()

@@ -39,6 +39,7 @@ import orjson
 import pandas as pd
 import pyarrow as pa
 
+from toolkit.catalog import how_to_fetch
 from toolkit.catalog.masking import scrub_url
 from toolkit.errors import WorkspaceError
 from toolkit.storage import exports, ledger
@@ -505,7 +506,9 @@ class Store:
             if schema is None:  # DuckDB names the schema only when that is missing too: the query has it
                 named = re.search(rf'"?(\w+)"?\s*\.\s*"?{re.escape(name)}\b', query)
                 schema = named.group(1) if named else None
-            hint = "".join(f" ({line.strip()})" for line in str(error).splitlines()[1:2])
+            # DuckDB's guess names its own catalog ("pg_catalog.pg_class") for a view not fetched yet
+            hint = "".join(f" ({line.strip()})" for line in str(error).splitlines()[1:2]
+                           if schema is None and "pg_catalog" not in line and "information_schema" not in line)
             raise UnknownTableError(self._not_held(schema, name) + hint) from None
         return Query(self, query, params)
 
@@ -615,13 +618,28 @@ class Store:
             return (f"{asked} has no load of the whole resource, only filtered ones: {subsets[0]}. Fetch it "
                     f"without filters for the whole, or read {subsets[0]}")
         listed = ", ".join(held[:12]) + (f" and {len(held) - 12} more" if len(held) > 12 else "")
+        if service:     # the call that fetches it, or the name the catalog has
+            return f"{how_to_fetch(service, name)} (this workspace holds {listed or 'nothing yet'})"
         return f"no load of {asked} in this workspace; it holds {listed or 'nothing yet'}"
 
-    def tables(self) -> pd.DataFrame:
+    def tables(self, internals: bool = False) -> pd.DataFrame:
         """What each view of the workspace shows: one row per `service.resource` (and its
         `__filtered` loads) with the latest finished load's id, when it finished, its rows, the
         filters it was fetched with (JSON, shortened past 120 characters) and how many loads the
-        history holds."""
+        history holds. `internals=True` adds what toolkit keeps for itself (`_loads`, `_audit`, each
+        resource's `__versions` and `__loads`), with `internal` True and no load columns."""
+        views = self._views()
+        if not internals:
+            return views
+        kept = self._frame("""
+            SELECT schema_name || '.' || table_name AS "table", schema_name AS service, table_name AS resource
+            FROM duckdb_tables() WHERE database_name = current_database() UNION ALL
+            SELECT schema_name || '.' || view_name, schema_name, view_name FROM duckdb_views()
+            WHERE database_name = current_database() AND NOT internal ORDER BY 1""")
+        kept = kept[~kept["table"].isin(views["table"])]
+        return pd.concat([views.assign(internal=False), kept.assign(internal=True)], ignore_index=True)
+
+    def _views(self) -> pd.DataFrame:
         return self._frame(f"""
             SELECT service || '.' || resource AS "table", service, resource,
                    arg_max(load_id, coalesce(seq, 0)) AS load_id, max(finished) AS finished,

@@ -1,0 +1,194 @@
+"""What a new analyst reads after 41 typical mistakes, before and after issue 28: the message and its
+length, how many lines a notebook shows for it (the error's `_render_traceback_`, else the whole
+traceback) and how many requests reached the sandbox first.
+
+    .venv/bin/python benchmarks/mistakes.py                  # after (this tree) against c0d4f47
+    .venv/bin/python benchmarks/mistakes.py --before REV     # against another commit
+    .venv/bin/python benchmarks/mistakes.py --json           # this tree only, as JSON
+
+"Before" runs this same file in a child process over `git archive REV`, unpacked in a temporary folder
+first on the child's path. Everything runs against embedded sandboxes on 127.0.0.1; the CLI cases run
+`python -c "from toolkit.cli import main; ..."` with the same path.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent.parent
+BEFORE = "c0d4f47"
+
+# (what the analyst did, the code they ran); the names below are set up by `world()`
+MISTAKES: list[tuple[str, str]] = [
+    ("service name misspelt (connect)", "tk.connect('translaton', **creds['translation'])"),
+    ("service name misspelt (ws.connect)", "ws.connect('audience', **creds['audience_platform'])"),
+    ("service name misspelt (tk.actions)", "tk.actions('translaton')"),
+    ("service name misspelt (tk.resources)", "tk.resources('translaton')"),
+    ("resource name: singular", "tm.fetch('target')"),
+    ("resource name misspelt", "tm.fetch('submisions')"),
+    ("resource of another service", "tm.fetch('assets')"),
+    ("action name misspelt", "tm.call('translation.get_submision', submission_id=1001)"),
+    ("credential name misspelt", "tk.connect('asset_library', base_url='http://127.0.0.1:9/v1', api_kye='k', "
+                                 "workspace_id='w')"),
+    ("action of another service", "tm.call('asset_library.list_tags')"),
+    ("param name misspelt (call)", "tm.call('translation.get_submission', submision_id=1001)"),
+    ("param name misspelt (method)", "tm.get_submission(submision_id=1001)"),
+    ("filter name misspelt (fetch)", "tm.fetch('targets', statuss=['READY'])"),
+    ("required param missing", "tm.call('translation.get_submission')"),
+    ("bad choice in a fetch filter (parent not held)", "fresh_tm.fetch('targets', status=['DONE'])"),
+    ("bad choice in a call", "tm.call('translation.list_submissions', status='DONE')"),
+    ("number out of range", "al.call('asset_library.list_assets', limit=900)"),
+    ("text where a number goes", "al.call('asset_library.list_assets', limit='ten')"),
+    ("integer id given as text", "tm.call('translation.get_submission', submission_id='abc')"),
+    ("id the service does not have", "tm.call('translation.get_submission', submission_id=999999)"),
+    ("UUID the service does not have", "al.call('asset_library.get_asset', asset_id='0000-nope')"),
+    ("fan-out without its ids", "cdp.fetch('memberships')"),
+    ("fan-out over ids the service lacks", "cdp.fetch('memberships', profile_ids=['nope-1', 'nope-2'])"),
+    ("view not fetched yet", "ws.sql('select * from translation.phases').df()"),
+    ("view name misspelt", "ws.sql('select * from translation.targetz').df()"),
+    ("view of a service not connected", "ws.sql('select * from media_review.teams').df()"),
+    ("as_of a load that does not exist", "ws.as_of('translation.submissions', 'nope')"),
+    ("history of a resource not held", "ws.history('translation.quotes')"),
+    ("no sandbox running (call)", "down_tm.call('translation.get_submission', submission_id=1001)"),
+    ("no sandbox running (fetch fan-out)", "down_tm.fetch('targets', submission_ids=list(range(1001, 1081)))"),
+    ("no sandbox running (asset library)", "down_al.fetch('tags')"),
+    ("wrong password", "wrong_tm.call('translation.get_submission', submission_id=1001)"),
+    ("wrong API key", "wrong_al.call('asset_library.list_tags')"),
+    ("wrong token", "wrong_mr.fetch('teams')"),
+    ("credentials missing", "tk.connect('asset_library', base_url=creds['asset_library']['base_url'])"),
+    ("form for a read action", "tm.form('translation.get_submission')"),
+    ("snapshot that does not exist", "tk.open_snapshot('/nonexistent/snapshot.duckdb')"),
+    ("CLI: actions of a misspelt service", "cli('actions', 'translaton')"),
+    ("CLI: resources of a misspelt service", "cli('resources', 'translaton')"),
+    ("CLI: pull a misspelt resource", "cli('pull', 'translation', 'target', '--workspace', scratch)"),
+    ("CLI: pull a fan-out without ids", "cli('pull', 'audience_platform', 'memberships', '--workspace', scratch)"),
+]
+
+
+def world() -> dict:
+    """Sandboxes and connections for the mistakes: one running, one stopped, wrong secrets."""
+    import toolkit as tk
+    box = tk.sandbox.start()
+    gone = tk.sandbox.start()
+    down = {s: gone.credentials(s) for s in ("translation", "asset_library")}
+    gone.stop()
+    creds = {s: box.credentials(s) for s in ("translation", "asset_library", "audience_platform", "media_review")}
+    scratch = tempfile.mkdtemp(prefix="mistakes-")
+    ws = tk.Workspace(":memory:")
+    names = dict(tk=tk, box=box, ws=ws, creds=creds, scratch=os.path.join(scratch, "w.duckdb"))
+    names["tm"] = ws.connect("translation", **creds["translation"])
+    names["al"] = ws.connect("asset_library", **creds["asset_library"])
+    names["cdp"] = ws.connect("audience_platform", **creds["audience_platform"])
+    names["tm"].fetch("submissions", progress=False)
+    names["fresh_tm"] = tk.Workspace(":memory:").connect("translation", **creds["translation"])
+    names["down_tm"] = ws.connect("translation", **down["translation"])
+    names["down_al"] = ws.connect("asset_library", **down["asset_library"])
+    names["wrong_tm"] = tk.connect("translation", **{**creds["translation"], "password": "wrong-password"})
+    names["wrong_al"] = tk.connect("asset_library", **{**creds["asset_library"], "api_key": "wrong-key"})
+    names["wrong_mr"] = ws.connect("media_review", **{**creds["media_review"], "token": "wrong-token"})
+    credentials = Path(scratch) / "credentials.json"
+    credentials.write_text(json.dumps(creds))
+
+    def cli(*argv: str) -> None:
+        code = f"import sys; from toolkit.cli import main; sys.exit(main({list(argv)!r}))"
+        env = {**os.environ, "TOOLKIT_CREDENTIALS": str(credentials), "COLUMNS": "100", "TOOLKIT_PROGRESS": "0"}
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+        shown = (run.stderr.strip() or run.stdout.strip())
+        raise _Shown(f"exit {run.returncode}", shown, len(shown.splitlines()))
+    names["cli"] = cli
+    return names
+
+
+class _Shown(Exception):
+    """A CLI case's result: what it printed, as if raised."""
+
+    def __init__(self, kind: str, text: str, lines: int) -> None:
+        super().__init__(text)
+        self.kind, self.text, self.lines = kind, text, lines
+
+
+def shown_lines(error: BaseException) -> int:
+    """How many lines Jupyter shows for `error`: its `_render_traceback_`, else the whole traceback."""
+    render = getattr(error, "_render_traceback_", None)
+    if render is not None:
+        with contextlib.suppress(Exception):
+            return len("\n".join(render()).splitlines())
+    return len("".join(traceback.format_exception(error)).splitlines())
+
+
+def measure() -> list[dict]:
+    names = world()
+    found = []
+    for what, code in MISTAKES:
+        started, before = time.perf_counter(), names["box"].stats()["requests"]
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                result = eval(code, names)      # the cases are this file's own text
+            kind, text = "no error", f"(returned {type(result).__name__}"
+            text += f" of {len(result)} rows)" if hasattr(result, "__len__") else ")"
+            lines = 0
+        except _Shown as shown:
+            kind, text, lines = shown.kind, shown.text, shown.lines
+        except Exception as error:      # every kind is what is measured
+            kind, text, lines = type(error).__name__, str(error), shown_lines(error)
+        found.append(dict(what=what, code=code, kind=kind, text=text, chars=len(text), lines=lines,
+                          sent=names["box"].stats()["requests"] - before,
+                          seconds=round(time.perf_counter() - started, 1)))
+    names["box"].stop()
+    return found
+
+
+def before(rev: str) -> list[dict]:
+    """This file run over `rev`'s tree, unpacked in a temporary folder."""
+    with tempfile.TemporaryDirectory(prefix="mistakes-before-") as folder:
+        archive = subprocess.run(["git", "-C", str(HERE), "archive", rev], capture_output=True, check=True).stdout
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(folder, filter="data")
+        env = {**os.environ, "PYTHONPATH": folder}
+        run = subprocess.run([sys.executable, __file__, "--json"], capture_output=True, text=True, env=env,
+                             timeout=900, cwd=folder)
+        if run.returncode:
+            raise SystemExit(run.stderr[-3000:])
+        return json.loads(run.stdout)
+
+
+def cell(text: str, width: int = 700) -> str:
+    text = " ".join(text.split()).replace("|", "\\|")
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--before", default=BEFORE, help=f"the commit to compare with (default {BEFORE})")
+    parser.add_argument("--json", action="store_true", help="measure this tree only and print JSON")
+    args = parser.parse_args()
+    if args.json:
+        import toolkit
+        assert Path(toolkit.__file__).resolve().is_relative_to(Path.cwd().resolve()) or Path.cwd() == HERE
+        print(json.dumps(measure()))
+        return
+    old, new = before(args.before), measure()
+    print(f"| # | mistake | before ({args.before}): kind, chars, notebook lines, requests sent, message | "
+          "after: kind, chars, notebook lines, requests sent, message |")
+    print("|---|---|---|---|")
+    for number, (was, now) in enumerate(zip(old, new, strict=True), 1):
+        print(f"| {number} | {now['what']}: `{now['code']}` | {was['kind']}, {was['chars']}, {was['lines']}, "
+              f"{was['sent']}: {cell(was['text'])} | {now['kind']}, {now['chars']}, {now['lines']}, {now['sent']}: "
+              f"{cell(now['text'])} |")
+    quiet = [n for n in new if n["kind"] == "no error"]
+    print(f"\n{len(new)} mistakes; silent after: {len(quiet)}; median chars before "
+          f"{sorted(o['chars'] for o in old)[len(old) // 2]}, after {sorted(n['chars'] for n in new)[len(new) // 2]}")
+
+
+if __name__ == "__main__":
+    main()

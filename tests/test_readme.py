@@ -1,0 +1,79 @@
+"""The README's five-minute tour runs as printed: its Python block in a fresh interpreter, then its
+shell block against `toolkit sandbox` (on a free port in place of 8765), every command given
+`--credentials` and exiting 0, no secret on the screen."""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+TOOLKIT = Path(sys.executable).with_name("toolkit")
+
+
+def tour_blocks() -> tuple[str, str]:
+    tour = README.read_text().split("## A five-minute tour", 1)[1].split("\n## ", 1)[0]
+    python, = re.findall(r"```python\n(.*?)```", tour, re.S)
+    shell, = re.findall(r"```bash\n(.*?)```", tour, re.S)
+    return python, shell
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def clean_env(monkeypatch, tmp_path):
+    for name in [n for n in os.environ if n.startswith("TOOLKIT_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("TOOLKIT_PROGRESS", "0")
+    monkeypatch.setenv("PATH", f"{TOOLKIT.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.mark.slow
+def test_the_python_tour_runs_as_printed(clean_env):
+    python, _ = tour_blocks()
+    run = subprocess.run([sys.executable, "-c", python + "\nsandbox.stop()\n"], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert (clean_env / "reporting.duckdb").exists()
+
+
+@pytest.mark.slow
+def test_the_shell_tour_runs_as_printed_with_its_credentials_file(clean_env):
+    _, shell = tour_blocks()
+    lines = [line.split("#", 1)[0].strip() for line in shell.splitlines() if line.strip()]
+    serve, rest = lines[0], lines[1:]
+    assert serve.endswith("&") and "--credentials sandbox.json" in serve
+    assert all("--credentials sandbox.json" in line for line in rest if " pull " in f" {line} " or "call" in line)
+    port = str(free_port())
+    box = subprocess.Popen(shlex.split(serve.rstrip("&").replace("8765", port)), stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (clean_env / "sandbox.json").exists():
+            assert box.poll() is None and time.monotonic() < deadline, "the sandbox did not start"
+            time.sleep(0.2)
+        secrets = [v for creds in __import__("json").loads((clean_env / "sandbox.json").read_text()).values()
+                   for k, v in creds.items() if k not in ("base_url", "mode", "system_version", "username",
+                                                            "client_id", "workspace_id") and len(str(v)) >= 6]
+        for line in rest:
+            run = subprocess.run(shlex.split(line), capture_output=True, text=True, timeout=300)
+            assert run.returncode == 0, f"{line}\n{run.stdout[-2000:]}{run.stderr[-2000:]}"
+            assert not [s for s in secrets if s in run.stdout + run.stderr], line
+    finally:
+        os.killpg(box.pid, signal.SIGTERM)
+        box.wait(timeout=30)
+    assert not (clean_env / "sandbox.json").exists(), "the live secrets go when the sandbox stops"
