@@ -311,6 +311,7 @@ def test_a_read_only_lake_shows_categories_drift_and_names_what_it_lacks(lake):
     with tk.Workspace(dsn, data_path=data, read_only=True) as reader:
         assert str(reader.read("translation", "targets")["status"].dtype) == "category"
         assert reader.drift()["kind"].tolist() == ["undeclared"]
-        with pytest.raises(tk.WorkspaceError, match="no load of translation.phases in this workspace; it holds "
-                                                    "translation.targets"):
+        with pytest.raises(tk.WorkspaceError, match=r"translation.phases is not fetched yet: ws.connect\('translation', "
+                                                    r"...\).fetch\('phases'\) fetches it \(this workspace holds "
+                                                    r"translation.targets\)"):
             reader.sql("SELECT * FROM translation.phases")
