@@ -63,12 +63,12 @@ def stages(folder: Path) -> list[Path]:
     return sorted(folder.glob(".toolkit-stage-*"))
 
 
-def killed(path: Path, box, resource: str, after: int) -> int:
-    """The pull of `resource` in a process of its own, killed with SIGKILL once it sent `after`
-    requests; the requests it sent."""
+def killed(path: Path, box, what: str, after: int, code: str = PULL) -> int:
+    """`code` (the pull of resource `what`, by default) in a process of its own, killed with SIGKILL
+    once it sent `after` requests; the requests it sent."""
     env = {**os.environ, "TOOLKIT_CHECKPOINT_SECONDS": "0"}   # a checkpoint after every parent
-    proc = subprocess.Popen([sys.executable, "-c", PULL, str(path), json.dumps(box.credentials("asset_library")),
-                             resource], env=env, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", code, str(path), json.dumps(box.credentials("asset_library")),
+                             what], env=env, stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "pulling"
     start = box.stats()["requests"]
     deadline = time.monotonic() + 60
@@ -176,20 +176,6 @@ with tk.Workspace(sys.argv[1]) as ws:
 """
 
 
-def killed_run(path: Path, box, what: str, after: int) -> int:
-    env = {**os.environ, "TOOLKIT_CHECKPOINT_SECONDS": "0"}
-    proc = subprocess.Popen([sys.executable, "-c", BULK, str(path), json.dumps(box.credentials("asset_library")),
-                             what], env=env, stdout=subprocess.PIPE, text=True)
-    assert proc.stdout.readline().strip() == "pulling"
-    start = box.stats()["requests"]
-    deadline = time.monotonic() + 60
-    while proc.poll() is None and box.stats()["requests"] - start < after and time.monotonic() < deadline:
-        time.sleep(0.002)
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    return box.stats()["requests"] - start
-
-
 def test_a_killed_pull_of_many_resources_pulls_again_only_what_it_had_not_finished(box, tmp_path, uninterrupted):
     from toolkit import bulk
     path = tmp_path / "ws.duckdb"
@@ -197,7 +183,7 @@ def test_a_killed_pull_of_many_resources_pulls_again_only_what_it_had_not_finish
         before = box.stats()["requests"]
         bulk.pull_service(connected(ws, box), ["assets", "boards", "versions", "guests"], progress=False, log=None)
         whole = box.stats()["requests"] - before
-    sent = killed_run(path, box, "pull", int(whole * 0.6))
+    sent = killed(path, box, "pull", int(whole * 0.6), BULK)
     assert sent < whole and list(tmp_path.glob(".toolkit-run-*"))
     with tk.Workspace(path) as ws:
         before = box.stats()["requests"]
@@ -222,7 +208,7 @@ def test_a_killed_refresh_resumes_when_run_again(box, tmp_path, uninterrupted):
         before = box.stats()["requests"]
         ws.refresh(max_age=0, progress=False, say=lambda line: None)
         whole = box.stats()["requests"] - before
-    sent = killed_run(path, box, "refresh", int(whole * 0.5))
+    sent = killed(path, box, "refresh", int(whole * 0.5), BULK)
     assert sent < whole
     with tk.Workspace(path) as ws:
         connected(ws, box)
