@@ -323,7 +323,10 @@ def _show(args: argparse.Namespace) -> int:
             "past budget": frame.get("past_budget", 0), "drift": frame["drift"], "filter": frame["filter"]})
         room = max(12, width - len(table.drop(columns="filter").to_string(index=False).splitlines()[0]) - 2)
         table["filter"] = table["filter"].map(lambda text: text if len(text) <= room else text[:room - 1] + "…")
-        print(table.to_string(index=False, justify="left"))
+        # names and text read from the left, numbers from the right
+        left = {name: (lambda text, w=max(len(name), *table[name].astype(str).str.len()): f"{text:<{w}}")
+                for name in ("view", "last load", "filter")}
+        print(table.to_string(index=False, justify="left", formatters=left))
     return 0
 
 
