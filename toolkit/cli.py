@@ -323,10 +323,9 @@ def _show(args: argparse.Namespace) -> int:
             "past budget": frame.get("past_budget", 0), "drift": frame["drift"], "filter": frame["filter"]})
         room = max(12, width - len(table.drop(columns="filter").to_string(index=False).splitlines()[0]) - 2)
         table["filter"] = table["filter"].map(lambda text: text if len(text) <= room else text[:room - 1] + "…")
-        # names and text read from the left, numbers from the right
-        left = {name: (lambda text, w=max(len(name), *table[name].astype(str).str.len()): f"{text:<{w}}")
-                for name in ("view", "last load", "filter")}
-        print(table.to_string(index=False, justify="left", formatters=left))
+        for name in ("view", "last load", "filter"):      # names and text read from the left
+            table[name] = table[name].astype(str).str.ljust(max(len(name), table[name].astype(str).str.len().max()))
+        print(table.to_string(index=False, justify="left"))
     return 0
 
 
