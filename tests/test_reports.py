@@ -362,6 +362,14 @@ def test_the_overlaps_diagonal_says_of_how_many(ws):
     for i, (label, name) in enumerate(zip(labels, matrix.index, strict=True)):
         assert label.endswith(f"({matrix.iloc[i, i]:,} of {sizes[name]:,})"), label
     assert "among the 100 pulled profiles" in ax.get_title(loc="left")
+    # the title stays inside the figure, drawn as the report draws it (15 audiences, their long labels
+    # pushing the plot right): as one long line it ran past the page's edge and was cut
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    full = audiences.plot_overlap(audiences.overlap(ws, top=15))
+    canvas = FigureCanvasAgg(full)
+    canvas.draw()
+    left = full.axes[0]._left_title
+    assert left.get_text() and left.get_window_extent(canvas.get_renderer()).x1 <= full.bbox.x1
 
 
 def test_funnel_labels_keep_each_phase_name_whole():

@@ -158,9 +158,10 @@ def plot_overlap(matrix: pd.DataFrame) -> Figure:
     ax.set_yticks(range(n), labels)
     fig.colorbar(image, ax=ax, shrink=0.7, label="profiles in both audiences")
     pulled = matrix.attrs.get("pulled_profiles")
-    among = f", among the {pulled:,} pulled profiles" if pulled else ", among the pulled profiles"
-    plots.finish(ax, f"{title}: profiles in both{among}\n(the diagonal: an audience's pulled members, of its "
-                     "size on the platform)", "audience", "audience", grid="")
+    among = f"among the {pulled:,} pulled profiles" if pulled else "among the pulled profiles"
+    # three short lines: one long line ran past the figure's edge and was cut
+    plots.finish(ax, f"{title}: profiles in both,\n{among}; on the diagonal, an audience's\n"
+                     "pulled members, of its size on the platform", "audience", "audience", grid="")
     ax.tick_params(labelsize=8)
     return fig
 
