@@ -124,3 +124,18 @@ def test_freshness_counts_the_rows_a_view_shows_not_those_a_load_wrote(rotating)
     written = int(table[table.resource == "asset_library.versions"]["rows"].iloc[0])
     fresh = ws.freshness().set_index("resource")
     assert fresh.loc["versions", "rows"] == len(ws.read("asset_library", "versions")) > written
+
+
+def test_a_write_through_the_connection_has_every_parent_asked_again(rotating):
+    box, ws, conn, _ = rotating
+    version = ws.read("asset_library", "versions").iloc[0]
+    conn.call("asset_library.update_asset_version", asset_id=version["asset_id"], version_id=version["id"],
+              title="retitled by the analyst")
+    box.advance(hours=1)
+    table = ws.refresh(resources=["asset_library.assets", "asset_library.versions"], progress=False,
+                       say=lambda line: None)
+    row = table[table.resource == "asset_library.versions"].iloc[0]
+    # the write marked versions stale: the budget does not wait for that asset's turn
+    assert row["requests"] == len(ws.read("asset_library", "assets")) and row["saved"] == 0
+    titles = ws.read("asset_library", "versions").set_index("id")["title"]
+    assert titles[version["id"]] == "retitled by the analyst"

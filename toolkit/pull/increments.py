@@ -291,6 +291,8 @@ def _rotation(client: Client, store: Store, resource: Resource, how: Incremental
     fanned = _fanned(store, resource, filters)
     if fanned is None or not how.max_age:
         return None
+    if store.rows("SELECT status FROM _loads WHERE load_id = ?", [previous])[0][0] == "stale":
+        return None   # a write through a connection changed it since: every parent is asked again
     asked, plural, rest = fanned
     confirmed = store.confirmations(resource.service, resource.name)
     if not confirmed:
