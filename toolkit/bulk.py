@@ -109,8 +109,8 @@ def pull_service(client: Connection, names: Sequence[str] | None = None, inputs:
     with store.run(asked) as run:
         for name in names:
             earlier = run.resumed.get(name)
-            if earlier and store.still_latest(service, name, earlier):
-                rows = store.rows("SELECT \"rows\" FROM _loads WHERE load_id = ?", [earlier])[0][0]
+            rows = store.completed_rows(service, name, earlier)
+            if rows is not None:
                 outcome = Pulled(service, name, rows, load_id=earlier, resumed=True)
             else:
                 outcome = pull_one(client, name, inputs, progress)

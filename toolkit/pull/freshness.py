@@ -43,7 +43,7 @@ def freshness(store: Store) -> pd.DataFrame:
     """One row per view the store holds (filtered loads aside): its rows, its freshness budget in hours,
     its oldest confirmation, how many hours ago that was, the rows confirmed longer ago than the
     budget, and whether its parents are asked again in rotation."""
-    rows = []
+    rows, clocks = [], {}
     for view in store.tables().itertuples():
         if view.resource.endswith(FILTERED) or (view.service, view.resource) not in catalog.RESOURCES:
             continue
@@ -51,7 +51,7 @@ def freshness(store: Store) -> pd.DataFrame:
         how = resource.incremental
         rotating = how is not None and how.strategy == "rotation"
         budget = how.max_age if rotating and how.max_age else DEFAULT_BUDGET
-        now = service_now(store, view.service)
+        now = clocks.get(view.service) or clocks.setdefault(view.service, service_now(store, view.service))
         # the view's rows: an incremental load's own count is only the rows it wrote
         count = store.rows(f"SELECT count(*) FROM {quote(view.service)}.{quote(view.resource)}")[0][0]
         confirmed = _by_parent(store, view.service, view.resource, how.field) if rotating else None

@@ -129,13 +129,12 @@ def refresh(store: Store, connections: Mapping[str, Any], services: tuple[str, .
         conn = connections.get(service)
         done = []
         for name, params in by_service[service]:
-            earlier = run.resumed.get(f"{service}.{name}")
+            earlier = store.completed_rows(service, name, run.resumed.get(f"{service}.{name}"))
             if conn is None:
                 row = _row(service, name, "skipped",
                            error=f"{service} is not connected: ws.connect({service!r}, ...) first")
-            elif earlier and store.still_latest(service, name, earlier):
-                row = _row(service, name, "resumed", rows=store.rows("SELECT \"rows\" FROM _loads WHERE load_id = ?",
-                                                                     [earlier])[0][0])
+            elif earlier is not None:
+                row = _row(service, name, "resumed", rows=earlier)
             else:
                 row, load_id = _pull(conn.client, store, service, name, params, max_age, incremental)
                 if load_id:

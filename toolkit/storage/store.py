@@ -306,11 +306,14 @@ class Store:
         self._check_open()
         return Run(self.path, self.where, dict(asked))
 
-    def still_latest(self, service: str, resource: str, load_id: str) -> bool:
-        """Whether a load is its resource's latest finished load and complete (not stale since)."""
-        rows = self._fetch("SELECT load_id, status FROM _loads WHERE service = ? AND resource = ? AND status IN "
-                           "('complete', 'stale') ORDER BY seq DESC NULLS LAST LIMIT 1", [service, resource])
-        return bool(rows) and rows[0] == (load_id, "complete")
+    def completed_rows(self, service: str, resource: str, load_id: str | None) -> int | None:
+        """The rows of a load a dead run completed (`Run.resumed`), when it is still its resource's
+        latest finished load and complete (not stale since); else None: the resource is pulled again."""
+        if not load_id:
+            return None
+        rows = self._fetch("SELECT load_id, status, \"rows\" FROM _loads WHERE service = ? AND resource = ? AND "
+                           "status IN ('complete', 'stale') ORDER BY seq DESC NULLS LAST LIMIT 1", [service, resource])
+        return rows[0][2] if rows and rows[0][:2] == (load_id, "complete") else None
 
     def changes(self, service: str, resource: str, load_id: str) -> dict[str, int]:
         """What a finished load changed in its resource's view: rows `added`, `changed` (a key with a
