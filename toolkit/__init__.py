@@ -12,7 +12,7 @@ from typing import Any as _Any
 # Public names load their modules when first used, so that a process that needs only part of toolkit
 # (the helper that types pages, toolkit.pull.typist) does not import pandas, DuckDB and the widgets.
 _ERRORS = ("AnswerError", "ApiError", "AuthError", "ContractError", "DriftWarning", "ModeError", "NotFoundError", "PagingError",
-           "RateLimitError", "ServerError", "ToolkitError", "TransportError", "UnknownNameError", "ValidationError", "VersionError",
+           "RateLimitError", "RedirectError", "ServerError", "ToolkitError", "TransportError", "UnknownNameError", "ValidationError", "VersionError",
            "WorkspaceBusyError", "WorkspaceError", "WorkspaceInUseError", "WorkspaceOpenHereError")
 _WHERE = {"Client": "toolkit.http.client", "connect": "toolkit.http.client", "Connection": "toolkit.connection.connection", "doctor": "toolkit.checkup.doctor", "F": "toolkit.http.filters", "Secret": "toolkit.http.session",
           "Snapshot": "toolkit.storage.snapshots", "open_snapshot": "toolkit.storage.snapshots", "actions": "toolkit.catalog.tables",
@@ -33,6 +33,7 @@ if _TYPE_CHECKING:
         NotFoundError,
         PagingError,
         RateLimitError,
+        RedirectError,
         ServerError,
         ToolkitError,
         TransportError,
@@ -81,6 +82,7 @@ __all__ = [
     "NotFoundError",
     "PagingError",
     "RateLimitError",
+    "RedirectError",
     "Secret",
     "ServerError",
     "Snapshot",

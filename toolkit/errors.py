@@ -5,6 +5,7 @@
     ├── ModeError              the action exists only in the other translation mode; nothing was sent
     ├── VersionError           the action needs a newer system version; nothing was sent
     ├── TransportError         the service could not be reached (connection, timeout)
+    ├── RedirectError          the service redirected to another origin: nothing sent there, nothing kept
     ├── AnswerError            a 2xx answer that is not the JSON its action declares (a proxy's HTML page,
     │                          an empty or cut body), still after the retries
     ├── PagingError            a walk that repeats a cursor, page or offset, or runs past its ceiling
@@ -135,6 +136,17 @@ class TransportError(ToolkitError):
     failure: str = ""
     tries: int = 0
     seconds: float = 0.0
+
+
+class RedirectError(ToolkitError):
+    """The service answered a redirect to another origin (scheme, host, port). Requests would follow it
+    with every header but Authorization (an API key, a workspace id) and a 307's body (a token
+    request's password), so toolkit follows none: nothing is sent there and nothing it answers is kept.
+    `origin` is where it pointed."""
+
+    def __init__(self, message: str, origin: str = "") -> None:
+        self.origin = origin
+        super().__init__(message)
 
 
 class PagingError(ToolkitError):

@@ -31,7 +31,15 @@ from toolkit import catalog
 from toolkit.catalog import paging
 from toolkit.catalog.paging import Watch
 from toolkit.catalog.spec import CONTENT_TYPES, Action, Service
-from toolkit.errors import AnswerError, AuthError, ToolkitError, TransportError, VersionError, error_for
+from toolkit.errors import (
+    AnswerError,
+    AuthError,
+    RedirectError,
+    ToolkitError,
+    TransportError,
+    VersionError,
+    error_for,
+)
 from toolkit.http import answers, rules
 from toolkit.http.bodies import patch_problem
 from toolkit.http.methods import with_methods
@@ -245,6 +253,9 @@ class Client:
             raise _scrubbed(self._unreached(entry, error), self.redactor) from None
         except AuthError as error:      # the login a request needed first was refused
             raise _scrubbed(self._refused(error), self.redactor) from None
+        except RedirectError as error:
+            error.args = (f"{entry.id}: {error.args[0]}",)
+            raise _scrubbed(error, self.redactor) from None
         if response.status_code >= 400:
             try:
                 body = response.json()

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 import requests
 
 from toolkit.errors import ToolkitError
+from toolkit.http.session import HeadersStayHome
 
 POLLS = 300                  # 300 polls 2 s apart: ten minutes for the service to prepare a zip
 INTERVAL = 2.0
@@ -238,7 +239,8 @@ def fetch_url(url: str, *, method: str = "GET", name: str | None = None, tries: 
     YAML, CSV, plain text) as `text`: binary content or more than `max_text_bytes` is refused."""
     if tries < 1:
         raise ToolkitError(f"tries must be at least 1, not {tries}")
-    http = session or requests.Session()
+    # the caller's headers (a file server's key) go to the URL given, never to where it redirects
+    http = session or HeadersStayHome(private=(headers or {}).keys())
     last: str = ""
     for attempt in range(tries):
         if attempt:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urljoin, urlsplit
 
 import requests
 import urllib3
@@ -37,7 +38,7 @@ try:
     import fcntl
 except ImportError:  # Windows: each process keeps its own budget
     fcntl = None
-from toolkit.errors import AuthError, TransportError, error_for, service_message
+from toolkit.errors import AuthError, RedirectError, TransportError, error_for, service_message
 
 log = logging.getLogger("toolkit.http.session")
 
@@ -249,6 +250,71 @@ class RateBudget:
             pause = min(pause * 2, 0.05)
 
 
+def origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of a URL, the port spelled out where the scheme implies it."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(scheme)
+
+
+def same_origin(sent: str, target: str) -> bool:
+    """Whether a redirect from `sent` to `target` stays with the party it was sent to: the same origin,
+    or the same host moved from http to https on the default ports (requests' own rule for keeping
+    Authorization, which only makes the request safer)."""
+    before, after = origin(sent), origin(target)
+    return before == after or (before[:2] == ("http", after[1]) and after[0] == "https"
+                               and before[2] == 80 and after[2] == 443)
+
+
+def shown_origin(url: str) -> str:
+    scheme, host, port = origin(url)
+    return f"{scheme}://{host}:{port}" if port else f"{scheme}://{host}"
+
+
+class OneOriginSession(requests.Session):
+    """A Session that follows redirects only within the origin a request was sent to.
+
+    requests drops Authorization when a redirect leaves the host, but keeps every other header (the
+    asset library's x-api-key and workspace id) and sends a 307/308's body again (a token request's
+    password): so a redirect to another origin is refused with RedirectError before anything goes
+    there, and nothing it answers reaches a load."""
+
+    def get_redirect_target(self, resp: requests.Response) -> str | None:
+        target = super().get_redirect_target(resp)
+        if target is not None and not same_origin(resp.url, urljoin(resp.url, target)):
+            where = shown_origin(urljoin(resp.url, target))
+            raise RedirectError(f"{resp.request.method} {shown_origin(resp.url)}: the service answered "
+                                f"{resp.status_code}, a redirect to another origin ({where}); toolkit sends "
+                                f"no credentials there and keeps nothing from it. If the service has moved, "
+                                f"connect with base_url set to its new address.", where)
+        return target
+
+    def resolve_redirects(self, resp: requests.Response, req: requests.PreparedRequest, *args: Any,
+                          yield_requests: bool = False, **kwargs: Any) -> Any:
+        try:
+            yield from super().resolve_redirects(resp, req, *args, yield_requests=yield_requests, **kwargs)
+        except RedirectError:
+            if not yield_requests:   # requests only peeks at the next hop of one it does not follow
+                raise
+
+
+class HeadersStayHome(requests.Session):
+    """A Session that follows redirects anywhere (a download's signed URL moves to a file host) but
+    sends the headers named in `private` only to the origin they were first sent to: requests keeps
+    every header but Authorization when a redirect leaves the host."""
+
+    def __init__(self, private: Iterable[str] = ()) -> None:
+        super().__init__()
+        self.private = {name.lower() for name in private}
+
+    def rebuild_auth(self, prepared_request: requests.PreparedRequest, response: requests.Response) -> None:
+        super().rebuild_auth(prepared_request, response)
+        # each hop copies the one before: a header dropped where the origin changed stays dropped
+        if not same_origin(response.url, prepared_request.url):
+            for name in [n for n in prepared_request.headers if n.lower() in self.private]:
+                del prepared_request.headers[name]
+
+
 class BearerAuth(requests.auth.AuthBase):
     def __init__(self, token: Secret) -> None:
         self.token = token
@@ -310,10 +376,17 @@ class OAuthPasswordAuth(requests.auth.AuthBase):
         if self._refresh is not None:
             form = {"grant_type": "refresh_token", "refresh_token": self._refresh.reveal()}
         client = (self.client_id, self.client_secret.reveal())
+        # a token request never follows a redirect, even within the origin: its body is the password
         if self.post is not None:
-            answer = self.post(self.token_url, data=form, auth=client)
+            answer = self.post(self.token_url, data=form, auth=client, allow_redirects=False)
         else:
-            answer = requests.post(self.token_url, data=form, timeout=self.timeout, auth=client)
+            answer = requests.post(self.token_url, data=form, timeout=self.timeout, auth=client,
+                                   allow_redirects=False)
+        if answer.is_redirect:
+            raise AuthError("translation", "translation.create_token", answer.status_code,
+                            f"the token request was answered with a redirect ({answer.status_code} to "
+                            f"{shown_origin(urljoin(self.token_url, answer.headers.get('Location', '')))}); "
+                            f"toolkit never sends a password after one: check base_url")
         if answer.status_code in (400, 401) and self._refresh is not None:
             self._refresh = None             # the refresh token expired too: start again from the password
             return self._fetch()
@@ -327,7 +400,13 @@ class OAuthPasswordAuth(requests.auth.AuthBase):
                 raise error_for("translation", "translation.create_token", answer.status_code, "messages", body)
             text = service_message("messages", body, "token request refused")
             raise AuthError("translation", "translation.create_token", answer.status_code, text, body=body)
-        body = answer.json()
+        try:
+            body = answer.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict) or not isinstance(body.get("access_token"), str) or not body["access_token"]:
+            raise AuthError("translation", "translation.create_token", answer.status_code,
+                            "the token answer holds no access_token: check base_url points at the service")
         self._access = Secret(body["access_token"])
         self.redactor.add(self._access)
         if body.get("refresh_token"):
@@ -387,7 +466,7 @@ class Transport:
                  budget: RateBudget | None = None, retry: RetryPolicy | None = None,
                  timeout: tuple[float, float] = (10.0, 60.0), pool: int = 10, trust_env: bool = True,
                  sleep: Callable[[float], None] = time.sleep) -> None:
-        self.session = requests.Session()
+        self.session = OneOriginSession()
         # a proxy lookup on every request costs more than a loopback answer; skip it where it can't matter
         self.session.trust_env = trust_env
         adapter = HTTPAdapter(pool_connections=pool, pool_maxsize=pool, max_retries=0)
