@@ -223,3 +223,21 @@ def test_the_mask_and_the_secret_names_have_one_home():
     spelled = [str(p.name) for p in engine if p.name != "masking.py"
                and ('"***"' in p.read_text() or "MASK = " in p.read_text() or "SECRET_WORDS" in p.read_text())]
     assert spelled == []
+
+
+@pytest.mark.parametrize("text", [
+    "IO Error: Unable to connect to Postgres at \"dbname=lake host=db user=cron password=s3cr3t-pw\": refused",
+    "connection to 'ducklake:postgres:host=db password='s3cr3t-pw' user=x' lost",
+    "could not attach postgresql://cron:s3cr3t-pw@db.internal:5432/lake",
+    "PASSWORD = s3cr3t-pw",
+])
+def test_a_connection_strings_password_is_masked_wherever_duckdb_repeats_it(text):
+    import duckdb
+
+    from toolkit.catalog.masking import mask_passwords
+    from toolkit.storage.lake import masked_error
+    assert "s3cr3t-pw" not in mask_passwords(text) and "***" in mask_passwords(text)
+    shown = masked_error(duckdb.IOException(text))
+    assert type(shown) is duckdb.IOException and "s3cr3t-pw" not in str(shown)
+    untouched = duckdb.CatalogException("Table with name x does not exist")
+    assert masked_error(untouched) is untouched

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import logging
 import time
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolkit import catalog
+from toolkit.catalog.masking import mask_passwords
 from toolkit.errors import ToolkitError, printable
 
 log = logging.getLogger(__name__)
@@ -84,11 +86,13 @@ def pull_one(client: Connection, name: str, inputs: Mapping[str, Any] | None = N
         result = client.pull(name, refresh=True, progress=progress, **filters)
     except ToolkitError as error:
         return Pulled(resource.service, name, seconds=time.monotonic() - started,
-                      error=f"{type(error).__name__}: {error}")
+                      error=f"{type(error).__name__}: {mask_passwords(str(error))}")
     except Exception as error:  # one resource's bug or bad bytes never stops the others (nor Ctrl-C's way out)
-        log.warning("%s.%s failed unexpectedly", resource.service, name, exc_info=True)
+        # the traceback as text, masked: a lost lake's errors repeat its address, password and all
+        log.warning("%s.%s failed unexpectedly\n%s", resource.service, name,
+                    mask_passwords("".join(traceback.format_exception(error)).rstrip()))
         return Pulled(resource.service, name, seconds=time.monotonic() - started,
-                      error=f"unexpected {type(error).__name__}: {printable(error)}")
+                      error=f"unexpected {type(error).__name__}: {mask_passwords(printable(error))}")
     return Pulled(resource.service, name, result.rows, result.requests, time.monotonic() - started,
                   load_id=result.load_id)
 

@@ -60,13 +60,8 @@ class LocalPostgres:
         secret.unlink()
         if done.returncode:
             raise RuntimeError(f"initdb failed: {done.stderr.strip()[-300:]}")
-        options = (f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off "
-                   "-c max_connections=100")
-        done = self.run("pg_ctl", "-D", str(self.data), "-l", str(self.dir / "log"), "-w", "-t", "60",
-                        "-o", options, "start")
         self.started = True
-        if done.returncode:
-            raise RuntimeError(f"pg_ctl start failed: {done.stderr.strip()[-300:]}")
+        self.resume()
 
     def create_database(self, name: str) -> None:
         done = self.run("psql", "-X", "-q", "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d",
@@ -78,6 +73,18 @@ class LocalPostgres:
     def dsn(self, database: str) -> str:
         return (f"ducklake:postgres:dbname={database} host=127.0.0.1 port={self.port} user=postgres "
                 f"password={self.password}")
+
+    def halt(self) -> None:
+        """Stop the server at once (as a crash would), keeping its data: `resume()` starts it again."""
+        self.run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "-t", "30", "stop", timeout=40)
+
+    def resume(self) -> None:
+        options = (f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off "
+                   "-c max_connections=100")
+        done = self.run("pg_ctl", "-D", str(self.data), "-l", str(self.dir / "log"), "-w", "-t", "60",
+                        "-o", options, "start")
+        if done.returncode:
+            raise RuntimeError(f"pg_ctl start failed: {done.stderr.strip()[-300:]}")
 
     def stop(self) -> None:
         try:

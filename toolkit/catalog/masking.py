@@ -9,6 +9,8 @@ cassettes, the CLI).
                               not `tokenUrl`, which only names where a token comes from)
     scrub(value)              params or a record as JSON-ready data, secrets masked
     scrub_url(url)            a URL without a password or a secret-looking query value
+    mask_passwords(text)      text with every connection string's password masked (a DuckLake address:
+                              libpq's `password=`, a URI's `user:password@`), as DuckDB's errors repeat it
     mask_settings(body)       a settings object with every secret-ending key's value masked
     body_secrets(), query_secrets(), form_secrets()  normalised names for recorded exchanges (`norm`)
 
@@ -28,6 +30,9 @@ from toolkit import catalog
 
 MASK = "***"
 
+# a password as libpq's key=value strings, URIs and DuckDB's secrets spell it
+_PASSWORDS = (re.compile(r"(?i)(\bpassword\s*=\s*)('[^']*'|\"[^\"]*\"|\S+)"),
+              re.compile(r"(://[^:/@\s]+:)([^@\s]+)(@)"))
 _SECRET_NAME = re.compile(r"token|passw|secret|api_?key|credential|authorization|private_?key|cookie", re.I)
 _SECRET_ENDINGS = ("secret", "password", "credentialsjson", "apikey", "token")
 
@@ -78,6 +83,13 @@ def scrub_url(url: str) -> str:
         netloc = f"{MASK}@" + netloc.rsplit("@", 1)[1]
     query = urlencode([(k, MASK if looks_secret(k) else v) for k, v in parse_qsl(parts.query)])
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def mask_passwords(text: str) -> str:
+    """Text with every password of a connection string masked."""
+    for pattern in _PASSWORDS:
+        text = pattern.sub(lambda m: m.group(1) + MASK + (m.group(3) if m.re.groups > 2 else ""), text)
+    return text
 
 
 def mask_settings(body: Any) -> Any:

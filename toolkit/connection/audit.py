@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import pandas as pd
 
-from toolkit.catalog.masking import MASK
+from toolkit.catalog.masking import MASK, mask_passwords
 from toolkit.connection.effects import affected_resources
 from toolkit.http.session import Redactor, Secret, request_id
 
@@ -72,7 +72,7 @@ def sent(client: Client, workspace: Store, prepared: Prepared, params: Mapping[s
     try:
         workspace.mark_stale(entry.service, list(affected_resources(entry)))
     except Exception as error:
-        warnings.warn(f"toolkit could not mark the loads {entry.id} changes as stale: {error}", stacklevel=3)
+        warnings.warn(f"toolkit could not mark the loads {entry.id} changes as stale: {mask_passwords(str(error))}", stacklevel=3)
     return result
 
 
@@ -80,7 +80,7 @@ def _safely(workspace: Store, redactor: Redactor, entry: Action, params: Mapping
     try:
         record_write(workspace, entry, params, redactor=redactor, **row)
     except Exception as error:  # the write itself happened (or failed) either way; say so, go on
-        warnings.warn(f"toolkit could not record {entry.id} in the audit table: {error}", stacklevel=3)
+        warnings.warn(f"toolkit could not record {entry.id} in the audit table: {mask_passwords(str(error))}", stacklevel=3)
 
 
 def record_write(ws: Store, entry: Action, params: Mapping[str, Any], *, status: int | None, ok: bool,

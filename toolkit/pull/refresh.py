@@ -29,7 +29,7 @@ import orjson
 import pandas as pd
 
 from toolkit import catalog
-from toolkit.catalog.masking import MASK
+from toolkit.catalog.masking import MASK, mask_passwords
 from toolkit.errors import ValidationError, printable
 from toolkit.pull import fetch
 from toolkit.pull.progress import bar as progress_bar
@@ -176,7 +176,7 @@ def _pull(client: Any, store: Store, service: str, name: str, params: dict,
     except Exception as error:  # one resource's failure is its row; the others go on
         return _row(service, name, "failed", requests=client.requests_sent - before,
                     seconds=time.perf_counter() - started,
-                    error=f"{type(error).__name__}: {printable(error)}"), None
+                    error=f"{type(error).__name__}: {mask_passwords(printable(error))}"), None
     counts = {} if result.cached else store.changes(service, name, result.load_id)
     return _row(service, name, result.kind, rows=result.rows, requests=client.requests_sent - before,
                 seconds=time.perf_counter() - started, drift=len(result.drift), saved=result.saved,

@@ -27,7 +27,7 @@ import duckdb
 
 from toolkit.errors import WorkspaceBusyError, WorkspaceError, WorkspaceInUseError, WorkspaceOpenHereError
 from toolkit.storage.file import load_memory, open_duckdb, query_memory, session
-from toolkit.storage.lake import CATALOG, Lake
+from toolkit.storage.lake import CATALOG, Lake, masked_error
 
 # seconds the file stays open after its last use: a pull's bookkeeping reads in bursts, and an open
 # costs about 25 ms, while a process waiting for the file waits this long at most beyond the last use
@@ -111,6 +111,13 @@ class FileHandle:
             self._depth += 1
             try:
                 yield self._con
+            except duckdb.Error as error:
+                if self.lake is None:
+                    raise
+                shown = masked_error(error)   # one place for every statement a lake's workspace runs
+                if shown is error:
+                    raise
+                raise shown from None
             finally:
                 self._depth -= 1
                 if not self._depth and self.path is not None:

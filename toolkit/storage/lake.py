@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import random
-import re
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -20,7 +19,7 @@ from urllib.parse import urlsplit
 
 import duckdb
 
-from toolkit.catalog.masking import MASK
+from toolkit.catalog.masking import mask_passwords as masked
 from toolkit.errors import WorkspaceError
 from toolkit.storage import extensions
 from toolkit.storage.file import literal, session
@@ -30,20 +29,18 @@ PREFIX = "ducklake:"
 CATALOG = "workspace"  # the name the lake is attached under in the process's own DuckDB
 # the catalog database's extension, by the word after "ducklake:" (none: a DuckDB file)
 SCANNERS = {"postgres": "postgres", "postgresql": "postgres", "mysql": "mysql", "sqlite": "sqlite"}
-# a password as libpq's key=value strings, URIs and DuckDB's secrets spell it
-_PASSWORDS = (re.compile(r"(?i)(\bpassword\s*=\s*)('[^']*'|\"[^\"]*\"|\S+)"),
-              re.compile(r"(://[^:/@\s]+:)([^@\s]+)(@)"))
 
 
 def is_lake(where: object) -> bool:
     return isinstance(where, str) and where.startswith(PREFIX)
 
 
-def masked(text: str) -> str:
-    """Text with every password in a connection string masked."""
-    for pattern in _PASSWORDS:
-        text = pattern.sub(lambda m: m.group(1) + MASK + (m.group(3) if m.re.groups > 2 else ""), text)
-    return text
+def masked_error(error: duckdb.Error) -> duckdb.Error:
+    """A DuckDB error of the same class whose text has every connection string's password masked: the
+    postgres extension repeats the catalog's address, password and all, when the connection fails."""
+    text = str(error)
+    shown = masked(text)
+    return error if shown == text else type(error)(shown)
 
 
 def _s3_secret(con: duckdb.DuckDBPyConnection) -> None:
