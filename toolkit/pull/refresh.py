@@ -30,7 +30,7 @@ import pandas as pd
 
 from toolkit import catalog
 from toolkit.catalog.masking import MASK, mask_passwords
-from toolkit.errors import ValidationError, printable
+from toolkit.errors import ValidationError, WorkspaceError, printable
 from toolkit.pull import fetch
 from toolkit.pull.progress import bar as progress_bar
 
@@ -102,6 +102,9 @@ def refresh(store: Store, connections: Mapping[str, Any], services: tuple[str, .
     of the parents open there, and misses a parent new since; `changed_parents` finds no newer load of
     the parent to compare and pulls in full), so choose the parent too when it may have moved.
     """
+    if store.read_only:     # before any request: a plan's own questions are requests too
+        raise WorkspaceError(f"nothing was refreshed: the workspace {store.where} is open read-only. "
+                             "Open it without read_only=True to refresh it.")
     lock = threading.Lock()
     todo = chosen(held(store, services), resources)
     by_service: dict[str, list[tuple[str, dict]]] = {}

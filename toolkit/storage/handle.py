@@ -82,7 +82,7 @@ class FileHandle:
         self._memory_setting = self._memory_shown = ""
         self.opened = 0  # how many times the file was opened: what holding it only while used costs
         if path is None:  # in memory, or a lake (whose catalog serves many processes): held until closed
-            self._adopt(lake.open() if lake is not None else open_duckdb(None))
+            self._adopt(lake.open(read_only) if lake is not None else open_duckdb(None))
 
     @property
     def closed(self) -> bool:

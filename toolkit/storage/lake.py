@@ -97,8 +97,9 @@ class Lake:
         kind = address[len(PREFIX):].split(":", 1)[0].lower() if ":" in address[len(PREFIX):] else ""
         self.scanner = SCANNERS.get(kind)
 
-    def open(self) -> duckdb.DuckDBPyConnection:
-        """A DuckDB of this process's own with the lake attached as its default catalog."""
+    def open(self, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+        """A DuckDB of this process's own with the lake attached as its default catalog; `read_only`
+        attaches it so (DuckDB refuses every write to it, whatever the role in the catalog may do)."""
         con = session(duckdb.connect(config={"extension_directory": str(extensions.extension_directory())}))
         try:
             for name in ["ducklake", *([self.scanner] if self.scanner else []),
@@ -107,7 +108,9 @@ class Lake:
                 extensions.load(con, name)
             if (self.data_path or "").startswith("s3://"):
                 _s3_secret(con)
-            options = f" (DATA_PATH {literal(self.data_path)})" if self.data_path else ""
+            listed = ([f"DATA_PATH {literal(self.data_path)}"] if self.data_path else []) + \
+                (["READ_ONLY"] if read_only else [])
+            options = f" ({', '.join(listed)})" if listed else ""
             for attempt in range(1, TRIES + 1):
                 try:
                     con.execute(f"ATTACH {literal(self._address)} AS {CATALOG}{options}")

@@ -1,5 +1,5 @@
-"""The lake's PostgreSQL password never shows, even when PostgreSQL goes away under a refresh: not in a
-refresh's lines, a load's recorded error, a warning, a log record or an error raised to the analyst."""
+"""Trust at the lake's edges: its PostgreSQL password never shows, even when PostgreSQL goes away under a
+refresh; a workspace opened read-only writes nothing, whatever the role may do."""
 from __future__ import annotations
 
 import logging
@@ -55,3 +55,29 @@ def test_a_lost_catalog_never_shows_its_password(own_postgres, tmp_path, capsys,
     shown += [out.out, out.err, *(str(w.message) for w in warned), caplog.text]
     assert sum(len(text) for text in shown) > 200      # something was said of the lost catalog
     assert [text[:200] for text in shown if password in text] == []
+
+
+@pytest.mark.parametrize("statement", [
+    "DELETE FROM main._load_events", "DELETE FROM _load_events",
+    "INSERT INTO _load_events SELECT * FROM _load_events", "DROP VIEW translation.submissions",
+    "CREATE TABLE translation.mine AS SELECT 1 AS x", "UPDATE _load_events SET status = 'x'",
+])
+def test_a_read_only_lake_refuses_every_write_even_for_a_role_that_may_write(lake, statement):
+    dsn, data = lake
+    with tk.sandbox.start(seed=7) as box:
+        with tk.Workspace(dsn, data_path=data) as ws:
+            ws.connect("translation", **box.credentials("translation")).pull("submissions", progress=False)
+            loads, rows = len(ws.loads()), ws.sql("SELECT count(*) FROM translation.submissions").fetchone()[0]
+        with tk.Workspace(dsn, data_path=data, read_only=True) as ws:
+            with pytest.raises(Exception, match="(?i)read.only"):
+                ws.sql(statement).fetchall()
+            tm = ws.connect("translation", **box.credentials("translation"))
+            sent = box.stats()["requests"]
+            with pytest.raises(tk.WorkspaceError, match="read-only"):
+                ws.refresh(progress=False)
+            with pytest.raises(tk.WorkspaceError, match="read-only"):
+                tm.pull("targets", progress=False)
+            assert box.stats()["requests"] == sent
+        with tk.Workspace(dsn, data_path=data) as ws:
+            assert len(ws.loads()) == loads
+            assert ws.sql("SELECT count(*) FROM translation.submissions").fetchone()[0] == rows
