@@ -81,3 +81,25 @@ def test_a_read_only_lake_refuses_every_write_even_for_a_role_that_may_write(lak
         with tk.Workspace(dsn, data_path=data) as ws:
             assert len(ws.loads()) == loads
             assert ws.sql("SELECT count(*) FROM translation.submissions").fetchone()[0] == rows
+
+
+def test_a_parent_committed_by_another_writer_during_a_childs_plan_is_not_missed_on_a_lake(lake, monkeypatch):
+    from test_concurrent_refresh import interleave
+    from test_incremental import view
+    dsn, data = lake
+    with tk.sandbox.start(seed=5) as box, tk.Workspace(dsn, data_path=data) as ws, \
+            tk.Workspace(dsn, data_path=data) as other:
+        tm, theirs = (w.connect("translation", **box.credentials("translation")) for w in (ws, other))
+        for name in ("submissions", "targets", "phases"):
+            tm.pull(name, progress=False)
+        box.advance(hours=6)
+        ran = interleave(monkeypatch, "plan made", "phases", lambda: [
+            theirs.pull(name, incremental=True, progress=False) for name in ("submissions", "targets")])
+        tm.pull("phases", incremental=True, progress=False)
+        assert ran == ["plan made"]
+        monkeypatch.undo()
+        tm.pull("phases", incremental=True, progress=False)
+        fresh = tk.Workspace()
+        fresh.connect("translation", **box.credentials("translation")).pull("phases", progress=False)
+        assert view(ws, "translation", "phases").equals(view(fresh, "translation", "phases"))
+        fresh.close()

@@ -183,6 +183,7 @@ def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bo
     workers = workers or client.service.max_concurrency
     before = client.requests_sent  # an incremental plan's own questions count as the load's requests
     step, previous = None, None
+    seen = increments.seen_now(ws, resource)   # first: what the sources had committed before any read of them
     if incremental and resource.incremental is not None:
         previous = ws.previous_load(resource.service, client.base_url, stored, key)
         seconds = budget.total_seconds() if isinstance(budget, timedelta) else budget
@@ -210,7 +211,7 @@ def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bo
     categoricals = [column.name for column in resource.columns if column.dtype == "category"]
     resumed = 0
     with ws.load(resource.service, client.base_url, stored, key, resource.key, keep, categoricals,
-                 builds_on=builds_on, carry=carry, resume=plan.planned is not None) as load, _gc_paused(), \
+                 builds_on=builds_on, carry=carry, resume=plan.planned is not None, seen=seen) as load, _gc_paused(), \
             load.writer() as batcher:
         tally = drift.Tally(resource, contract, client.redactor, load)
         saver = Checkpoints(load, batcher, plan, tally)

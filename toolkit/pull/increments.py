@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import orjson
 import pyarrow as pa
 
 from toolkit import catalog
@@ -43,6 +44,40 @@ class Step:
     asked: list | None = None
     members: list | None = None
     saved: int = 0
+
+
+def sources(resource: Resource) -> list[str]:
+    """The resources of the same service an incremental load of `resource` reads to choose what to ask
+    (its parent, and what it copies): what its load records having seen."""
+    how = resource.incremental
+    if how is None:
+        return []
+    return [name for name in (how.parent, how.copies)
+            if name and (resource.service, name) in catalog.RESOURCES]
+
+
+def seen_now(store: Store, resource: Resource) -> dict[str, int] | None:
+    """The latest `seq` of each of `resource`'s sources, read before anything else of them: the load
+    records it (`_loads.seen`), and the next incremental load asks again for whatever they committed
+    after it. Another process's commit between this read and the plan's own is then asked for twice,
+    never missed (a time comparison took such a commit as seen, and the child row stayed stale)."""
+    names = sources(resource)
+    if not names:
+        return None
+    found = dict(store.rows("SELECT resource, max(seq) FROM _loads WHERE service = ? AND list_contains(?, resource) "
+                            "AND status IN ('complete', 'stale') AND seq IS NOT NULL GROUP BY resource",
+                            [resource.service, names]))
+    return {name: int(found.get(name) or 0) for name in names}
+
+
+def _seen_by(store: Store, previous: str, parent: str) -> int | None:
+    """The `seq` of `parent` the `previous` load recorded having seen, or None (a load from before
+    toolkit recorded it: the time comparison stands in)."""
+    value = store.rows("SELECT seen FROM _loads WHERE load_id = ?", [previous])[0][0]
+    if not value:
+        return None
+    seen = orjson.loads(value) if isinstance(value, str | bytes) else value
+    return int(seen[parent]) if parent in seen else None
 
 
 def plan(client: Client, store: Store, resource: Resource, filters: dict, previous: str,
@@ -137,10 +172,12 @@ def _open_parents(client: Client, store: Store, resource: Resource, how: Increme
     ids_param = how.ids or f"{how.field}s"
     if parent.incremental is None or ids_param in filters or how.parent in filters:
         return None
-    since = store.rows("SELECT max(p.seq) FROM _loads p, _loads c WHERE c.load_id = ? AND p.service = ? "
-                         "AND p.resource = ? AND p.status IN ('complete', 'stale') AND p.finished <= c.started",
-                         [previous, resource.service, parent.name])[0][0]
+    since = _seen_by(store, previous, parent.name)
     if since is None:
+        since = store.rows("SELECT max(p.seq) FROM _loads p, _loads c WHERE c.load_id = ? AND p.service = ? "
+                           "AND p.resource = ? AND p.status IN ('complete', 'stale') AND p.finished <= c.started",
+                           [previous, resource.service, parent.name])[0][0]
+    if not since:
         return None
     changed, args = "_valid_from > ? OR _valid_to > ?", [since, since]
     if parent.incremental.final:  # an open parent's rows may change while its own row does not
@@ -270,7 +307,18 @@ def _open_members(client: Client, store: Store, resource: Resource, how: Increme
 def _unchanged(store: Store, resource: Resource, column: str, previous: str) -> set[str] | None:
     """The values of `column` whose rows of `resource` are the same in its last load before the
     `previous` load started and in its latest, which began after that load finished: one version
-    valid throughout. None when it has no load on either side (nothing to compare)."""
+    valid throughout. None when it has no load on either side (nothing to compare). Where the `previous`
+    load recorded the `seq` it had seen of `resource`, that is the first side and any later commit the
+    other."""
+    seen = _seen_by(store, previous, resource.name)
+    if seen is not None:
+        newest = store.rows("SELECT max(seq) FROM _loads WHERE service = ? AND resource = ? "
+                            "AND status IN ('complete', 'stale')", [resource.service, resource.name])[0][0]
+        if not seen or newest is None or newest <= seen:
+            return None
+        return {row[0] for row in store.rows(
+            f"SELECT {_text(column)} FROM {_held(resource)} WHERE {quote(column)} IS NOT NULL "
+            f"GROUP BY ALL HAVING max(_valid_from) <= ?", [seen])}
     since, newer = store.rows(
         "SELECT max(p.seq) FILTER (WHERE p.finished <= c.started), "
         "max(p.seq) FILTER (WHERE p.started >= c.finished) FROM _loads p, _loads c WHERE c.load_id = ? "

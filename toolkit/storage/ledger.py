@@ -29,7 +29,7 @@ LOADS_COLUMNS = (
     ("requests", "BIGINT"), ("status", "VARCHAR"), ("error", "VARCHAR"), ("failed_ids", "VARCHAR[]"),
     ('"key"', "VARCHAR[]"), ("seq", "BIGINT"), ("kind", "VARCHAR"), ("builds_on", "VARCHAR"),
     ("drift", "JSON"), ("service_clock", "TIMESTAMPTZ"), ("owner", "VARCHAR"), ("commit_seconds", "DOUBLE"),
-    ("conflicts", "INTEGER"))
+    ("conflicts", "INTEGER"), ("seen", "JSON"))
 _FIRST = 13  # the columns the first `_loads` had; the others were added since
 CATEGORIES_COLUMNS = (("service", "VARCHAR"), ("resource", "VARCHAR"), ("column_name", "VARCHAR"),
                       ("categories", "VARCHAR[]"))
@@ -59,6 +59,13 @@ def create(con: duckdb.DuckDBPyConnection, lake: bool) -> None:
         "AND schema_name = 'main'").fetchall()}
     if "_load_events" not in have:
         con.execute(f"CREATE TABLE IF NOT EXISTS _load_events ({_columns(LOADS_COLUMNS)}, _event BIGINT)")
+    else:   # a lake made before a column was added gains it (the `_loads` view reads * anew)
+        present = {name for (name,) in con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE database_name = current_database() "
+            "AND schema_name = 'main' AND table_name = '_load_events'").fetchall()}
+        for name, kind in LOADS_COLUMNS:
+            if name.strip('"') not in present:
+                con.execute(f"ALTER TABLE _load_events ADD COLUMN IF NOT EXISTS {name} {kind}")
     if "_confirmed" not in have:
         con.execute(CONFIRMED)
     if "_category_events" not in have:

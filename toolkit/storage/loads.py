@@ -99,8 +99,10 @@ class Load:
     def __init__(self, handle: FileHandle, service: str, base_url: str, resource: str,
                  params: Mapping[str, Any], key: tuple[str, ...], keep: bool = False,
                  categoricals: Sequence[str] = (), *, builds_on: str | None = None,
-                 carry: tuple[str, list] | None = None, resume: bool = False) -> None:
+                 carry: tuple[str, list] | None = None, resume: bool = False,
+                 seen: Mapping[str, int] | None = None) -> None:
         self.builds_on, self.carry, self._resume = builds_on, carry, resume
+        self.seen = dict(seen) if seen else None
         self.kind = "incremental" if builds_on else "full"
         self.handle, self.service, self.resource, self.key = handle, service, resource, key
         self.kept: list[pa.Table] | None = [] if keep else None
@@ -141,7 +143,8 @@ class Load:
                     "load_id": self.load_id, "service": self.service, "base_url": self.base_url,
                     "resource": self.resource, "params": self.params, "started": started, "rows": 0, "requests": 0,
                     "status": "running", "failed_ids": [], "key": list(self.key), "kind": self.kind,
-                    "builds_on": self.builds_on, "owner": this_process()})
+                    "builds_on": self.builds_on, "owner": this_process(),
+                    "seen": orjson.dumps(self.seen, option=orjson.OPT_SORT_KEYS).decode() if self.seen else None})
             self._staged = Stage(handle.path, self.load_id)
             if self._resume:
                 self.resumable = resumable(handle.path, self.signature)

@@ -258,13 +258,16 @@ class Store:
 
     def load(self, service: str, base_url: str, resource: str, params: Mapping[str, Any] | None = None,
              key: Sequence[str] = (), keep: bool = False, categoricals: Sequence[str] = (), *,
-             builds_on: str | None = None, carry: tuple[str, list] | None = None, resume: bool = False) -> Load:
+             builds_on: str | None = None, carry: tuple[str, list] | None = None, resume: bool = False,
+             seen: Mapping[str, int] | None = None) -> Load:
         """A load to write batches into inside `with`; it commits on a clean exit, rolls back otherwise.
         With `keep`, the batches stay in memory for `frame_of`, the `categoricals` among their columns
         dictionary-encoded. An incremental load names the load it `builds_on` and `carry`, the SQL
         condition (and its parameters) of the valid versions it keeps when its rows lack their key.
         With `resume`, the load finds an abandoned checkpoint of a load like it (`load.resumable`), which
-        `load.resume` takes over, and may `load.checkpoint` what it has written.
+        `load.resume` takes over, and may `load.checkpoint` what it has written. `seen`: the `seq` of each
+        resource the load's rows were drawn from, read before anything of them was (`Store.seen`); the
+        next incremental load asks again for what those resources committed after it.
 
             with ws.load("translation", url, "targets", {"status": ["READY"]}, ("id",)) as load:
                 load.write(table)
@@ -273,7 +276,7 @@ class Store:
         if self.read_only:
             raise WorkspaceError(f"{self.where} is open read-only: no loads")
         return Load(self._file, service, base_url, resource, params or {}, tuple(key), keep, categoricals,
-                    builds_on=builds_on, carry=carry, resume=resume)
+                    builds_on=builds_on, carry=carry, resume=resume, seen=seen)
 
     def fresh_load(self, service: str, base_url: str, resource: str, params: Mapping[str, Any] | None,
                    max_age: float | timedelta | None) -> str | None:
