@@ -220,3 +220,32 @@ def test_a_killed_refresh_resumes_when_run_again(box, tmp_path, uninterrupted):
         for name in ("versions", "guests"):
             assert comparable(ws.read("asset_library", name)).equals(uninterrupted[name])
     assert not list(tmp_path.glob(".toolkit-run-*")) and not stages(tmp_path)
+
+
+@pytest.mark.parametrize("damage", ["flip", "cut", "gone"])
+def test_a_damaged_checkpoint_is_discarded_and_its_parents_asked_again(box, tmp_path, uninterrupted, capfd, damage):
+    path = tmp_path / "ws.duckdb"
+    with tk.Workspace(path) as ws:
+        parents = len(connected(ws, box).fetch("assets", progress=False))
+    killed(path, box, "versions", parents // 2)
+    batches = sorted(f for stage in stages(tmp_path) for f in stage.glob("*.arrow"))
+    assert batches, "the killed pull left batches in its checkpoint"
+    hurt = batches[len(batches) // 2]
+    data = bytearray(hurt.read_bytes())
+    if damage == "flip":     # one byte of the body: still an Arrow file, holding other values
+        data[len(data) // 2] ^= 0x01
+        hurt.write_bytes(bytes(data))
+    elif damage == "cut":
+        hurt.write_bytes(bytes(data[: len(data) // 3]))
+    else:
+        hurt.unlink()
+    capfd.readouterr()
+    with tk.Workspace(path) as ws:
+        conn = connected(ws, box)
+        before = box.stats()["requests"]
+        result = conn.pull("versions", refresh=True, progress=False)
+        assert result.resumed == 0 and box.stats()["requests"] - before == parents   # asked again, all of it
+        assert comparable(ws.read("asset_library", "versions")).equals(uninterrupted["versions"])
+    said = [line for line in capfd.readouterr().err.splitlines() if "checkpoint" in line]
+    assert len(said) == 1 and "damaged" in said[0] and "asset_library.versions" in said[0]
+    assert not stages(tmp_path)

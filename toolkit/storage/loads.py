@@ -177,6 +177,10 @@ class Load:
             raise WorkspaceError(f"load {self.load_id}: a checkpoint is taken over before the first batch")
         with self._write_lock:
             if not self._staged.adopt(checkpoint):
+                if self._staged.damaged:
+                    self.handle.say(f"toolkit: the checkpoint of an interrupted pull of {self.service}."
+                                    f"{self.resource} was damaged ({self._staged.damaged}); it was discarded "
+                                    "and what it held is asked for again")
                 return None
             note = checkpoint.note
             self.rows, self.batches = int(note.get("rows") or 0), int(note.get("batches") or 0)

@@ -12,12 +12,15 @@ hold (for a fan-out, the parents whose rows are all in them). A process killed m
 folder that the next load with the same signature (workspace, service, base URL, resource, params,
 and the load it builds on) takes over (`resumable`, `Stage.adopt`): it asks only for what the note
 does not name, and commits the adopted batches with its own. Nothing of it is visible before that
-commit. A checkpoint no load took over within `KEEP_CHECKPOINT` is removed like any abandoned folder.
+commit. Each batch file's BLAKE2 digest is in the note, and a checkpoint is taken over only when every
+file still matches it: a byte flipped on disk would otherwise be committed as data (a list read back
+as NULL), so a damaged checkpoint is discarded, with one line saying so, and its parents asked again. A checkpoint no load took over within `KEEP_CHECKPOINT` is removed like any abandoned folder.
 
     stage = Stage(workspace_path, load_id); stage.add(table); for table in stage: ...; stage.close()
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import tempfile
@@ -51,6 +54,8 @@ class Stage:
         self._where, self._name, self._memory = _folder_of(workspace), f"{_PREFIX}{owner}~{load_id}", memory
         self._entries: list[pa.Table | Path] = []
         self._held, self._folder = 0, None
+        self._digests: dict[str, str] = {}   # each batch file's digest, by name
+        self.damaged: str | None = None      # why a checkpoint offered to `adopt` was discarded
 
     def add(self, table: pa.Table) -> None:
         if self._folder is None and self._held + table.nbytes <= self._memory:
@@ -62,8 +67,13 @@ class Stage:
         self._entries.append(path)
 
     def _write(self, table: pa.Table, path: Path) -> None:
-        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
+        data = sink.getvalue()
+        self._digests[path.name] = digest(data)
+        with open(path, "wb") as out:
+            out.write(memoryview(data))
 
     def _own_folder(self) -> Path:
         if self._folder is None:
@@ -83,7 +93,8 @@ class Stage:
         self._held = 0
         files = [entry.name for entry in self._entries]
         written = folder / f".{NOTE}.tmp"
-        written.write_bytes(orjson.dumps({**note, "files": files, "written": time.time()}))
+        written.write_bytes(orjson.dumps({**note, "files": files, "written": time.time(),
+                                          "digests": {name: self._digests[name] for name in files}}))
         os.replace(written, folder / NOTE)
 
     def adopt(self, checkpoint: Checkpoint) -> bool:
@@ -98,7 +109,14 @@ class Stage:
             return False
         self._folder = mine
         (mine / NOTE).unlink(missing_ok=True)   # the note is the dead load's; this one writes its own
-        self._entries = [mine / name for name in checkpoint.note["files"]]
+        files, digests = checkpoint.note["files"], checkpoint.note.get("digests") or {}
+        for name in files:
+            self.damaged = _damage(mine / name, digests.get(name))
+            if self.damaged:
+                self.close()
+                return False
+        self._entries = [mine / name for name in files]
+        self._digests = {name: digests[name] for name in files}
         return True
 
     def __iter__(self) -> Iterator[pa.Table]:
@@ -124,6 +142,21 @@ class Stage:
         if self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = None
+
+
+def digest(data: Any) -> str:
+    return hashlib.blake2b(memoryview(data), digest_size=16).hexdigest()
+
+
+def _damage(path: Path, expected: str | None) -> str | None:
+    """Why a checkpoint's batch file cannot be taken over, or None when it matches its digest."""
+    if expected is None:
+        return f"{path.name} has no checksum (a checkpoint of an older toolkit)"
+    try:
+        found = digest(path.read_bytes())
+    except OSError as error:
+        return f"{path.name} cannot be read ({error.strerror or error})"
+    return None if found == expected else f"{path.name} does not match its checksum"
 
 
 @dataclass(frozen=True)
