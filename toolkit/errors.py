@@ -12,6 +12,7 @@
     ├── ContractError          contract="freeze": an answer differs from the declared shapes; nothing written
     ├── WorkspaceError         no such load or resource in the workspace; a load written wrongly
     │   ├── SnapshotNotFoundError  no snapshot at the path given (a FileNotFoundError too)
+    │   ├── LakeUnreachableError   a team workspace's catalog (PostgreSQL) cannot be reached: try again later
     │   └── WorkspaceInUseError  the DuckDB file is open for writing in another process
     │       └── WorkspaceOpenHereError  ... or open in this process the other way (read-only, read-write)
     └── ApiError               the service answered with an error status
@@ -194,6 +195,15 @@ class WorkspaceError(ToolkitError):
 class SnapshotNotFoundError(WorkspaceError, FileNotFoundError):
     """No snapshot at the path given: a ToolkitError (so a notebook shows it in three lines, not
     eleven) and a FileNotFoundError, as it was."""
+
+
+class LakeUnreachableError(WorkspaceError):
+    """A team workspace's catalog database cannot be reached (PostgreSQL down, restarting, or the
+    connection dropped), still after reconnecting for a while. Nothing half-written is visible: a load
+    that was committing did not commit. The `toolkit` command exits with 75 (EX_TEMPFAIL), as for a busy
+    file: a cron job may simply run again."""
+
+    exit_code = 75
 
 
 class WorkspaceInUseError(WorkspaceError):

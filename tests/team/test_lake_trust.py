@@ -103,3 +103,46 @@ def test_a_parent_committed_by_another_writer_during_a_childs_plan_is_not_missed
         fresh.connect("translation", **box.credentials("translation")).pull("phases", progress=False)
         assert view(ws, "translation", "phases").equals(view(fresh, "translation", "phases"))
         fresh.close()
+
+
+def test_a_catalog_lost_mid_refresh_fails_only_the_resources_it_reached(own_postgres, tmp_path, monkeypatch):
+    monkeypatch.setenv("TOOLKIT_LAKE_RECONNECT", "2")
+    own_postgres.create_database("lake")
+    dsn = own_postgres.dsn("lake")
+    names = ("submissions", "targets", "phases", "quotes", "documents", "word_counts")
+    with tk.sandbox.start(seed=7) as box, tk.Workspace(dsn, data_path=str(tmp_path)) as ws:
+        tm = ws.connect("translation", **box.credentials("translation"))
+        for name in names:
+            tm.pull(name, progress=False)
+        box.advance(hours=3)
+        said: list[str] = []
+
+        def say(line: str) -> None:   # PostgreSQL goes away after the first resource, back after the third
+            said.append(line)
+            if len(said) == 1:
+                own_postgres.halt()
+            if len(said) == 3:
+                own_postgres.resume()
+        done = ws.refresh("translation", say=say, progress=False)
+        assert len(done) == len(names) and len(said) == len(names)
+        lost = done.error.fillna("").str.contains("LakeUnreachableError")
+        assert 1 <= lost.sum() <= 2 and lost.iloc[1], "the resources said while it was down failed, no more"
+        assert not lost.iloc[-1] and done.kind.iloc[-1] != "failed", "once it is back the others go on"
+        assert done[~lost].error.isna().all()
+        assert not any(own_postgres.password in line for line in said)
+        again = ws.refresh("translation", progress=False)          # the next run recovers everything
+        assert set(again.kind) <= {"incremental", "full"}
+        assert not ws.loads()["status"].eq("running").any()
+
+
+def test_the_command_exits_75_when_the_lake_cannot_be_reached_at_start(own_postgres, tmp_path, capsys):
+    from toolkit.cli import main
+    own_postgres.create_database("lake")
+    dsn = own_postgres.dsn("lake")
+    with tk.Workspace(dsn, data_path=str(tmp_path)):
+        pass
+    own_postgres.halt()
+    code = main(["refresh", "--workspace", dsn, "--data-path", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 75, err
+    assert own_postgres.password not in err and len(err.strip().splitlines()) <= 3

@@ -132,16 +132,19 @@ def refresh(store: Store, connections: Mapping[str, Any], services: tuple[str, .
         conn = connections.get(service)
         done = []
         for name, params in by_service[service]:
-            earlier = store.completed_rows(service, name, run.resumed.get(f"{service}.{name}"))
-            if conn is None:
-                row = _row(service, name, "skipped",
-                           error=f"{service} is not connected: ws.connect({service!r}, ...) first")
-            elif earlier is not None:
-                row = _row(service, name, "resumed", rows=earlier)
-            else:
-                row, load_id = _pull(conn.client, store, service, name, params, max_age, incremental)
-                if load_id:
-                    run.done(f"{service}.{name}", load_id)
+            try:   # everything a resource does is its own row: a lost lake fails it, not the refresh
+                earlier = store.completed_rows(service, name, run.resumed.get(f"{service}.{name}"))
+                if conn is None:
+                    row = _row(service, name, "skipped",
+                               error=f"{service} is not connected: ws.connect({service!r}, ...) first")
+                elif earlier is not None:
+                    row = _row(service, name, "resumed", rows=earlier)
+                else:
+                    row, load_id = _pull(conn.client, store, service, name, params, max_age, incremental)
+                    if load_id:
+                        run.done(f"{service}.{name}", load_id)
+            except Exception as error:
+                row = _row(service, name, "failed", error=f"{type(error).__name__}: {mask_passwords(printable(error))}")
             line(_said(row), row["resource"])
             done.append(row)
         return done
@@ -180,7 +183,13 @@ def _pull(client: Any, store: Store, service: str, name: str, params: dict,
         return _row(service, name, "failed", requests=client.requests_sent - before,
                     seconds=time.perf_counter() - started,
                     error=f"{type(error).__name__}: {mask_passwords(printable(error))}"), None
-    counts = {} if result.cached else store.changes(service, name, result.load_id)
+    try:
+        counts = {} if result.cached else store.changes(service, name, result.load_id)
+    except Exception as error:   # the load committed: say so, whatever its counts could not be read for
+        return _row(service, name, result.kind, rows=result.rows, requests=client.requests_sent - before,
+                    seconds=time.perf_counter() - started,
+                    error=f"committed, but its changes could not be counted: {type(error).__name__}: "
+                          f"{mask_passwords(printable(error))}"), result.load_id
     return _row(service, name, result.kind, rows=result.rows, requests=client.requests_sent - before,
                 seconds=time.perf_counter() - started, drift=len(result.drift), saved=result.saved,
                 resumed=result.resumed, **counts), result.load_id

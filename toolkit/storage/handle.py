@@ -25,14 +25,21 @@ from pathlib import Path
 
 import duckdb
 
-from toolkit.errors import WorkspaceBusyError, WorkspaceError, WorkspaceInUseError, WorkspaceOpenHereError
+from toolkit.errors import (
+    LakeUnreachableError,
+    WorkspaceBusyError,
+    WorkspaceError,
+    WorkspaceInUseError,
+    WorkspaceOpenHereError,
+)
 from toolkit.storage.file import load_memory, open_duckdb, query_memory, session
-from toolkit.storage.lake import CATALOG, Lake, masked_error
+from toolkit.storage.lake import CATALOG, Lake, masked, masked_error, unreachable
 
 # seconds the file stays open after its last use: a pull's bookkeeping reads in bursts, and an open
 # costs about 25 ms, while a process waiting for the file waits this long at most beyond the last use
 LINGER = 0.1
 WAIT = 60.0  # seconds a call waits for a file another process holds, unless told (TOOLKIT_WORKSPACE_WAIT)
+RECONNECT_SECONDS = 10.0  # how long a lake whose catalog went away is tried again before its load fails
 SAY_AFTER = 1.0  # a wait is told once it has lasted this long: most last one commit, a fraction of a second
 
 
@@ -81,6 +88,7 @@ class FileHandle:
         self._loads_open, self._threads_before, self._memory_before = 0, None, None
         self._memory_setting = self._memory_shown = ""
         self.opened = 0  # how many times the file was opened: what holding it only while used costs
+        self._gave_up = False  # a lake's last reconnection waited its whole time in vain
         if path is None:  # in memory, or a lake (whose catalog serves many processes): held until closed
             self._adopt(lake.open(read_only) if lake is not None else open_duckdb(None))
 
@@ -105,7 +113,7 @@ class FileHandle:
             if self._shut:
                 raise WorkspaceError(self._closed())
             if self._con is None:
-                self._adopt(self._open(what))
+                self._adopt(self._reconnect() if self.lake is not None else self._open(what))
             elif what != "reading" and not self._depth:
                 self._note(what)
             self._depth += 1
@@ -114,6 +122,11 @@ class FileHandle:
             except duckdb.Error as error:
                 if self.lake is None:
                     raise
+                if unreachable(error):    # the next held() connects again, and the other loads go on
+                    self._lose()
+                    raise LakeUnreachableError(f"the team workspace {self.lake.shown} lost its catalog "
+                                               f"({masked(str(error).splitlines()[0])[:200]}); nothing of this "
+                                               "step was kept: try again once it is back") from None
                 shown = masked_error(error)   # one place for every statement a lake's workspace runs
                 if shown is error:
                     raise
@@ -123,6 +136,31 @@ class FileHandle:
                 if not self._depth and self.path is not None:
                     self._last_used = time.monotonic()
                     self._close_when_idle()
+
+    def _lose(self) -> None:
+        """Let go of a lake's connection whose catalog went away: DuckDB may have invalidated its
+        database, and every later statement on it would fail the same way."""
+        con, self._con = self._con, None
+        with contextlib.suppress(Exception):
+            con.close()
+
+    def _reconnect(self) -> duckdb.DuckDBPyConnection:
+        """A lake's connection again after its catalog went away: tried with a growing pause for up to
+        `RECONNECT_SECONDS` (TOOLKIT_LAKE_RECONNECT), once only while the previous try already waited
+        that long in vain, so that a refresh's remaining resources each fail at once, not a minute each."""
+        patience = 0.0 if self._gave_up else float(os.environ.get("TOOLKIT_LAKE_RECONNECT", RECONNECT_SECONDS))
+        started, pause = time.monotonic(), 0.25
+        while True:
+            try:
+                con = self.lake.open(self.read_only)
+                self._gave_up = False
+                return con
+            except LakeUnreachableError:
+                if time.monotonic() - started + pause > patience:
+                    self._gave_up = True
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 4.0)
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """A cursor of the held connection, with its settings and, in a lake, the lake as its catalog."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -20,7 +21,7 @@ from urllib.parse import urlsplit
 import duckdb
 
 from toolkit.catalog.masking import mask_passwords as masked
-from toolkit.errors import WorkspaceError
+from toolkit.errors import LakeUnreachableError, WorkspaceError
 from toolkit.storage import extensions
 from toolkit.storage.file import literal, session
 
@@ -41,6 +42,23 @@ def masked_error(error: duckdb.Error) -> duckdb.Error:
     text = str(error)
     shown = masked(text)
     return error if shown == text else type(error)(shown)
+
+
+# DuckDB's and libpq's words for a catalog that went away or cannot be reached, as opposed to one that
+# refused (a wrong password, a missing database, a missing grant: trying again changes nothing)
+_UNREACHABLE = re.compile(r"connection refused|could not connect|unable to connect|server closed the connection|"
+                          r"terminating connection|no connection to the server|connection to server .* failed|"
+                          r"database has been invalidated|connection reset|broken pipe|timeout expired|"
+                          r"the database system is (starting up|shutting down|in recovery mode)|"
+                          r"could not receive data|could not send data|ssl syscall", re.IGNORECASE)
+_REFUSED = re.compile(r"authentication failed|does not exist|permission denied|no pg_hba.conf entry", re.IGNORECASE)
+
+
+def unreachable(error: BaseException) -> bool:
+    """Whether a DuckDB error says the lake's catalog went away or cannot be reached (worth trying
+    again later), not that it refused."""
+    text = str(error)
+    return isinstance(error, duckdb.Error) and bool(_UNREACHABLE.search(text)) and not _REFUSED.search(text)
 
 
 def _s3_secret(con: duckdb.DuckDBPyConnection) -> None:
@@ -125,8 +143,9 @@ class Lake:
         except duckdb.Error as error:
             con.close()
             # DuckDB's words may repeat the address, password and all
-            raise WorkspaceError(f"the team workspace {self.shown} does not open: "
-                                 f"{masked(str(error).splitlines()[0])[:300]}") from None
+            kind = LakeUnreachableError if unreachable(error) else WorkspaceError
+            raise kind(f"the team workspace {self.shown} does not open: "
+                       f"{masked(str(error).splitlines()[0])[:300]}") from None
         except BaseException:
             con.close()
             raise
