@@ -13,7 +13,7 @@ from typing import Any as _Any
 # (the helper that types pages, toolkit.pull.typist) does not import pandas, DuckDB and the widgets.
 _ERRORS = ("AnswerError", "ApiError", "AuthError", "ContractError", "DriftWarning", "LakeUnreachableError", "ModeError", "NotFoundError", "PagingError",
            "RateLimitError", "RedirectError", "ServerError", "ToolkitError", "TransportError", "UnknownNameError", "ValidationError", "VersionError",
-           "WorkspaceBusyError", "WorkspaceError", "WorkspaceInUseError", "WorkspaceOpenHereError")
+           "WorkspaceBusyError", "WorkspaceDamagedError", "WorkspaceError", "WorkspaceInUseError", "WorkspaceOpenHereError")
 _WHERE = {"Client": "toolkit.http.client", "connect": "toolkit.http.client", "Connection": "toolkit.connection.connection", "doctor": "toolkit.checkup.doctor", "F": "toolkit.http.filters", "Secret": "toolkit.http.session",
           "Snapshot": "toolkit.storage.snapshots", "open_snapshot": "toolkit.storage.snapshots", "actions": "toolkit.catalog.tables",
           "resources": "toolkit.catalog.tables", "Workspace": "toolkit.workspace", **dict.fromkeys(_ERRORS, "toolkit.errors")}
@@ -42,6 +42,7 @@ if _TYPE_CHECKING:
         ValidationError,
         VersionError,
         WorkspaceBusyError,
+        WorkspaceDamagedError,
         WorkspaceError,
         WorkspaceInUseError,
         WorkspaceOpenHereError,
@@ -95,6 +96,7 @@ __all__ = [
     "VersionError",
     "Workspace",
     "WorkspaceBusyError",
+    "WorkspaceDamagedError",
     "WorkspaceError",
     "WorkspaceInUseError",
     "WorkspaceOpenHereError",

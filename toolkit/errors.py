@@ -13,6 +13,7 @@
     ├── WorkspaceError         no such load or resource in the workspace; a load written wrongly
     │   ├── SnapshotNotFoundError  no snapshot at the path given (a FileNotFoundError too)
     │   ├── LakeUnreachableError   a team workspace's catalog (PostgreSQL) cannot be reached: try again later
+    │   ├── WorkspaceDamagedError  the file of a workspace or snapshot is corrupt (DuckDB's checksums say so)
     │   └── WorkspaceInUseError  the DuckDB file is open for writing in another process
     │       └── WorkspaceOpenHereError  ... or open in this process the other way (read-only, read-write)
     └── ApiError               the service answered with an error status
@@ -204,6 +205,17 @@ class LakeUnreachableError(WorkspaceError):
     file: a cron job may simply run again."""
 
     exit_code = 75
+
+
+class WorkspaceDamagedError(WorkspaceError):
+    """The DuckDB file of a workspace or snapshot is damaged: DuckDB found a block whose checksum does not
+    match, or a structure it cannot read back. Nothing was changed; what it held comes back from a copy
+    (an exported snapshot, a backup) or a new pull."""
+
+    def __init__(self, path: Any, detail: str) -> None:
+        self.path, self.detail = path, detail
+        super().__init__(f"{path} is damaged ({detail}); nothing was changed. Open a copy (an exported "
+                         "snapshot, a backup) instead, or pull again into a new workspace file")
 
 
 class WorkspaceInUseError(WorkspaceError):

@@ -15,13 +15,15 @@ A load's rows are `_valid_from <= seq AND (_valid_to IS NULL OR _valid_to > seq)
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
 
-from toolkit.errors import WorkspaceError, WorkspaceInUseError, WorkspaceOpenHereError
+from toolkit.errors import WorkspaceDamagedError, WorkspaceError, WorkspaceInUseError, WorkspaceOpenHereError
 
 # the storage new files are written in: DuckDB 2.x writes by default a format 1.5 cannot read, and the
 # team extra runs 1.5.5 (toolkit.storage.extensions): a workspace or snapshot must open in both
@@ -121,6 +123,33 @@ def load_memory() -> str:
     return os.environ.get("TOOLKIT_LOAD_MEMORY_LIMIT", "64MB")
 
 
+# DuckDB's words for a file it cannot trust: a block whose checksum does not match, a structure it cannot
+# read back, a file that is not (or no longer) a database
+_DAMAGED = re.compile(r"corrupt|checksum|serialization error|not a valid duckdb database|"
+                      r"could not read enough bytes|failed to deserialize|invalid .* register|"
+                      r"block .* (out of range|does not exist)|database file .* (truncated|too small)", re.IGNORECASE)
+
+
+def damaged(error: BaseException) -> str | None:
+    """What DuckDB said of a damaged file (its first line, shortened), or None for any other error."""
+    if not isinstance(error, duckdb.Error):
+        return None
+    first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return first[:160] if _DAMAGED.search(str(error)) else None
+
+
+@contextlib.contextmanager
+def damage_said(path: Path | None) -> Iterator[None]:
+    """Inside: a DuckDB error that says the file is damaged becomes WorkspaceDamagedError."""
+    try:
+        yield
+    except duckdb.Error as error:
+        detail = damaged(error) if path is not None else None
+        if detail is None:
+            raise
+        raise WorkspaceDamagedError(path, detail) from None
+
+
 def open_duckdb(path: Path | None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """A connection; a file locked by another process becomes `WorkspaceInUseError`, one open in this
     process the other way (read-write against read-only) `WorkspaceOpenHereError`."""
@@ -132,7 +161,8 @@ def open_duckdb(path: Path | None, read_only: bool = False) -> duckdb.DuckDBPyCo
     # a new file in the oldest storage this toolkit runs on (DuckDB 1.5), so that either DuckDB opens it
     config = {"storage_compatibility_version": STORAGE_VERSION} if path and not path.exists() else {}
     try:
-        con = session(duckdb.connect(str(path) if path else ":memory:", read_only=read_only, config=config))
+        with damage_said(path):
+            con = session(duckdb.connect(str(path) if path else ":memory:", read_only=read_only, config=config))
         if path:
             con.execute(f"SET memory_limit = '{query_memory()}'")
         return con

@@ -28,11 +28,12 @@ import duckdb
 from toolkit.errors import (
     LakeUnreachableError,
     WorkspaceBusyError,
+    WorkspaceDamagedError,
     WorkspaceError,
     WorkspaceInUseError,
     WorkspaceOpenHereError,
 )
-from toolkit.storage.file import load_memory, open_duckdb, query_memory, session
+from toolkit.storage.file import damaged, load_memory, open_duckdb, query_memory, session
 from toolkit.storage.lake import CATALOG, Lake, masked, masked_error, unreachable
 
 # seconds the file stays open after its last use: a pull's bookkeeping reads in bursts, and an open
@@ -121,7 +122,10 @@ class FileHandle:
                 yield self._con
             except duckdb.Error as error:
                 if self.lake is None:
-                    raise
+                    detail = damaged(error) if self.path is not None else None
+                    if detail is None:
+                        raise
+                    raise WorkspaceDamagedError(self.path, detail) from None
                 if unreachable(error):    # the next held() connects again, and the other loads go on
                     self._lose()
                     raise LakeUnreachableError(f"the team workspace {self.lake.shown} lost its catalog "

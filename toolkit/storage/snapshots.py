@@ -13,6 +13,7 @@ file is `versions.parquet` (format_version 2; version 1 had a file per load, wit
 """
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ import pyarrow as pa
 
 from toolkit.errors import SnapshotNotFoundError, WorkspaceError
 from toolkit.storage.file import (
+    damage_said,
     literal,
     loads_view_sql,
     old_table_of,
@@ -77,6 +79,10 @@ class Snapshot:
             raise WorkspaceError(f"snapshot {self.path} is closed; open it again with "
                                  f"toolkit.open_snapshot({str(self.path)!r})")
         return self._con
+
+    def _said(self) -> contextlib.AbstractContextManager[None]:
+        """A read of the snapshot, whose damaged file says so (WorkspaceDamagedError)."""
+        return damage_said(None if self.path.is_dir() else self.path)
 
     def _views_over_parquet(self) -> None:
         document = orjson.loads((self.path / "manifest.json").read_bytes())
@@ -143,7 +149,8 @@ class Snapshot:
             query = f"SELECT * EXCLUDE (_load_id) FROM {old_table_of(service, resource)} WHERE _load_id = ?"
             args = [load_id]
         try:
-            table = self._open().sql(query, params=args).to_arrow_table()
+            with self._said():
+                table = self._open().sql(query, params=args).to_arrow_table()
         except duckdb.CatalogException:
             what = "with history=True" if load_id else "holding it"
             raise WorkspaceError(f"{self.path} has no {service}.{resource} (export it {what})") from None
@@ -151,15 +158,17 @@ class Snapshot:
 
     def _categories(self, service: str, resource: str) -> dict[str, list[str]]:
         try:
-            rows = self._open().execute("SELECT schema FROM _manifest WHERE service = ? AND resource = ?",
-                                     [service, resource]).fetchall()
+            with self._said():
+                rows = self._open().execute("SELECT schema FROM _manifest WHERE service = ? AND resource = ?",
+                                            [service, resource]).fetchall()
         except duckdb.CatalogException:
             return {}
         schema = orjson.loads(rows[0][0]) if rows else []
         return {c["name"]: c["categories"] for c in schema if "categories" in c}
 
     def _frame(self, query: str) -> pd.DataFrame:
-        return to_frame(self._open().sql(query).to_arrow_table())
+        with self._said():
+            return to_frame(self._open().sql(query).to_arrow_table())
 
     def close(self) -> None:
         """Close the snapshot's connection; closing again is fine."""
