@@ -110,7 +110,7 @@ def test_a_replacement_that_fails_keeps_the_snapshot_it_was_to_replace(filled, t
         return real(source, target)
 
     monkeypatch.setattr(os, "replace", refused)
-    with pytest.raises(PermissionError):
+    with pytest.raises(WorkspaceError, match="was not written .*PermissionError.* is as it was"):
         ws.export(path, format=format, overwrite=True)
     monkeypatch.setattr(os, "replace", real)
     with open_snapshot(path) as snap:
@@ -209,3 +209,28 @@ def test_a_closed_snapshot_says_so_from_every_method(filled, tmp_path, format):
             call()
             pytest.fail(f"snap.{name}() on a closed snapshot")
     assert snap.closed and "closed" in repr(snap)
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 300 kB file system of the test's own (root only: mount -t tmpfs), removed afterwards."""
+    import subprocess
+    folder = tmp_path / "tiny"
+    folder.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(folder)], capture_output=True)
+    if done.returncode:
+        pytest.skip("a small file system needs mount (root)")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], capture_output=True)
+
+
+def test_an_export_to_a_full_disk_says_so_and_leaves_nothing(tiny_disk, tmp_path):
+    with Workspace(tmp_path / "ws.duckdb") as ws:
+        put(ws, range(50_000))
+        with pytest.raises(WorkspaceError, match="no space left") as raised:
+            ws.export(tiny_disk / "snap.duckdb")
+        assert len(raised.value._render_traceback_()) <= 3
+        assert list(tiny_disk.iterdir()) == []
+        assert len(ws.read("translation", "targets")) == 50_000       # the workspace goes on

@@ -9,6 +9,7 @@ A snapshot is written in a hidden folder next to its path and moved into place o
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib.metadata
 import os
 import re
@@ -62,13 +63,21 @@ def export(con: duckdb.DuckDBPyConnection, path: Path, format: str = "duckdb", h
         replaceable(path, format, workspace)
     remove_leftovers(path.parent)
     resources = _resources(con, history)
-    with _scratch(path) as scratch:
-        target = scratch / path.name
-        if format == "duckdb":
-            _to_duckdb(con, target, resources, history)
-        else:
-            _to_parquet(con, target, resources, history)
-        _put_in_place(target, path, scratch)
+    try:
+        with _scratch(path) as scratch:
+            target = scratch / path.name
+            if format == "duckdb":
+                _to_duckdb(con, target, resources, history)
+            else:
+                _to_parquet(con, target, resources, history)
+            _put_in_place(target, path, scratch)
+    except (duckdb.Error, OSError) as error:   # the scratch folder is gone with whatever it held
+        full = "no space left" in str(error).lower() or getattr(error, "errno", None) == errno.ENOSPC
+        why = (f"{path.parent} has no space left" if full else
+               f"{type(error).__name__}: {str(error).strip().splitlines()[0][:160] if str(error).strip() else ''}")
+        raise WorkspaceError(f"the snapshot {path} was not written ({why}); nothing of it was left behind"
+                             f"{' and ' + str(path.name) + ' is as it was' if path.exists() else ''}. "
+                             f"{'Free some space there, or export elsewhere' if full else 'Export again'}") from None
     return path
 
 
