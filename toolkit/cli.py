@@ -531,6 +531,17 @@ def parser() -> argparse.ArgumentParser:
     export.add_argument("--history", action="store_true", help="every load, not only the latest of each resource")
     export.add_argument("--overwrite", action="store_true", help="replace what is at --out")
     export.set_defaults(run=_export)
+    lake = sub.add_parser("lake", help="a team workspace's upkeep (DuckLake)").add_subparsers(
+        dest="task", required=True, metavar="TASK")
+    clean = lake.add_parser("clean", help="remove the data files no commit names (left by commits killed "
+                                          "mid-way); run it daily beside the refresh")
+    _workspace_options(clean, "the team workspace")
+    clean.add_argument("--older-than", type=_seconds, default=3600.0, metavar="DURATION",
+                       help="only files written longer ago than this (default 1h: a younger one may be a "
+                            "commit in flight); seconds or 30m, 6h, 1d")
+    clean.add_argument("--dry-run", action="store_true", help="list them, remove nothing")
+    clean.add_argument("--wait", type=float, metavar="SECONDS", help=WAIT_HELP)
+    clean.set_defaults(run=_lake_clean)
     tapes = sub.add_parser("cassettes", help="record cassettes from the sandbox or a real service; check-stable")
     tapes.add_argument("task", choices=("record", "check-stable"),
                        help="record: write cassettes; check-stable: record again into a temporary folder and "
@@ -544,6 +555,26 @@ def parser() -> argparse.ArgumentParser:
     tapes.add_argument("--credentials", metavar="FILE", help=CREDENTIALS_HELP)
     tapes.set_defaults(run=_cassettes)
     return top
+
+
+def _lake_clean(args: argparse.Namespace) -> int:
+    """Remove (or list) a team workspace's orphan data files."""
+    from toolkit.errors import ToolkitError
+    from toolkit.storage.lake import is_lake
+    if not args.workspace or not is_lake(args.workspace):
+        print("toolkit lake clean: name a team workspace: --workspace 'ducklake:...' (or TOOLKIT_WORKSPACE); "
+              "a file workspace has no orphan files", file=sys.stderr)
+        return 2
+    try:
+        with _open(args, wait=args.wait) as ws:    # DuckLake lists them only through a writable attach
+            found = ws.remove_orphans(older_than=args.older_than, dry_run=args.dry_run)
+            where = ws.where
+    except ToolkitError as error:
+        return _failed("lake clean", error)
+    for name in found:
+        print(name)
+    print(f"{len(found)} orphan file(s) {'found' if args.dry_run else 'removed'} in {where}")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

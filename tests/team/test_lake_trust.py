@@ -146,3 +146,31 @@ def test_the_command_exits_75_when_the_lake_cannot_be_reached_at_start(own_postg
     err = capsys.readouterr().err
     assert code == 75, err
     assert own_postgres.password not in err and len(err.strip().splitlines()) <= 3
+
+
+def test_orphan_files_of_killed_commits_are_removed_and_nothing_else(lake, capsys):
+    import glob
+    import os
+    import shutil
+    import time
+
+    from toolkit.cli import main
+    dsn, data = lake
+    with tk.sandbox.start(seed=7) as box, tk.Workspace(dsn, data_path=data) as ws:
+        ws.connect("translation", **box.credentials("translation")).pull("submissions", progress=False)
+        rows = ws.sql("SELECT count(*) FROM translation.submissions").fetchone()[0]
+    kept = sorted(glob.glob(f"{data}/**/*.parquet", recursive=True))
+    old = os.path.join(os.path.dirname(kept[0]), "ducklake-killed-commit.parquet")
+    young = os.path.join(os.path.dirname(kept[0]), "ducklake-commit-in-flight.parquet")
+    for orphan in (old, young):
+        shutil.copy(kept[0], orphan)
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    assert main(["lake", "clean", "--workspace", dsn, "--data-path", data, "--dry-run"]) == 0
+    assert os.path.exists(old) and old in capsys.readouterr().out
+    assert main(["lake", "clean", "--workspace", dsn, "--data-path", data]) == 0
+    out = capsys.readouterr().out
+    assert "1 orphan file(s) removed" in out and not os.path.exists(old)
+    assert os.path.exists(young), "a file younger than --older-than may be a commit in flight"
+    assert all(os.path.exists(f) for f in kept)
+    with tk.Workspace(dsn, data_path=data, read_only=True) as ws:
+        assert ws.sql("SELECT count(*) FROM translation.submissions").fetchone()[0] == rows

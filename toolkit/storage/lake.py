@@ -153,3 +153,14 @@ class Lake:
 
     def __repr__(self) -> str:
         return f"<toolkit lake {self.shown}{f' data at {self.data_path}' if self.data_path else ''}>"
+
+
+def orphans(con: duckdb.DuckDBPyConnection, older_than_seconds: float, dry_run: bool) -> list[str]:
+    """The data files in the lake's data path that no snapshot of its catalog names, written more than
+    `older_than_seconds` ago (a commit killed between writing its Parquet and committing leaves one;
+    a younger file may be another process's commit in flight), removed unless `dry_run`: DuckLake's own
+    `ducklake_delete_orphaned_files`."""
+    rows = con.execute(f"SELECT * FROM ducklake_delete_orphaned_files({literal(CATALOG)}, dry_run => ?, "
+                       f"older_than => now() - to_seconds(?::DOUBLE))", [dry_run, older_than_seconds]).fetchall()
+    return sorted(str(row[0]) for row in rows)
+

@@ -59,7 +59,7 @@ from toolkit.storage.file import (
     view_sql,
 )
 from toolkit.storage.handle import FileHandle
-from toolkit.storage.lake import Lake, is_lake, settled
+from toolkit.storage.lake import Lake, is_lake, orphans, settled
 from toolkit.storage.loads import Load, _now, params_json
 from toolkit.storage.processes import alive
 from toolkit.storage.readback import shaped, to_frame
@@ -244,6 +244,23 @@ class Store:
     def where(self) -> str:
         """Where the workspace lives, safe to show: its file, its lake (password masked), or memory."""
         return self.lake.shown if self.lake else str(self.path) if self.path else ":memory:"
+
+    def remove_orphans(self, older_than: float = 3600.0, dry_run: bool = False) -> list[str]:
+        """A team workspace's data files that no commit names (what commits killed mid-way left),
+        older than `older_than` seconds, removed (`dry_run`: only listed); the files. A file workspace
+        has none: a load's batches wait beside it until its commit, and an abandoned stage is removed
+        by the next read-write open.
+
+            ws.remove_orphans(older_than=86_400)     # or, from cron: toolkit lake clean
+        """
+        self._check_open()
+        if self.lake is None:
+            return []
+        if self.read_only:   # DuckLake looks for them only through a writable attach, even to list them
+            raise WorkspaceError(f"{self.where} is open read-only: open it without read_only=True to look "
+                                 "for orphan files")
+        with self._file.held("removing orphan files") as con:
+            return orphans(con, float(older_than), dry_run)
 
     def _closed_message(self) -> str:
         again = f"toolkit.Workspace({self.where!r})" if self.path or self.lake else \
