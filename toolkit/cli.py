@@ -532,7 +532,7 @@ def parser() -> argparse.ArgumentParser:
     export.add_argument("--overwrite", action="store_true", help="replace what is at --out")
     export.set_defaults(run=_export)
     lake = sub.add_parser("lake", help="a team workspace's upkeep (DuckLake)").add_subparsers(
-        dest="task", required=True, metavar="TASK")
+        dest="task", required=True, metavar="TASK", help="clean: remove orphan data files")
     clean = lake.add_parser("clean", help="remove the data files no commit names (left by commits killed "
                                           "mid-way); run it daily beside the refresh")
     _workspace_options(clean, "the team workspace")
