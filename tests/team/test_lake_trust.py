@@ -174,3 +174,22 @@ def test_orphan_files_of_killed_commits_are_removed_and_nothing_else(lake, capsy
     assert all(os.path.exists(f) for f in kept)
     with tk.Workspace(dsn, data_path=data, read_only=True) as ws:
         assert ws.sql("SELECT count(*) FROM translation.submissions").fetchone()[0] == rows
+
+
+def test_a_commit_whose_answer_was_lost_is_said_committed(lake, monkeypatch):
+    from toolkit.storage.loads import Load
+    dsn, data = lake
+    real = Load._commit_once
+
+    def answer_lost(self):
+        real(self)
+        raise tk.LakeUnreachableError("the answer to COMMIT was lost")
+    with tk.sandbox.start(seed=7) as box, tk.Workspace(dsn, data_path=data) as ws:
+        tm = ws.connect("translation", **box.credentials("translation"))
+        monkeypatch.setattr(Load, "_commit_once", answer_lost)
+        done = tm.pull("submissions", progress=False)
+        monkeypatch.undo()
+        assert done.rows > 0
+        loads = ws.loads()
+        assert list(loads.status) == ["complete"]
+        assert ws.sql("SELECT count(*) FROM translation.submissions").fetchone()[0] == done.rows

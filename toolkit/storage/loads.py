@@ -402,12 +402,30 @@ class Load:
             try:
                 self._commit_once()
                 return
-            except duckdb.Error as error:
+            except (duckdb.Error, WorkspaceError) as error:
+                if self._landed():        # the answer to COMMIT was lost (the catalog or the store), not the commit
+                    self.status = "complete"
+                    return
                 if self.handle.lake is None or not conflicted(error) or attempt == TRIES:
                     raise
                 self.rows, self.drift, self.kept = kept
                 self.conflicts += 1
                 pause(attempt)
+
+    def _landed(self) -> bool:
+        """Whether a lake's commit that raised committed all the same: its `_loads` row says complete
+        (a connection lost, or an object store failing, after the catalog committed). Never raises."""
+        if self.handle.lake is None:
+            return False
+        try:
+            with self.handle.held("reading") as con:
+                found = con.execute("SELECT status, seq FROM _loads WHERE load_id = ?", [self.load_id]).fetchall()
+        except Exception:
+            return False
+        if not found or found[0][0] != "complete":
+            return False
+        self.seq = int(found[0][1] or self.seq)
+        return True
 
     def _commit_once(self) -> None:
         handle = self.handle
