@@ -22,7 +22,8 @@ def own_postgres():
         server.stop()
 
 
-def test_a_lost_catalog_never_shows_its_password(own_postgres, tmp_path, capsys, caplog):
+def test_a_lost_catalog_never_shows_its_password(own_postgres, tmp_path, capsys, caplog, monkeypatch):
+    monkeypatch.setenv("TOOLKIT_LAKE_RECONNECT", "1")
     own_postgres.create_database("lake")
     dsn, password = own_postgres.dsn("lake"), own_postgres.password
     shown: list[str] = []
