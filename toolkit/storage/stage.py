@@ -203,8 +203,7 @@ def resumable(workspace: Path | None, signature: dict[str, Any]) -> Checkpoint |
     """The newest abandoned checkpoint of a load with this signature, or None."""
     found = [Checkpoint(folder, note, _note_damage(note)) for folder in _abandoned(workspace)
              if (note := _note(folder)) is not None and note.get("signature") == signature]
-    # a damaged one first: it is discarded, with a line, before any other is taken over
-    return max(found, key=lambda c: (c.damaged is not None, _written(c.note)), default=None)
+    return max(found, key=lambda c: _written(c.note), default=None)
 
 
 def _written(note: dict[str, Any]) -> float:
