@@ -474,3 +474,12 @@ def test_unknown_services_and_resources_of_refresh_and_doctor_exit_2_with_the_cl
     assert "(41 of them: `toolkit resources` lists them)" in said
     assert main(["doctor", "media_reviews"]) == 2
     assert "did you mean 'media_review'?" in capsys.readouterr().err
+
+
+def test_a_failed_commands_line_never_shows_a_connection_strings_password(capsys):
+    from toolkit.cli import _failed
+    error = tk.WorkspaceError("the team workspace ducklake:postgres:dbname=lake user=cron password=hunter2-pw "
+                              "is gone")
+    assert _failed("refresh", error) == 2
+    said = capsys.readouterr().err
+    assert "hunter2-pw" not in said and "password=***" in said and said.startswith("toolkit refresh: WorkspaceError")

@@ -53,8 +53,10 @@ WAIT_HELP = ("seconds to wait while another process holds the workspace (default
 
 
 def _failed(command: str, error: BaseException) -> int:
-    """One line for a toolkit error, and its exit code: 75 for a workspace still held after the wait."""
-    print(f"toolkit {command}: {type(error).__name__}: {error}", file=sys.stderr)
+    """One line for a toolkit error, and its exit code: 75 for a workspace still held after the wait.
+    The line passes the mask once more: a team workspace's address may hold its catalog's password."""
+    from toolkit.catalog.masking import mask_passwords
+    print(f"toolkit {command}: {type(error).__name__}: {mask_passwords(str(error))}", file=sys.stderr)
     return getattr(error, "exit_code", 2)
 
 

@@ -84,7 +84,8 @@ def test_a_read_only_lake_refuses_every_write_even_for_a_role_that_may_write(lak
             assert ws.sql("SELECT count(*) FROM translation.submissions").fetchone()[0] == rows
 
 
-def test_a_parent_committed_by_another_writer_during_a_childs_plan_is_not_missed_on_a_lake(lake, monkeypatch):
+@pytest.mark.parametrize("step", ["sources read", "plan made", "load started", "before the commit"])
+def test_a_parent_committed_by_another_writer_during_a_childs_load_is_not_missed_on_a_lake(lake, monkeypatch, step):
     from test_concurrent_refresh import interleave
     from test_incremental import view
     dsn, data = lake
@@ -94,10 +95,10 @@ def test_a_parent_committed_by_another_writer_during_a_childs_plan_is_not_missed
         for name in ("submissions", "targets", "phases"):
             tm.pull(name, progress=False)
         box.advance(hours=6)
-        ran = interleave(monkeypatch, "plan made", "phases", lambda: [
+        ran = interleave(monkeypatch, step, "phases", lambda: [
             theirs.pull(name, incremental=True, progress=False) for name in ("submissions", "targets")])
         tm.pull("phases", incremental=True, progress=False)
-        assert ran == ["plan made"]
+        assert ran == [step]
         monkeypatch.undo()
         tm.pull("phases", incremental=True, progress=False)
         fresh = tk.Workspace()

@@ -47,7 +47,8 @@ class Checkpoints:
         found, plan = self.load.resumable, self.plan
         if found is None or plan.planned is None:
             return 0
-        done = [orjson.loads(key) for key in found.note.get("done") or []]
+        # a damaged note's `done` is not read: taking it over discards it, and says so
+        done = [] if found.damaged else [orjson.loads(key) for key in found.note.get("done") or []]
         planned = {member_key(member) for member in plan.planned}
         if not {member_key(member) for member in done} <= planned:
             return 0

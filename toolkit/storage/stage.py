@@ -13,8 +13,9 @@ folder that the next load with the same signature (workspace, service, base URL,
 and the load it builds on) takes over (`resumable`, `Stage.adopt`): it asks only for what the note
 does not name, and commits the adopted batches with its own. Nothing of it is visible before that
 commit. Each batch file's BLAKE2 digest is in the note, and a checkpoint is taken over only when every
-file still matches it: a byte flipped on disk would otherwise be committed as data (a list read back
-as NULL), so a damaged checkpoint is discarded, with one line saying so, and its parents asked again. A checkpoint no load took over within `KEEP_CHECKPOINT` is removed like any abandoned folder.
+file still matches it, and the note its own (`check`): a byte flipped on disk would otherwise be
+committed as data (a list read back as NULL) or take a parent for done, so a damaged checkpoint is
+discarded, with one line saying so, and its parents asked again. A checkpoint no load took over within `KEEP_CHECKPOINT` is removed like any abandoned folder.
 
     stage = Stage(workspace_path, load_id); stage.add(table); for table in stage: ...; stage.close()
 """
@@ -93,8 +94,8 @@ class Stage:
         self._held = 0
         files = [entry.name for entry in self._entries]
         written = folder / f".{NOTE}.tmp"
-        written.write_bytes(orjson.dumps({**note, "files": files, "written": time.time(),
-                                          "digests": {name: self._digests[name] for name in files}}))
+        written.write_bytes(orjson.dumps(_sealed({**note, "files": files, "written": time.time(),
+                                                  "digests": {name: self._digests[name] for name in files}})))
         os.replace(written, folder / NOTE)
 
     def adopt(self, checkpoint: Checkpoint) -> bool:
@@ -110,8 +111,8 @@ class Stage:
         self._folder = mine
         (mine / NOTE).unlink(missing_ok=True)   # the note is the dead load's; this one writes its own
         files, digests = checkpoint.note["files"], checkpoint.note.get("digests") or {}
-        for name in files:
-            self.damaged = _damage(mine / name, digests.get(name))
+        for name in [None, *files]:
+            self.damaged = checkpoint.damaged if name is None else _damage(mine / name, digests.get(name))
             if self.damaged:
                 self.close()
                 return False
@@ -148,6 +149,21 @@ def digest(data: Any) -> str:
     return hashlib.blake2b(memoryview(data), digest_size=16).hexdigest()
 
 
+def _sealed(note: dict[str, Any]) -> dict[str, Any]:
+    """The note with the digest of its own canonical JSON (`check`): a flipped digit in its `done`
+    list is still JSON, and would have a parent taken for done whose rows no batch holds."""
+    return {**note, "check": digest(orjson.dumps(note, option=orjson.OPT_SORT_KEYS))}
+
+
+def _note_damage(note: dict[str, Any]) -> str | None:
+    """Why a checkpoint's note cannot be trusted, or None when it matches its own digest."""
+    rest = {key: value for key, value in note.items() if key != "check"}
+    if "check" not in note:
+        return f"{NOTE} has no checksum (a checkpoint of an older toolkit)"
+    return None if note["check"] == digest(orjson.dumps(rest, option=orjson.OPT_SORT_KEYS)) \
+        else f"{NOTE} does not match its checksum"
+
+
 def _damage(path: Path, expected: str | None) -> str | None:
     """Why a checkpoint's batch file cannot be taken over, or None when it matches its digest."""
     if expected is None:
@@ -161,9 +177,11 @@ def _damage(path: Path, expected: str | None) -> str | None:
 
 @dataclass(frozen=True)
 class Checkpoint:
-    """A stage folder whose process died after a checkpoint: its note, and where it is."""
+    """A stage folder whose process died after a checkpoint: its note, and where it is; `damaged` says
+    why its note fails its own digest (it is then discarded, never taken over)."""
     folder: Path
     note: dict[str, Any]
+    damaged: str | None = None
 
 
 def _abandoned(workspace: Path | None) -> Iterator[Path]:
@@ -183,9 +201,14 @@ def _note(folder: Path) -> dict[str, Any] | None:
 
 def resumable(workspace: Path | None, signature: dict[str, Any]) -> Checkpoint | None:
     """The newest abandoned checkpoint of a load with this signature, or None."""
-    found = [Checkpoint(folder, note) for folder in _abandoned(workspace)
+    found = [Checkpoint(folder, note, _note_damage(note)) for folder in _abandoned(workspace)
              if (note := _note(folder)) is not None and note.get("signature") == signature]
-    return max(found, key=lambda c: c.note.get("written", 0), default=None)
+    return max(found, key=lambda c: _written(c.note), default=None)
+
+
+def _written(note: dict[str, Any]) -> float:
+    written = note.get("written")
+    return float(written) if isinstance(written, int | float) else 0.0
 
 
 def discard(workspace: Path | None, signature: dict[str, Any]) -> None:
@@ -202,7 +225,7 @@ def remove_abandoned(workspace: Path) -> list[Path]:
     removed = []
     for folder in _abandoned(workspace):
         note = _note(folder)
-        if note is not None and time.time() - float(note.get("written") or 0) < KEEP_CHECKPOINT:
+        if note is not None and time.time() - _written(note) < KEEP_CHECKPOINT:
             continue
         shutil.rmtree(folder, ignore_errors=True)
         removed.append(folder)
