@@ -1,7 +1,7 @@
 """The asset library vendor's own end-to-end tests of tags, replayed against the sandbox with plain
 requests as its SDK sends them (docs/public-specs.md, source A3; written by us, nothing copied):
 the list's cursor page, then create → get → rename → get → delete → get, the last a 404 (the SDK's
-NotFoundError), with the run's clean-up deleting what a failed test left."""
+NotFoundError), with the run's clean-up deleting what a failed test left; and its error tests."""
 from __future__ import annotations
 
 import time
@@ -63,3 +63,12 @@ def test_an_unknown_tag_is_not_found(api) -> None:
     session, base = api
     missing = session.get(base + "/tags/00000000-0000-4000-8000-000000000000", timeout=10)
     assert missing.status_code == 404
+
+
+def test_the_error_tests_hold_an_unknown_asset_is_404_and_a_malformed_id_an_error(api) -> None:
+    """The vendor's `errors` e2e tests: NotFoundError (404) for a well-formed id no asset has, an
+    APIError (any 4xx) for an id that is no UUID."""
+    session, base = api
+    missing = session.get(base + "/assets/00000000-0000-0000-0000-000000000000", timeout=10)
+    assert missing.status_code == 404 and missing.json()["message"]
+    assert 400 <= session.get(base + "/assets/not-a-valid-uuid", timeout=10).status_code < 500
