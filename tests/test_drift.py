@@ -201,7 +201,9 @@ def test_known_values_come_from_the_column_or_the_list_actions_filter_choices():
     targets = drift.known_values(catalog.resource("translation", "targets"))
     assert targets["status"] == set(catalog.translation.TARGET_STATUSES)          # targetStatus's choices
     submissions = drift.known_values(catalog.resource("translation", "submissions"))
-    assert submissions["status"] == set(catalog.translation.SUBMISSION_STATUSES)  # statuses' choices
+    # statuses' choices: IN_ERROR and ARCHIVED too, which the real service sends (docs/public-specs.md, G8)
+    assert submissions["status"] == set(catalog.translation.SUBMISSION_FILTER_STATUSES)
+    assert {"IN_ERROR", "ARCHIVED"} <= submissions["status"]
     assert submissions["claim_scope"] == set(catalog.translation.CLAIM_SCOPES)    # declared on the column
     assert "severity" not in drift.known_values(catalog.resource("audience_platform", "notifications"))
 

@@ -308,6 +308,10 @@ ACTIONS = (
            params=(Param("name", "body", required=True, doc="name of the tag", example="hero",
                          rules=("not_blank",)),),
            body="json", status=201),
+    Action("asset_library.get_tag", "Tags", "GET", "/tags/{tag_id}",
+           "One tag; 404 once deleted (the vendor's SDK and its end-to-end tests read it after create, "
+           "rename and delete).",
+           params=(TAG_ID,), origin=("A2", "A3")),
     Action("asset_library.update_tag", "Tags", "PATCH", "/tags/{tag_id}",
            "Rename a tag.",
            params=(TAG_ID, Param("name", "body", doc="new name of the tag", example="hero-shot")),

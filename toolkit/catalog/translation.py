@@ -43,6 +43,9 @@ G_HOOK = "Webhooks"
 # status values the services send (submission statuses are named in the statuses filter doc)
 SUBMISSION_STATUSES = ("CREATING", "PREFLIGHT", "WAITING", "READY", "IN_PROCESS", "PROCESSING",
                        "PROCESSED", "DELIVERED", "CANCELLED")
+# what the statuses filter also takes: the real service's statuses a production connector filters by,
+# which no sandbox submission is in (docs/public-specs.md, G8)
+SUBMISSION_FILTER_STATUSES = SUBMISSION_STATUSES + ("IN_ERROR", "ARCHIVED")
 TARGET_STATUSES = ("COMPLETED", "DELIVERED", "READY", "IN_PROCESS", "WAITING", "PROCESSED", "CANCELLED")
 TARGET_FORMATS = ("TXML", "TXLF", "NON_PARSABLE")
 CLAIM_SCOPES = ("LANGUAGE", "BATCH", "FILE")
@@ -235,9 +238,9 @@ ACTIONS = (
            params=(
                Param("submission_ids", "query", "int_list", doc="submission ids", example=[1234, 1235]),
                Param("name", "query", doc="submission name", example="Website update Q3"),
-               Param("statuses", "query", "list", example=["IN_PROCESS"], choices=SUBMISSION_STATUSES,
+               Param("statuses", "query", "list", example=["IN_PROCESS"], choices=SUBMISSION_FILTER_STATUSES,
                      doc="submission statuses: CREATING, PREFLIGHT, WAITING, READY, IN_PROCESS, PROCESSING, "
-                         "PROCESSED, DELIVERED, CANCELLED"),
+                         "PROCESSED, DELIVERED, CANCELLED (and IN_ERROR, ARCHIVED)"),
                Param("due_date_from", "query", "epoch_ms", doc="due on or after (Unix ms)",
                      example=1764547200000),
                Param("due_date_to", "query", "epoch_ms", doc="due on or before (Unix ms)",
@@ -474,6 +477,11 @@ ACTIONS = (
            body="json", response="bytes", writes=False, retry_safe=True),
 
     # --- Projects, organizations, PA clients -------------------------------------------------
+    Action("translation.get_instance_info", G_PROJ, "GET", "/rest/v0/instanceInfo",
+           "Facts about the server instance; a production connector calls it to check a connection (any "
+           "2xx with a valid token is a working one). The body is not published: the sandbox answers its "
+           "mode and system version.",
+           origin=("G8",)),
     Action("translation.list_projects", G_PROJ, "GET", "/rest/v0/projects",
            "Projects of the user (shortCode from 5.20).", response="list", paging=UNPAGED),
     Action("translation.get_project", G_PROJ, "GET", "/rest/v0/projects/{project_id}", "One project.",
@@ -622,6 +630,7 @@ RESOURCES = (
             Column("target_id", "id"), Column("submission_id", "id"), Column("document_id", "id"),
             Column("target_language"), Column("current_phase"), Column("status", "category"),
             Column("phase_due_date", "timestamp"), Column("workflow_name"), Column("transitions", "json"),
+            Column("target_file_name", doc="the name of the target's file, kept by a translated upload"),
         ),
     ),
     Resource(

@@ -15,6 +15,8 @@ from toolkit.forms.gallery import Gallery, write_actions
 from toolkit.forms.lookups import LOOKUPS, Lookup
 from toolkit.forms.steps import Steps
 from toolkit.forms.translation_steps import Download, SubmissionWizard
+from toolkit.forms.translation_work import HandBack, StartSubmission, phase_of_file
 
-__all__ = ["LOOKUPS", "MISSING", "AssetImport", "Download", "Field", "Form", "Gallery", "Lookup", "MultipartUpload",
-           "Steps", "SubmissionWizard", "affected_resources", "board_cascade", "loss", "write_actions"]
+__all__ = ["LOOKUPS", "MISSING", "AssetImport", "Download", "Field", "Form", "Gallery", "HandBack", "Lookup",
+           "MultipartUpload", "StartSubmission", "Steps", "SubmissionWizard", "affected_resources", "board_cascade",
+           "loss", "phase_of_file", "write_actions"]

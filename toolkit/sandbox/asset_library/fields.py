@@ -36,7 +36,7 @@ class Fields:
             a + "delete_custom_field": self.delete_field, a + "add_custom_field_value": self.add_value,
             a + "update_custom_field_value": self.update_value, a + "delete_custom_field_value": self.delete_value,
             a + "list_roles": self.list_roles, a + "list_tags": self.list_tags, a + "create_tag": self.create_tag,
-            a + "update_tag": self.update_tag,
+            a + "get_tag": self.get_tag, a + "update_tag": self.update_tag,
         }
 
     # --- custom fields -----------------------------------------------------------------------------
@@ -193,6 +193,9 @@ class Fields:
     def create_tag(self, request: Request) -> Response:
         name = text(object_body(request, {"name"}), "name", required=True)
         return Response(201, self.store["tags"].add({"id": self.new_id("tags"), "name": name}))
+
+    def get_tag(self, request: Request) -> dict[str, Any]:
+        return dict(self.store["tags"].require(request.params["tag_id"], "tag"))
 
     def update_tag(self, request: Request) -> Response:
         tag = self.store["tags"].require(request.params["tag_id"], "tag")

@@ -2,8 +2,9 @@
 phases (with the clock) → PROCESSED, and cancel.
 
 Submission statuses: CREATING (files being added; its targets WAITING), PREFLIGHT (analysis
-running: GET status says PROCESSING for 10 virtual minutes), WAITING (on hold until its quote is
-approved; its targets WAITING), READY (analyzed; targets READY), IN_PROCESS (started), PROCESSED
+running: GET status says PROCESSING for 2 virtual minutes), WAITING (on hold: until its quote is
+approved, or saved without `autoStart` before an analysis, until someone analyzes and starts it; its
+targets WAITING), READY (analyzed; targets READY), IN_PROCESS (started), PROCESSED
 (every live target through its last phase), DELIVERED, CANCELLED. Start and save answer 200 with the
 started ids; an empty `startedSubmissionIds` and a message say why nothing started.
 
@@ -36,7 +37,9 @@ from toolkit.sandbox.translation.records import Records, body_object, int_list, 
 from toolkit.sandbox.translation.seed import API_USER, DAY, HOUR, MINUTE
 from toolkit.sandbox.translation.state import State
 
-ANALYSIS = 10 * MINUTE
+# no duration is published; two public clients poll the status for at most 150 s before giving up
+# (docs/public-specs.md, G2 and G8), so a sandbox analysis ends within that
+ANALYSIS = 2 * MINUTE
 TARGET_FORMATS = ("TXML", "TXLF", "NON_PARSABLE")
 CLAIM_SCOPES = ("LANGUAGE", "BATCH", "FILE")
 
@@ -129,15 +132,20 @@ class Flow:
 
     # --- analyze, status, save, start --------------------------------------------------------------
 
+    @staticmethod
+    def quote_pending(s: Submission) -> bool:
+        """On hold for its quote, not merely saved without a start."""
+        return any(q["status"] == "PROVIDED" for q in s.quotes)
+
     def do_analyze_submission(self, request: Request) -> Any:
         s = self.state.sub(request.params["submission_id"])
-        if s.status in FINISHED or s.status == "WAITING":
+        if s.status in FINISHED or (s.status == "WAITING" and self.quote_pending(s)):
             raise Reject(400, f"submission {s.id} is {s.status} and cannot be analyzed")
         if not any(not self.state.docs.cancelled[d] for d in s.docs):
             raise Reject(400, f"submission {s.id} has no documents to analyze; upload source files first")
         if s.analysis_until is None:
             s.analysis_until = self.state.now_ms() + ANALYSIS
-            if s.status in ("CREATING", "READY"):
+            if s.status in ("CREATING", "READY", "WAITING"):
                 s.status = "PREFLIGHT"
         return {"submissionId": s.id, "status": "PROCESSING",
                 "message": "analysis running; GET .../status answers PROCESSED when it is done"}
@@ -169,13 +177,13 @@ class Flow:
             return False, f"submission {s.id} is already started"
         if s.status in FINISHED:
             return False, f"submission {s.id} is {s.status}"
-        if s.status == "WAITING":
+        if s.status == "WAITING" and self.quote_pending(s):
             return False, f"submission {s.id} is on hold until its quote is approved"
         if s.status == "PREFLIGHT":
             return False, f"submission {s.id} is being analyzed; start it when GET status answers PROCESSED"
         if not any(not self.state.docs.cancelled[d] for d in s.docs):
             return False, f"submission {s.id} has no documents; upload source files first"
-        if s.status == "CREATING":
+        if s.status in ("CREATING", "WAITING"):
             if not analyze:
                 return False, f"submission {s.id} has not been analyzed; call analyze first"
             self.finish_analysis(s, self.state.now_ms())
@@ -193,6 +201,12 @@ class Flow:
         if not isinstance(auto, bool):
             raise Reject(400, "autoStart must be true or false")
         if not auto:
+            # saved without a start before any analysis: on hold, its targets WAITING (the seed's
+            # WAITING); the production connector starts only a WAITING or PREFLIGHT submission
+            # (docs/public-specs.md, G8)
+            if s.status == "CREATING":
+                s.status = "WAITING"
+                return {"startedSubmissionIds": [], "messages": [f"submission {s.id} saved and on hold"]}
             return {"startedSubmissionIds": [], "messages": [f"submission {s.id} saved"]}
         started, message = self.start(s, analyze=True)
         return {"startedSubmissionIds": [s.id] if started else [], "messages": [message]}

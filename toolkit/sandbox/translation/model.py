@@ -28,6 +28,9 @@ STATUS_FILTER = {"WAITING": {WAITING}, "READY": {READY}, "IN_PROCESS": {IN_PROCE
                  "CANCELLED": {CANCELLED}}
 SUBMISSION_STATUSES = ("CREATING", "PREFLIGHT", "WAITING", "READY", "IN_PROCESS", "PROCESSING",
                        "PROCESSED", "DELIVERED", "CANCELLED")
+# statuses the real service has and the sandbox never gives a submission: a production connector's
+# pickers filter by them (docs/public-specs.md, G8), so they select nothing rather than refuse
+UNMODELLED_STATUSES = ("IN_ERROR", "ARCHIVED")
 FINISHED = ("PROCESSED", "DELIVERED", "CANCELLED")
 
 LANGUAGES = ("en-US", "en-GB", "fr-FR", "de-DE", "es-ES", "it-IT", "ja-JP", "zh-CN", "pt-BR", "ko-KR",
@@ -46,6 +49,10 @@ DISPLAY_NAMES = dict(zip(LANGUAGES, (
 FILE_FORMATS = ("HTML", "MS Word", "MS Excel", "JSON", "XML", "Markdown", "InDesign IDML", "XLIFF",
                 "Plain Text", "Java Properties")
 FORMAT_INDEX = {name: n for n, name in enumerate(FILE_FORMATS)}
+# the format a source upload without fileFormatName gets, by the file's extension
+FORMAT_BY_EXTENSION = {".html": "HTML", ".htm": "HTML", ".docx": "MS Word", ".doc": "MS Word", ".xlsx": "MS Excel",
+                       ".json": "JSON", ".xml": "XML", ".md": "Markdown", ".idml": "InDesign IDML",
+                       ".xlf": "XLIFF", ".xliff": "XLIFF", ".txt": "Plain Text", ".properties": "Java Properties"}
 NO_FORMAT = 255
 
 

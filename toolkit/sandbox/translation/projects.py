@@ -92,6 +92,11 @@ class Projects:
     def do_get_pa_client(self, request: Request) -> Any:
         return dict(self.state.lookup(self.state.paclients, request.params["paclient_id"], "PA client"))
 
+    def do_get_instance_info(self, request: Request) -> Any:
+        # what a connection check reads is the status alone (G8); the body is ours: the facts the
+        # sandbox was started with
+        return {"systemVersion": self.state.version, "mode": self.state.mode, "apiVersion": "v0"}
+
     def do_get_root(self, request: Request) -> Response:
         return Response(200, "Translation management REST API v0 (sandbox): resources under /rest/v0\n",
                         content_type="text/plain; charset=utf-8")

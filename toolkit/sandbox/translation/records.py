@@ -18,6 +18,7 @@ from toolkit.sandbox.translation.model import (
     NO_PHASE,
     SUBMISSION_STATUSES,
     TARGET_STATUS,
+    UNMODELLED_STATUSES,
     Rows,
     Submission,
 )
@@ -185,6 +186,25 @@ class Records:
             "metadata": [{"key": k, "value": v} for k, v in meta.items()] if meta else [],
         }
 
+    def target_file_name(self, n: int) -> str:
+        """The name the service gives a target's file, which a translated upload must keep: the source's
+        stem, the language and a code of the target between `#TR_` and `#`, as in the one public
+        example, a production connector's test file `3 random sentences-Non-Parsable-es-ES#TR_FQQS#.txt`
+        (docs/public-specs.md, G8); a parsable batch's file is its target format (`.txlf`, `.txml`)."""
+        targets, docs = self.state.targets, self.state.docs
+        d = targets.doc[n]
+        fmt = self.state.subs[docs.sub[d]].batches[docs.batch[d]].target_format
+        stem, dot, ext = docs.name[d].rpartition("/")[2].rpartition(".")
+        stem, ext = (stem, dot + ext) if dot and stem else (docs.name[d].rpartition("/")[2], "")
+        code, number = "", targets.BASE + n
+        for _ in range(4):
+            number, letter = divmod(number, 26)
+            code = chr(ord("A") + letter) + code
+        lang = LANGUAGES[targets.lang[n]]
+        if fmt == "NON_PARSABLE":
+            return f"{stem}-Non-Parsable-{lang}#TR_{code}#{ext}"
+        return f"{stem}{ext}-{lang}#TR_{code}#.{fmt.lower()}"
+
     def phase_due(self, s: Submission, phase: int, phases: int) -> int:
         """Phases share the time between the start and the due date evenly."""
         begin = s.started or s.created
@@ -210,9 +230,10 @@ class Records:
         if ids:
             subs = [self.state.subs[i] for i in sorted(set(ids)) if i in self.state.subs]
         statuses = request.args("statuses", split=True)
-        unknown = [s for s in statuses if s not in SUBMISSION_STATUSES]
+        known = SUBMISSION_STATUSES + UNMODELLED_STATUSES
+        unknown = [s for s in statuses if s not in known]
         if unknown:
-            raise Reject(400, f"unknown statuses {', '.join(unknown)}; known: {', '.join(SUBMISSION_STATUSES)}")
+            raise Reject(400, f"unknown statuses {', '.join(unknown)}; known: {', '.join(known)}")
         if statuses:
             subs = [s for s in subs if s.status in statuses]
         name = (request.arg("name") or "").lower()

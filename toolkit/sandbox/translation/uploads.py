@@ -3,9 +3,10 @@
 collateral and translatable files, and the check of a translatable upload.
 
 A source upload needs a batch of the submission and, unless the batch is NON_PARSABLE (then it must be
-blank), a file format of the project. Files can be added until the submission is PROCESSED, DELIVERED
+blank), a file format of the project (left out, the format of the file's extension). Files can be added until the submission is PROCESSED, DELIVERED
 or CANCELLED; a READY submission goes back to CREATING (its new files need an analysis). A
-translatable upload fails for a file that is not XLIFF, TXLF or TXML, or is empty: checking it then
+translatable upload fails for a file that is not XLIFF, TXLF or TXML (any file will do for a submission
+with a NON_PARSABLE batch), or is empty: checking it then
 answers 400 with those messages, `{messages, processId, status: "FAILED"}` (the document: "upload
 verification returns the error messages of a failed upload", under its errors).
 """
@@ -16,7 +17,14 @@ import zipfile
 from typing import Any
 
 from toolkit.sandbox.exchange import Part, Reject, Request, Response
-from toolkit.sandbox.translation.model import FINISHED, FORMAT_INDEX, LANG_INDEX, NO_FORMAT, Submission
+from toolkit.sandbox.translation.model import (
+    FINISHED,
+    FORMAT_BY_EXTENSION,
+    FORMAT_INDEX,
+    LANG_INDEX,
+    NO_FORMAT,
+    Submission,
+)
 from toolkit.sandbox.translation.state import State
 
 TRANSLATABLE = (".xlf", ".xliff", ".txlf", ".txml", ".sdlxliff")
@@ -81,6 +89,11 @@ class Uploads:
                               f"({', '.join(b.name for b in s.batches) or 'it has none'})")
         fmt_name = parts["fileFormatName"].text.strip() if "fileFormatName" in parts else ""
         formats = self.state.projects[s.project_id]["formats"]
+        if not fmt_name and batch.target_format != "NON_PARSABLE":
+            # a production connector never sends one (docs/public-specs.md, G8): the project's format
+            # for the file's extension, when it has one
+            suffix = (file.filename or "").rpartition(".")[2].lower()
+            fmt_name = FORMAT_BY_EXTENSION.get("." + suffix, "") if "." in (file.filename or "") else ""
         if batch.target_format == "NON_PARSABLE":
             if fmt_name:
                 raise Reject(400, "leave fileFormatName blank for a NON_PARSABLE batch")
@@ -137,8 +150,11 @@ class Uploads:
     def do_upload_translatable(self, request: Request) -> Any:
         s, parts, file = self._open(request)
         messages = []
+        # a NON_PARSABLE batch's translation is the file itself, whatever its type (a production
+        # connector uploads the `.txt` it downloaded, docs/public-specs.md, G8)
+        any_file = any(b.target_format == "NON_PARSABLE" for b in s.batches)
         for name, data in unpack(file, flag(parts, "extractArchive")):
-            if not name.lower().endswith(TRANSLATABLE):
+            if not any_file and not name.lower().endswith(TRANSLATABLE):
                 messages.append(f"{name}: not a translatable file (XLIFF, TXLF or TXML expected)")
             elif not data.strip():
                 messages.append(f"{name}: the file is empty")

@@ -147,7 +147,9 @@ class Work:
                 "documentId": record["documentId"], "targetLanguage": record["targetLanguage"],
                 "currentPhase": record["currentPhase"], "status": record["status"],
                 "phaseDueDate": record["phaseDueDate"], "workflowName": workflow.name,
-                "transitions": [] if phase == NO_PHASE else workflow.transitions(phase)}
+                "transitions": [] if phase == NO_PHASE else workflow.transitions(phase),
+                # a connector finds the phase of a file it uploads by this name (G8)
+                "targetFileName": self.records.target_file_name(n)}
 
     def do_list_phases(self, request: Request) -> Any:
         return [self._phase_info(n) for n in self.state.sub(request.params["submission_id"]).targets]
