@@ -20,7 +20,7 @@ $(TEAM_BIN)/toolkit: pyproject.toml
 	$(TEAM_BIN)/python -m pip install --quiet -e '.[dev,team-tests]'
 	touch $@
 
-.PHONY: setup setup-team postgres demo test lint bench test-browser test-dates
+.PHONY: setup setup-team postgres demo test lint bench test-browser test-dates test-compat
 setup: $(BIN)/toolkit
 
 setup-team: $(TEAM_BIN)/toolkit
@@ -40,7 +40,7 @@ lint: setup
 	$(BIN)/ruff check toolkit tests benchmarks
 
 # everything on the main DuckDB, then the team workspace and the storage's own tests on the team's
-TEAM_TESTS := tests/team tests/test_workspace.py tests/test_workspace_lifecycle.py tests/test_workspace_export.py tests/test_history.py
+TEAM_TESTS := tests/team tests/test_workspace.py tests/test_workspace_lifecycle.py tests/test_workspace_export.py tests/test_history.py tests/test_snapshot_storage.py
 test: setup setup-team postgres
 	$(BIN)/ruff check toolkit tests benchmarks
 	$(BIN)/python -m pytest -n 2 -q
@@ -67,3 +67,14 @@ test-dates: setup
 	for date in $(DATES); do \
 		echo "== $$date"; faketime -f "@$$(echo $$date | tr T ' ')" $(BIN)/python -m pytest -n 2 -q -p no:cacheprovider || exit 1; \
 	done
+
+# Not part of `make test`: the demo's snapshots opened by the DuckDBs a colleague may have, each from
+# PyPI in a venv of its own (.venv-duckdb-<version>): snapshots are written in the oldest storage that
+# holds their types, and the manifest says which DuckDB opens them (issue 40)
+COMPAT_DUCKDB ?= 1.1.3 1.4.5 1.5.6 2.0.1
+test-compat: setup
+	for v in $(COMPAT_DUCKDB); do \
+		test -x .venv-duckdb-$$v/bin/python || ($(PYTHON) -m venv .venv-duckdb-$$v && \
+			.venv-duckdb-$$v/bin/python -m pip install --quiet duckdb==$$v) || exit 1; \
+	done
+	TOOLKIT_COMPAT_DUCKDB="$(COMPAT_DUCKDB)" $(BIN)/python -m pytest -q -p no:xdist -p no:cacheprovider -rA tests/compat

@@ -26,7 +26,8 @@
 No error message ever holds a secret: `toolkit.http.session` scrubs them before an error is built.
 
     UserWarning
-    └── DriftWarning           a load kept answers that differ from the declared shapes (`ws.drift()`)
+    ├── DriftWarning           a load kept answers that differ from the declared shapes (`ws.drift()`)
+    └── SnapshotStorageWarning a snapshot's types need a newer DuckDB than the oldest it could be written for
 """
 from __future__ import annotations
 
@@ -187,6 +188,11 @@ class ContractError(ToolkitError):
 
 class DriftWarning(UserWarning):
     """A load kept answers that differ from the Resource's declared shapes: `ws.drift()` lists how."""
+
+
+class SnapshotStorageWarning(UserWarning):
+    """A snapshot holds a type that older DuckDBs cannot store: it opens only in the DuckDB its manifest
+    names, and the Parquet export opens everywhere."""
 
 
 class WorkspaceError(ToolkitError):

@@ -178,8 +178,8 @@ def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bo
             return LoadResult(cached, name, cached=True, kind="cached", table=where), None
     if ws.read_only:        # before any request, an incremental plan's included
         raise WorkspaceError(f"{where} was not pulled: the workspace {ws.where} is open read-only and "
-                             "nothing was sent. Read what it holds with ws.read(...) or ws.sql(...), or "
-                             "open it without read_only=True to pull.")
+                             "nothing was sent. Read what it holds with ws.read(...) or ws.sql(...); to pull, "
+                             f"{ws.read_only_advice}.")
     workers = workers or client.service.max_concurrency
     before = client.requests_sent  # an incremental plan's own questions count as the load's requests
     step, previous = None, None

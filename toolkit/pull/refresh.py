@@ -104,7 +104,7 @@ def refresh(store: Store, connections: Mapping[str, Any], services: tuple[str, .
     """
     if store.read_only:     # before any request: a plan's own questions are requests too
         raise WorkspaceError(f"nothing was refreshed: the workspace {store.where} is open read-only. "
-                             "Open it without read_only=True to refresh it.")
+                             f"To refresh it, {store.read_only_advice}.")
     lock = threading.Lock()
     todo = chosen(held(store, services), resources)
     by_service: dict[str, list[tuple[str, dict]]] = {}

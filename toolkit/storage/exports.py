@@ -16,6 +16,7 @@ import re
 import secrets
 import shutil
 import tempfile
+import warnings
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -24,10 +25,9 @@ from typing import Any
 import duckdb
 import orjson
 
-from toolkit.errors import WorkspaceError
+from toolkit.errors import SnapshotStorageWarning, WorkspaceError
 from toolkit.storage.file import (
     FINISHED,
-    STORAGE_VERSION,
     literal,
     loads_view_sql,
     quote,
@@ -43,6 +43,18 @@ except ImportError:  # Windows: leftovers are told by their age only
     fcntl = None
 
 FORMATS = ("duckdb", "parquet")
+# A snapshot goes to colleagues on whatever DuckDB they have, and a DuckDB opens only the storage
+# versions it knows (1.1 reads v1.0.0's, 1.4 up to v1.4.0's): it is written in the oldest storage that
+# holds its types. DuckDB refuses a type an older storage cannot hold and names the one it needs
+# ('VARIANT columns are not supported in storage versions prior to v1.5.0'): that one is used then.
+OLDEST_STORAGE = "v1.0.0"
+_NEEDS = re.compile(r"storage versions? prior to (v\d+\.\d+\.\d+)")
+
+
+def opened_by(storage_version: str) -> str:
+    """The oldest DuckDB that opens a file of this storage version: v1.5.0's needs DuckDB 1.5."""
+    major, minor = storage_version.lstrip("v").split(".")[:2]
+    return f"DuckDB >= {major}.{minor}"
 def export(con: duckdb.DuckDBPyConnection, path: Path, format: str = "duckdb", history: bool = False,
            overwrite: bool = False, workspace: Path | None = None) -> Path:
     """Write the snapshot in a hidden folder next to `path` and move it into place only when complete.
@@ -67,7 +79,7 @@ def export(con: duckdb.DuckDBPyConnection, path: Path, format: str = "duckdb", h
         with _scratch(path) as scratch:
             target = scratch / path.name
             if format == "duckdb":
-                _to_duckdb(con, target, resources, history)
+                _in_oldest_storage(con, target, resources, history)
             else:
                 _to_parquet(con, target, resources, history)
             _put_in_place(target, path, scratch)
@@ -280,8 +292,32 @@ def _included(resources: list[dict[str, Any]]) -> list[str]:
     return [load_id for entry in resources for load_id in entry["load_ids"]]
 
 
+def _in_oldest_storage(con: duckdb.DuckDBPyConnection, target: Path, resources: list[dict[str, Any]],
+                       history: bool) -> None:
+    """The DuckDB snapshot in the oldest storage version that holds its types, the manifest saying
+    which DuckDB opens it; a SnapshotStorageWarning when that is newer than the oldest, naming Parquet."""
+    storage = OLDEST_STORAGE
+    while True:
+        for entry in resources:
+            entry.update(storage_version=storage, duckdb_opens=opened_by(storage))
+        try:
+            _to_duckdb(con, target, resources, history, storage)
+            break
+        except duckdb.Error as error:
+            needed = _NEEDS.search(str(error))
+            if not needed or needed.group(1) == storage:
+                raise
+            for leftover in (target, target.with_name(target.name + ".wal")):
+                leftover.unlink(missing_ok=True)
+            storage, why = needed.group(1), str(error).strip().splitlines()[0]
+    if storage != OLDEST_STORAGE:
+        warnings.warn(f"the snapshot {target.name} opens only in {opened_by(storage)} ({why[:120]}); "
+                      f"colleagues on an older DuckDB can open a Parquet export (format='parquet')",
+                      SnapshotStorageWarning, stacklevel=4)
+
+
 def _to_duckdb(con: duckdb.DuckDBPyConnection, target: Path, resources: list[dict[str, Any]],
-               history: bool) -> None:
+               history: bool, storage: str) -> None:
     """The snapshot written through the workspace's connection, the new file attached under a name of
     its own for the time it takes.
 
@@ -291,7 +327,7 @@ def _to_duckdb(con: duckdb.DuckDBPyConnection, target: Path, resources: list[dic
     nothing may need to open it again, and nothing may be left in its WAL.
     """
     alias = f"_toolkit_export_{secrets.token_hex(4)}"
-    con.execute(f"ATTACH {literal(str(target))} AS {alias} (STORAGE_VERSION {literal(STORAGE_VERSION)})")
+    con.execute(f"ATTACH {literal(str(target))} AS {alias} (STORAGE_VERSION {literal(storage)})")
     try:
         con.execute("BEGIN TRANSACTION")
         try:
@@ -334,6 +370,8 @@ def _to_duckdb(con: duckdb.DuckDBPyConnection, target: Path, resources: list[dic
 def _to_parquet(con: duckdb.DuckDBPyConnection, target: Path, resources: list[dict[str, Any]],
                 history: bool) -> None:
     target.mkdir(parents=True)
+    for entry in resources:   # Parquet is no DuckDB storage: any reader of Parquet opens it
+        entry.update(storage_version=None, duckdb_opens=None)
 
     def copy(query: str, file: Path) -> None:
         con.execute(f"COPY ({query}) TO {literal(str(file))} (FORMAT parquet, COMPRESSION zstd)")

@@ -41,7 +41,15 @@ def masked_error(error: duckdb.Error) -> duckdb.Error:
     postgres extension repeats the catalog's address, password and all, when the connection fails."""
     text = str(error)
     shown = masked(text)
+    denied = _DENIED.search(text)
+    if denied:   # PostgreSQL names the table, neither the grant nor who gives it
+        shown = (f"{shown.strip().splitlines()[0][:300]}\nthe lake's role lacks a grant on {denied.group(1)}: "
+                 "`toolkit lake check` lists what it may and may not do; a DBA gives a writer's grants with "
+                 "`toolkit lake init ADMIN_ADDRESS --data-path PATH --writer ROLE`")
     return error if shown == text else type(error)(shown)
+
+
+_DENIED = re.compile(r"permission denied for (?:table|schema|relation|database) \"?(\w+)", re.IGNORECASE)
 
 
 # DuckDB's and libpq's words for a catalog that went away or cannot be reached, as opposed to one that
@@ -144,8 +152,9 @@ class Lake:
             con.close()
             # DuckDB's words may repeat the address, password and all
             kind = LakeUnreachableError if unreachable(error) else WorkspaceError
-            raise kind(f"the team workspace {self.shown} does not open: "
-                       f"{masked(str(error).splitlines()[0])[:300]}") from None
+            said = str(masked_error(error)).splitlines()
+            hint = f"\n{said[-1]}" if _DENIED.search(str(error)) else ""   # the grant it lacks, who gives it
+            raise kind(f"the team workspace {self.shown} does not open: {said[0][:300]}{hint}") from None
         except BaseException:
             con.close()
             raise

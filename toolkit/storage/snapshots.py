@@ -43,6 +43,9 @@ MANIFEST_SCHEMA = pa.schema([
     ("key", pa.list_(pa.string())), ("load_id", pa.string()), ("load_ids", pa.list_(pa.string())),
     ("params", pa.string()), ("rows", pa.int64()), ("rows_total", pa.int64()), ("schema", pa.string()),
     ("files", pa.list_(pa.string())),
+    # the DuckDB storage version a DuckDB snapshot is written in and the oldest DuckDB that opens it
+    # (toolkit.storage.exports); none for Parquet or a snapshot written before they were recorded
+    ("storage_version", pa.string()), ("duckdb_opens", pa.string()),
 ])
 
 
@@ -190,4 +193,4 @@ class Snapshot:
 
 def manifest_table(resources: list[dict[str, Any]]) -> pa.Table:
     rows = [{**entry, "schema": orjson.dumps(entry["schema"]).decode()} for entry in resources]
-    return pa.Table.from_pylist([{k: r[k] for k in MANIFEST_SCHEMA.names} for r in rows], MANIFEST_SCHEMA)
+    return pa.Table.from_pylist([{k: r.get(k) for k in MANIFEST_SCHEMA.names} for r in rows], MANIFEST_SCHEMA)

@@ -58,6 +58,7 @@ from toolkit.storage.file import (
     versions_of,
     view_sql,
 )
+from toolkit.storage.grants import may_write
 from toolkit.storage.handle import FileHandle
 from toolkit.storage.lake import Lake, is_lake, orphans, settled
 from toolkit.storage.loads import Load, _now, params_json
@@ -166,6 +167,13 @@ class Store:
         self.path = Path(path) if path and str(path) != ":memory:" and self.lake is None else None
         if read_only and self.path is None and self.lake is None:
             raise ValueError("read_only needs a file: an in-memory workspace starts empty")
+        # what a refused write says to do: a role that may only read (toolkit lake check) gets the lake
+        # attached read-only, so that refresh and pull refuse it before anything is sent to a service
+        self.read_only_advice = "open it without read_only=True"
+        if not read_only and self.lake is not None and self.lake.scanner == "postgres" and not may_write(path):
+            read_only = True
+            self.read_only_advice = ("its role may only read the lake: a writer's address refreshes it "
+                                     "(toolkit lake check says what a role may do)")
         self.read_only = read_only
         if read_only and self.path is not None and not self.path.exists():
             near = sorted(p.name for p in self.path.parent.glob("*.duckdb")) if self.path.parent.is_dir() else []
