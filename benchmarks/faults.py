@@ -1,544 +1,492 @@
-"""The faults a workspace meets, each repeated, and whether it held: kills, lost catalogs, full disks,
-damaged files, writers at once. Prints a table (kind, tries, held, failed) and searches every byte it
-printed or was told for a secret.
+"""The reliability sweep's faults, again: does each one hold (issue 39)?
 
-    python benchmarks/faults.py [--tries N] [--writers-seconds S] [--only KIND ...]
+    python benchmarks/faults.py [--tries N] [--minutes M] [--kinds kill9-file,disk-full,...]
+    .venv-team/bin/python benchmarks/faults.py          # the lake's kinds too (DuckLake on PostgreSQL)
 
-File kinds run anywhere; the lake kinds need the team environment (`.venv-team`: DuckDB 1.5.5 with the
-DuckLake and PostgreSQL extensions) and Debian's PostgreSQL, and say "not run" elsewhere. Held means:
-  kill-commit-*     the pull killed (SIGKILL) at its commit, or as near as it can be seen, then a new
-                    pull: no load left running, the views readable throughout, the view equal to an
-                    uninterrupted pull of the same sandbox
-  pg-restart, pg-terminate   PostgreSQL stopped and started, or every connection of the lake ended
-                    (pg_terminate_backend), under a refresh in a process of its own: the process ends by
-                    itself (no abort), each resource ok or failed in toolkit's words, and the next
-                    refresh equal to a fresh pull
-  writers-*         5 processes refreshing at once while the sandbox's clock moves: none crashes, and
-                    after a last refresh every view equals a fresh pull
-  disk-full         an export to a 300 kB file system (root only): a WorkspaceError, nothing left there
-  damaged-*         bytes flipped in a workspace file, a snapshot, a checkpoint's batch: found out and said
-                    in toolkit's words (the checkpoint discarded, the pull equal to an uninterrupted one)
-  object-store      (lake, data on a local S3 server behind a proxy that answers 500 or 503 to a share of
-                    uploads or drops the connection): each load complete or failed, as the next read of
-                    `_loads` says, and the view equal to a fresh pull after a clean refresh
+An embedded sandbox (seed 7) serves the translation service; every step that may fail runs as a
+`toolkit` command in a process of its own, so that a raw traceback, an abort or a hang is seen as the
+analyst would see it. Kinds (tries by default; --tries caps them):
+
+  kill9-file, kill9-lake   a refresh killed with SIGKILL while it commits (x20); then a refresh must
+                           succeed, no load stay "running", and (lake) no Parquet file be left that the
+                           catalog does not list
+  pg-restart, pg-terminate PostgreSQL stopped and started, or every backend ended by
+                           pg_terminate_backend, during a refresh (x10): no abort, no traceback, exit 0,
+                           1 or 75; then a refresh succeeds
+  s3-500, s3-503, s3-drop, s3-down  the lake's data on moto's S3 behind a proxy that answers uploads 500
+                           or 503, drops them, or is down for a while (x5 each): no traceback; a line
+                           says "failed" only for a load the catalog did not commit
+  writers                  5 refresh processes on one file workspace for --minutes (default 0.5):
+                           every exit 0 or 75, no traceback, no load left "running"
+  disk-full                an export to a full file system (a 300 kB tmpfs, or a file-size limit
+                           where mounting is not allowed) (x5): a toolkit error, nothing left there
+  corrupt-workspace, corrupt-snapshot, corrupt-stage  bytes overwritten or the file cut (x20): the
+                           command reads what it can or says the file is damaged, in at most 3 lines
+
+Printed: one row per kind (tries, held, failed, the first failure's reason), then the secrets check:
+every byte printed here and by each command searched for the sandbox's secrets and the lake's password.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
+import http.client
+import http.server
 import io
 import json
 import os
 import random
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import traceback
-from collections import defaultdict
 from pathlib import Path
 
 import toolkit as tk
 
-HERE = Path(__file__).resolve().parent
-NAMES = ("submissions", "targets", "phases")
-# a toolkit from before WorkspaceDamagedError (the "before" table) raised DuckDB's own errors instead
-DAMAGED = getattr(tk, "WorkspaceDamagedError", None) or type("NeverRaised", (Exception,), {})
-SAID = io.StringIO()        # every byte printed, and every error's text: searched for secrets at the end
-CHILD = r"""
-import json, sys, os
-import toolkit as tk
-job = json.loads(sys.argv[1])
-ws = tk.Workspace(job["workspace"], data_path=job.get("data"))
-tm = ws.connect("translation", **job["credentials"])
-print("ready", flush=True)
-if job["do"] == "pull":
-    for name in job["names"]:
-        tm.pull(name, refresh=True, progress=False)
-else:
-    import time
-    until = time.monotonic() + job.get("seconds", 0)
-    while True:
-        done = ws.refresh(progress=False, say=lambda line: print(line, flush=True))
-        print("RESULT " + json.dumps(sorted(set(done["kind"]))), flush=True)
-        if time.monotonic() >= until:
-            break
-ws.close()
-"""
+ROOT = Path(__file__).resolve().parents[1]
+RESOURCES = ("submissions", "targets", "phases")
+KINDS = ("kill9-file", "kill9-lake", "pg-restart", "pg-terminate", "s3-500", "s3-503", "s3-drop", "s3-down",
+         "writers", "disk-full", "corrupt-workspace", "corrupt-snapshot", "corrupt-stage")
+TRIES = {"kill9-file": 20, "kill9-lake": 20, "pg-restart": 10, "pg-terminate": 10, "s3-500": 5, "s3-503": 5,
+         "s3-drop": 5, "s3-down": 5, "writers": 1, "disk-full": 5, "corrupt-workspace": 20,
+         "corrupt-snapshot": 20, "corrupt-stage": 20}
+PRINTED = io.StringIO()          # every byte this script and its commands print, for the secrets check
 
 
-def say(text: str) -> None:
-    print(text, flush=True)
-    SAID.write(text + "\n")
+def say(line: str) -> None:
+    PRINTED.write(line + "\n")
+    print(line, flush=True)
 
 
-class Tally:
-    def __init__(self) -> None:
-        self.rows: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
-        self.notes: dict[str, list[str]] = defaultdict(list)
+class Bench:
+    """The sandbox, a folder, the environment of each command, and what they printed."""
 
-    def count(self, kind: str, held: bool, note: str = "") -> None:
-        row = self.rows[kind]
-        row[0] += 1
-        row[1 if held else 2] += 1
-        if note and not held:
-            self.notes[kind].append(note[:300])
-            SAID.write(note + "\n")
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.box = tk.sandbox.start(seed=7)
+        creds = folder / "credentials.json"
+        creds.write_text(json.dumps({"translation": self.box.credentials("translation")}))
+        creds.chmod(0o600)
+        self.env = dict(os.environ, TOOLKIT_CREDENTIALS=str(creds), TOOLKIT_TYPING_HELPER="0",
+                        TOOLKIT_WORKSPACE_WAIT="30", TOOLKIT_LAKE_RECONNECT="3")
+        self.secrets: list[str] = list(self.box.secrets())
+        self.outputs: list[bytes] = []
+        self.notes: dict[str, int] = {}      # per kind, how many tries met the fault (a staged batch to damage)
 
-    def skip(self, kind: str, why: str) -> None:
-        self.notes[kind].append(f"not run: {why}")
-        self.rows.setdefault(kind, [0, 0, 0])
+    def command(self, *args: str, timeout: float = 180, env: dict | None = None) -> subprocess.CompletedProcess:
+        done = subprocess.run([sys.executable, "-m", "toolkit.cli", *args], capture_output=True, env=env or self.env,
+                              timeout=timeout, check=False)
+        self.outputs += [done.stdout, done.stderr]
+        return done
 
+    def start(self, *args: str, env: dict | None = None) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-m", "toolkit.cli", *args], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=env or self.env)
 
-def view(ws, name: str):
-    import pandas as pd
-    frame = ws.sql(f"SELECT * FROM translation.{name}").df()
-    key = "id" if "id" in frame.columns else list(frame.columns)[0]
-    frame = frame.astype("string").fillna("<NA>")
-    return frame[sorted(frame.columns)].sort_values(key).reset_index(drop=True) if len(frame) else pd.DataFrame()
-
-
-def equal_to_fresh(ws, box, names=NAMES) -> list[str]:
-    """The views that differ from a fresh in-memory pull of the same sandbox."""
-    fresh = tk.Workspace()
-    tm = fresh.connect("translation", **box.credentials("translation"))
-    differing = []
-    for name in names:
-        tm.pull(name, progress=False)
-        if not view(ws, name).equals(view(fresh, name)):
-            differing.append(name)
-    fresh.close()
-    return differing
+    def finish(self, proc: subprocess.Popen, timeout: float = 180) -> tuple[int, str]:
+        out, err = proc.communicate(timeout=timeout)
+        self.outputs += [out, err]
+        return proc.returncode, (out + err).decode("utf-8", "replace")
 
 
-def child(job: dict, env: dict | None = None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", CHILD, json.dumps(job)], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, env={**os.environ, **(env or {})})
+def raw(rc: int, text: str) -> str | None:
+    """Why a command's outcome is not one of toolkit's: an abort, a traceback, an unknown exit."""
+    if rc < 0 and rc != -signal.SIGKILL:
+        return f"killed by signal {-rc}"
+    if "terminate called" in text:
+        return "terminate called (C++ abort)"
+    if "Traceback (most recent call last)" in text:
+        lines = [line for line in text.splitlines() if line.strip()]
+        return f"raw traceback: {lines[-1][:110] if lines else ''}"
+    if rc not in (0, 1, 2, 75):
+        return f"exit {rc}"
+    return None
 
 
-def output(proc: subprocess.Popen) -> str:
-    text = proc.stdout.read() if proc.stdout else ""
-    SAID.write(text)
-    return text
+def workspace_args(where: str, data: str | None) -> list[str]:
+    return ["--workspace", where, *(["--data-path", data] if data else [])]
 
 
-# -- kills ---------------------------------------------------------------------------------------------
-
-def kill_at_commit(tally: Tally, kind: str, box, workspace: str, data: str | None, tries: int, rng) -> None:
-    job = {"workspace": workspace, "data": data, "credentials": box.credentials("translation"),
-           "do": "pull", "names": list(NAMES)}
-    with tk.Workspace(workspace, data_path=data) as ws:
-        tm = ws.connect("translation", **box.credentials("translation"))
-        for name in NAMES:
-            tm.pull(name, progress=False)
-    note = Path(workspace).parent / f".{Path(workspace).name}.holder" if data is None else None
-    for _ in range(tries):
-        box.advance(hours=1)
-        proc = child(job)
-        proc.stdout.readline()
-        deadline = time.monotonic() + rng.uniform(0.05, 2.5)
-        while time.monotonic() < deadline and proc.poll() is None:
-            if note is not None and "committing" in (note.read_text() if note.exists() else ""):
-                break        # the file says a commit holds it: kill it now
-            time.sleep(0.002)
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-        output(proc)
-        try:
-            with tk.Workspace(workspace, data_path=data) as ws:
-                for name in NAMES:
-                    view(ws, name)                 # readable after the kill
-                tm = ws.connect("translation", **box.credentials("translation"))
-                for name in NAMES:
-                    tm.pull(name, progress=False)
-                running = int((ws.loads()["status"] == "running").sum())
-                differing = equal_to_fresh(ws, box)
-            tally.count(kind, not running and not differing, f"running={running} differing={differing}")
-        except Exception as error:
-            tally.count(kind, False, f"{type(error).__name__}: {error}")
+def recovered(bench: Bench, where: str, data: str | None) -> str | None:
+    """A refresh after the fault succeeds, and no load stays "running"."""
+    bench.box.advance(hours=1)
+    done = bench.command("refresh", *workspace_args(where, data), "translation")
+    text = (done.stdout + done.stderr).decode("utf-8", "replace")
+    why = raw(done.returncode, text)
+    if why or done.returncode != 0:
+        return f"the next refresh: {why or f'exit {done.returncode}: {text.strip().splitlines()[-1][:100]}'}"
+    with tk.Workspace(where, data_path=data, read_only=True) as ws:
+        running = int((ws.loads()["status"] == "running").sum())
+    return f"{running} load(s) still running" if running else None
 
 
-# -- the lake's catalog ----------------------------------------------------------------------------------
-
-def catalog_faults(tally: Tally, box, postgres, database: str, data: str, tries: int, rng, kinds) -> None:
-    workspace = postgres.dsn(database)
-    with tk.Workspace(workspace, data_path=data) as ws:
-        tm = ws.connect("translation", **box.credentials("translation"))
-        for name in NAMES:
-            tm.pull(name, progress=False)
-    job = {"workspace": workspace, "data": data, "credentials": box.credentials("translation"), "do": "refresh"}
-    for kind in kinds:
-        for _ in range(tries):
-            box.advance(hours=1)
-            proc = child(job, {"TOOLKIT_LAKE_RECONNECT": "3"})
-            proc.stdout.readline()
-            time.sleep(rng.uniform(0.0, 0.6))
-            if kind == "pg-restart":
-                postgres.halt()
-                time.sleep(rng.uniform(0.2, 1.5))
-                postgres.resume()
-            else:
-                postgres.run("psql", "-X", "-q", "-h", "127.0.0.1", "-p", str(postgres.port), "-U", "postgres",
-                             "-d", "postgres", "-c", f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                             f"WHERE datname = '{database}' AND pid <> pg_backend_pid()",
-                             env=dict(os.environ, PGPASSWORD=postgres.password))
-            try:
-                code = proc.wait(timeout=120)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                code = "hung"
-            text = output(proc)
-            raw = [line for line in text.splitlines() if line.startswith(("Traceback", "terminate called"))]
-            if os.environ.get("TOOLKIT_FAULTS_VERBOSE") and (raw or code != 0):
-                print(text[-3000:])
-            try:
-                with tk.Workspace(workspace, data_path=data) as ws:
-                    ws.connect("translation", **box.credentials("translation"))
-                    ws.refresh(progress=False, say=lambda line: None)
-                    differing = equal_to_fresh(ws, box)
-            except Exception as error:
-                differing = [f"{type(error).__name__}: {error}"]
-            held = code == 0 and not raw and not differing
-            tally.count(kind, held, f"exit {code}, {raw[:1]}, differing={differing}")
+def orphans(where: str, data: str) -> int:
+    """Parquet files under the lake's data path that its catalog does not list."""
+    with tk.Workspace(where, data_path=data, read_only=True) as ws:
+        listed = {Path(p).name for (p,) in ws.sql(
+            "SELECT path FROM __ducklake_metadata_workspace.ducklake_data_file UNION ALL "
+            "SELECT path FROM __ducklake_metadata_workspace.ducklake_delete_file").fetchall()}
+    if data.startswith("s3://"):
+        return -1
+    return sum(1 for p in Path(data).rglob("*.parquet") if p.name not in listed)
 
 
-# -- writers at once -------------------------------------------------------------------------------------
+# -- the kinds -----------------------------------------------------------------------------------------
 
-def writers(tally: Tally, kind: str, box, workspace: str, data: str | None, seconds: float) -> None:
-    with tk.Workspace(workspace, data_path=data) as ws:
-        tm = ws.connect("translation", **box.credentials("translation"))
-        for name in NAMES:
-            tm.pull(name, progress=False)
-    job = {"workspace": workspace, "data": data, "credentials": box.credentials("translation"),
-           "do": "refresh", "seconds": seconds}
-    procs = [child(job) for _ in range(5)]
-    until = time.monotonic() + seconds
-    while time.monotonic() < until:
-        time.sleep(2)
-        box.advance(hours=1)
-    codes = []
-    for proc in procs:
-        try:
-            codes.append(proc.wait(timeout=seconds + 300))
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            codes.append("hung")
-        output(proc)
-    with tk.Workspace(workspace, data_path=data) as ws:
-        ws.connect("translation", **box.credentials("translation"))
-        ws.refresh(progress=False, say=lambda line: None)
-        differing = equal_to_fresh(ws, box)
-    tally.count(kind, all(c == 0 for c in codes) and not differing, f"exits {codes}, differing={differing}")
+def kill9(bench: Bench, where: str, data: str | None, tries: int) -> list[str | None]:
+    results = []
+    for i in range(tries):
+        bench.box.advance(hours=1)
+        proc = bench.start("refresh", *workspace_args(where, data), "translation", "--full")
+        time.sleep(random.Random(i).uniform(0.3, 2.5))       # somewhere in its pulls and commits
+        proc.send_signal(signal.SIGKILL)
+        bench.finish(proc)
+        why = recovered(bench, where, data)
+        if why is None and data is not None:     # nobody writes now: every file the catalog lacks may go
+            bench.command("lake", "clean", *workspace_args(where, data), "--older-than", "0")
+            left = orphans(where, data)
+            why = f"{left} orphan Parquet file(s) left after the next commit and a clean" if left > 0 else None
+        results.append(why)
+    return results
 
 
-# -- disks and damaged files -------------------------------------------------------------------------------
+def pg_faults(bench: Bench, where: str, data: str, server, tries: int, terminate: bool) -> list[str | None]:
+    results = []
+    for i in range(tries):
+        bench.box.advance(hours=1)
+        proc = bench.start("refresh", *workspace_args(where, data), "translation", "--full")
+        time.sleep(random.Random(i).uniform(0.2, 1.5))
+        if terminate:
+            server.run("psql", "-X", "-q", "-h", "127.0.0.1", "-p", str(server.port), "-U", "postgres", "-d",
+                       "postgres", "-c", "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                       "pid <> pg_backend_pid() AND backend_type = 'client backend'",
+                       env=dict(os.environ, PGPASSWORD=server.password))
+        else:
+            server.halt()
+            time.sleep(1.0)
+            server.resume()
+        rc, text = bench.finish(proc)
+        results.append(raw(rc, text) or recovered(bench, where, data))
+    return results
 
-def disk_full(tally: Tally, box, folder: Path, tries: int) -> None:
-    tiny = folder / "tiny"
-    tiny.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(tiny)], capture_output=True).returncode:
-        tally.skip("disk-full", "a small file system needs mount (root)")
-        return
+
+class FaultProxy(http.server.ThreadingHTTPServer):
+    """Between DuckDB and moto: passes everything, or answers uploads 500/503, drops them, or drops all."""
+
+    daemon_threads = True
+
+    def __init__(self, upstream: int) -> None:
+        self.upstream, self.mode = upstream, "ok"
+        super().__init__(("127.0.0.1", 0), _Forward)
+
+
+class _Forward(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _any(self) -> None:
+        mode = self.server.mode
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0)) if self.command in ("PUT", "POST") else b""
+        upload = self.command in ("PUT", "POST")
+        if mode == "down" or (mode == "drop" and upload):
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if mode in ("500", "503") and upload:
+            self.send_response(int(mode))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        conn = http.client.HTTPConnection("127.0.0.1", self.server.upstream, timeout=60)
+        conn.request(self.command, self.path, body=body, headers={k: v for k, v in self.headers.items()})
+        answer = conn.getresponse()
+        content = answer.read()
+        self.send_response(answer.status)
+        for name, value in answer.getheaders():
+            if name.lower() not in ("content-length", "transfer-encoding", "connection"):
+                self.send_header(name, value)
+        self.send_header("Content-Length", str(len(content)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(content)
+        conn.close()
+
+    do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _any
+
+
+def complete_loads(where: str, data: str, env: dict) -> set[tuple[str, str, str]]:
+    """(service, resource, load_id) of the lake's complete loads, read with the object store's keys."""
+    old = dict(os.environ)
+    os.environ.update({k: env[k] for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_ENDPOINT_URL")})
     try:
-        with tk.Workspace(folder / "big.duckdb") as ws:
-            tm = ws.connect("translation", **box.credentials("translation"))
-            for name in NAMES:
-                tm.pull(name, progress=False)
-            for i in range(tries):
-                try:
-                    ws.export(tiny / f"snap-{i}.duckdb")
-                    tally.count("disk-full", False, "the export fitted: no fault")
-                except tk.WorkspaceError as error:
-                    SAID.write(str(error))
-                    tally.count("disk-full", "no space left" in str(error) and not list(tiny.iterdir()),
-                                f"{error}; left {list(tiny.iterdir())}")
-                except Exception as error:
-                    tally.count("disk-full", False, f"raw {type(error).__name__}: {error}")
+        with tk.Workspace(where, data_path=data, read_only=True) as ws:
+            loads = ws.loads()
     finally:
-        subprocess.run(["umount", str(tiny)], capture_output=True)
+        os.environ.clear()
+        os.environ.update(old)
+    done = loads[loads.status == "complete"]
+    return set(zip(done.service, done.resource, done.load_id, strict=True))
 
 
-def damaged_files(tally: Tally, box, folder: Path, tries: int, rng) -> None:
-    source, snapshot = folder / "whole.duckdb", folder / "whole-snap.duckdb"
-    with tk.Workspace(source) as ws:
-        tm = ws.connect("translation", **box.credentials("translation"))
-        for name in NAMES:
-            tm.pull(name, progress=False)
-        ws.export(snapshot)
-    for kind, original in (("damaged-workspace", source), ("damaged-snapshot", snapshot)):
-        for i in range(tries):
-            copy = folder / f"{kind}-{i}.duckdb"
-            shutil.copy(original, copy)
-            data = bytearray(copy.read_bytes())
-            for _ in range(8):
-                data[rng.randrange(len(data))] ^= 0xFF
-            copy.write_bytes(bytes(data))
-            try:
-                if kind == "damaged-workspace":
-                    with tk.Workspace(copy, read_only=True) as ws:
-                        ws.tables()
-                        for name in NAMES:
-                            ws.read("translation", name)
-                else:
-                    with tk.open_snapshot(copy) as snap:
-                        snap.tables()
-                        for name in NAMES:
-                            snap.read("translation", name)
-                tally.count(kind, False, "read without a word")
-            except DAMAGED as error:
-                SAID.write(str(error))
-                tally.count(kind, True)
-            except Exception as error:
-                tally.count(kind, False, f"raw {type(error).__module__}.{type(error).__name__}: {error}")
-
-
-STAGE_CHILD = r"""
-import json, sys
-import toolkit as tk
-job = json.loads(sys.argv[1])
-with tk.Workspace(job["workspace"]) as ws:
-    conn = ws.connect("asset_library", **job["credentials"])
-    print("ready", flush=True)
-    conn.pull("versions", refresh=True, progress=False)
-"""
-
-
-def damaged_stage(tally: Tally, folder: Path, tries: int, rng) -> None:
-    with tk.sandbox.start(seed=11, enforce_limits=False) as box:
-        whole = tk.Workspace()
-        conn = whole.connect("asset_library", **box.credentials("asset_library"))
-        conn.pull("assets", progress=False)
-        expected = len(conn.fetch("versions", refresh=True, progress=False))
-        whole.close()
-        for i in range(tries):
-            path = folder / f"stage-{i}" / "ws.duckdb"
-            path.parent.mkdir()
-            with tk.Workspace(path) as ws:
-                ws.connect("asset_library", **box.credentials("asset_library")).pull("assets", progress=False)
-            proc = subprocess.Popen([sys.executable, "-c", STAGE_CHILD, json.dumps(
-                {"workspace": str(path), "credentials": box.credentials("asset_library")})],
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                env={**os.environ, "TOOLKIT_CHECKPOINT_SECONDS": "0"})
-            proc.stdout.readline()
-            start = box.stats()["requests"]
-            while proc.poll() is None and box.stats()["requests"] - start < 150:
-                time.sleep(0.002)
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait()
-            output(proc)
-            batches = sorted(path.parent.glob(".toolkit-stage-*/*.arrow"))
-            if not batches:
-                tally.count("damaged-stage", False, "the killed pull left no checkpoint to damage")
-                continue
-            hurt = batches[rng.randrange(len(batches))]
-            data = bytearray(hurt.read_bytes())
-            data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
-            hurt.write_bytes(bytes(data))
-            err = io.StringIO()
-            try:
-                with contextlib.redirect_stderr(err), tk.Workspace(path) as ws:
-                    conn = ws.connect("asset_library", **box.credentials("asset_library"))
-                    result = conn.pull("versions", refresh=True, progress=False)
-                    rows = len(ws.read("asset_library", "versions"))
-                SAID.write(err.getvalue())
-                said = "damaged" in err.getvalue()
-                tally.count("damaged-stage", said and result.resumed == 0 and rows == expected,
-                            f"said={said} resumed={result.resumed} rows={rows}/{expected}")
-            except Exception as error:
-                tally.count("damaged-stage", False, f"{type(error).__name__}: {error}")
-
-
-# -- object storage ------------------------------------------------------------------------------------------
-
-class FaultyProxy:
-    """An HTTP proxy before a local S3 server answering 500 or 503 to a share of the uploads (PUT, POST),
-    or dropping their connection, while `faulty` is set."""
-
-    def __init__(self, target: str, rate: float, rng) -> None:
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-        import requests
-        self.faulty, self.faults = False, defaultdict(int)
-        proxy, http = self, requests.Session()
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def _any(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
-                if proxy.faulty and self.command in ("PUT", "POST") and rng.random() < rate:
-                    fault = rng.choice(["500", "503", "drop"])
-                    proxy.faults[fault] += 1
-                    if fault == "drop":
-                        self.close_connection = True
-                        self.connection.close()
-                        return
-                    self.send_response(int(fault))
-                    self.send_header("Content-Length", "0")
-                    self.end_headers()
-                    return
-                answer = http.request(self.command, target + self.path, data=body, headers={
-                    k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length")})
-                self.send_response(answer.status_code)
-                for name, value in answer.headers.items():
-                    if name.lower() not in ("content-length", "transfer-encoding", "connection", "content-encoding"):
-                        self.send_header(name, value)
-                self.send_header("Content-Length", str(len(answer.content)))
-                self.end_headers()
-                self.wfile.write(answer.content)
-
-            do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = _any
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
-        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
-
-
-def object_store(tally: Tally, box, postgres, tries: int, rng) -> None:
-    try:
-        from moto.server import ThreadedMotoServer
-    except ImportError:
-        tally.skip("object-store", "moto is not installed (the team-tests extra)")
-        return
+def s3_faults(bench: Bench, server, mode: str, tries: int) -> list[str | None]:
     import logging
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)     # moto's server logs every request
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0)
-    server.start()
-    host, port = server.get_host_and_port()
-    proxy = FaultyProxy(f"http://{host}:{port}", 0.3, rng)
-    env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing-secret-9f3e",
-           "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": proxy.url}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
+
+    from moto.server import ThreadedMotoServer
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)      # a line per request otherwise
+    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    moto.start()
+    proxy = FaultProxy(moto._server.server_port)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    env = dict(bench.env, AWS_ACCESS_KEY_ID="fault-key", AWS_SECRET_ACCESS_KEY="fault-secret-" + os.urandom(6).hex(),
+               AWS_REGION="us-east-1", AWS_ENDPOINT_URL=f"http://127.0.0.1:{proxy.server_port}")
+    bench.secrets.append(env["AWS_SECRET_ACCESS_KEY"])
+    import boto3
+    boto3.client("s3", endpoint_url=f"http://127.0.0.1:{moto._server.server_port}", region_name="us-east-1",
+                 aws_access_key_id="x", aws_secret_access_key="x").create_bucket(Bucket="lake")
+    name = f"s3_{mode}"
+    server.create_database(name)
+    where, data = server.dsn(name), f"s3://lake/{mode}/"
+    results: list[str | None] = []
     try:
-        import boto3
-        boto3.client("s3", endpoint_url=f"http://{host}:{port}").create_bucket(Bucket="lake")
-        postgres.create_database("s3lake")
-        workspace, data = postgres.dsn("s3lake"), "s3://lake/data/"
-        with tk.Workspace(workspace, data_path=data) as ws:
-            tm = ws.connect("translation", **box.credentials("translation"))
-            for name in NAMES:
-                tm.pull(name, progress=False)
-            for _ in range(tries):
-                box.advance(hours=1)
-                before = set(ws.loads()["load_id"])
-                proxy.faulty = True
-                try:
-                    done = ws.refresh(progress=False, say=lambda line: SAID.write(line + "\n"))
-                    raised = None
-                except Exception as error:
-                    done, raised = None, f"{type(error).__name__}: {error}"
-                proxy.faulty = False
-                loads = ws.loads()
-                new = loads[~loads.load_id.isin(before)]
-                committed = {f"translation.{r}" for r in new[new.status == "complete"].resource}
-                # what refresh said of each load is what `_loads` holds now
-                mis_told = [] if done is None else [
-                    (row.resource, row.kind) for row in done.itertuples()
-                    if row.kind not in ("cached", "skipped") and (row.kind == "failed") == (row.resource in committed)]
-                ws.refresh(progress=False, say=lambda line: None)
-                differing = equal_to_fresh(ws, box)
-                tally.count("object-store", raised is None and not mis_told and not differing,
-                            f"raised={raised} mis-told={mis_told} differing={differing}")
-        say(f"  object-store faults injected: {dict(proxy.faults)}")
-    except Exception as error:
-        tally.count("object-store", False, f"{type(error).__name__}: {error}")
+        first = bench.command("pull", *workspace_args(where, data), "translation", *RESOURCES, env=env)
+        if first.returncode:
+            return [f"set-up pull failed: {first.stderr.decode()[-120:]}"] * tries
+        for _ in range(tries):
+            bench.box.advance(hours=1)
+            before = complete_loads(where, data, env)
+            proxy.mode = mode
+            if mode == "down":
+                threading.Timer(2.0, lambda: setattr(proxy, "mode", "ok")).start()
+            done = bench.command("refresh", *workspace_args(where, data), "translation", "--full", env=env)
+            proxy.mode = "ok"
+            text = (done.stdout + done.stderr).decode("utf-8", "replace")
+            why = raw(done.returncode, text)
+            if why is None:      # a resource said failed whose load the catalog has committed
+                committed = {f"{s}.{r}" for s, r, load_id in complete_loads(where, data, env) - before}
+                said_failed = {line.split(":")[0] for line in text.splitlines() if ": failed:" in line}
+                wrong = sorted(said_failed & committed)
+                why = f"said failed, committed: {', '.join(wrong)}" if wrong else None
+            results.append(why)
     finally:
-        proxy.server.shutdown()
-        server.stop()
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        proxy.shutdown()
+        moto.stop()
+    return results
 
 
-# -- the run ---------------------------------------------------------------------------------------------
+def writers(bench: Bench, minutes: float) -> list[str | None]:
+    where = str(bench.folder / "writers.duckdb")
+    bench.command("pull", "--workspace", where, "translation", *RESOURCES)
+    end, results = time.monotonic() + 60 * minutes, []
+    while time.monotonic() < end:
+        bench.box.advance(hours=1)
+        procs = [bench.start("refresh", "--workspace", where, "translation") for _ in range(5)]
+        for proc in procs:
+            rc, text = bench.finish(proc, timeout=600)
+            results.append(raw(rc, text) or (f"exit {rc}: {text.strip().splitlines()[-1][:100]}"
+                                             if rc not in (0, 75) else None))
+    results.append(recovered(bench, where, None))
+    return [next((r for r in results if r), None)]    # one try: the whole run
 
-def lake_ready() -> str | None:
+
+def disk_full(bench: Bench, where: str, tries: int) -> list[str | None]:
+    full = bench.folder / "full"
+    full.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=300k", "tmpfs", str(full)],
+                             capture_output=True, check=False).returncode == 0
+    env = dict(bench.env)
+    prefix: list[str] = []
+    if not mounted:   # a file-size limit is what a full disk looks like to one process (EFBIG)
+        prefix = ["prlimit", "--fsize=300000"]
+    results = []
+    try:
+        for i in range(tries):
+            out = full / f"snap{i}.duckdb"
+            cmd = [*prefix, sys.executable, "-m", "toolkit.cli", "export", "--workspace", where, "--history",
+                   "--out", str(out)]
+            done = subprocess.run(cmd, capture_output=True, env=env, timeout=180, check=False)
+            bench.outputs += [done.stdout, done.stderr]
+            text = (done.stdout + done.stderr).decode("utf-8", "replace")
+            why = raw(done.returncode, text) if done.returncode != -signal.SIGXFSZ else "killed by SIGXFSZ"
+            left = [p.name for p in full.iterdir()] if not out.exists() else []
+            if why is None and done.returncode == 0 and out.exists():
+                out.unlink()            # it fit: not a full disk; not counted against toolkit
+                why = None
+            elif why is None and left:
+                why = f"left {left[0]}"
+            elif why is None and len(done.stderr.decode().strip().splitlines()) > 3:
+                why = "more than 3 lines"
+            results.append(why)
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(full)], check=False)
+    return results
+
+
+def damage(path: Path, seed: int) -> None:
+    pick = random.Random(seed)
+    files = [p for p in ([path] if path.is_file() else path.rglob("*")) if p.is_file()]
+    target = pick.choice(files)
+    size = target.stat().st_size
+    with target.open("r+b") as file:
+        if seed % 3 == 0:
+            file.truncate(pick.randrange(0, max(1, size)))
+        else:
+            for _ in range(1 + seed % 5):
+                file.seek(pick.randrange(0, max(1, size)))
+                file.write(bytes(pick.randrange(256) for _ in range(pick.choice((1, 16, 4096)))))
+
+
+def corrupt(bench: Bench, what: str, source: Path, tries: int) -> list[str | None]:
+    results = []
+    for i in range(tries):
+        copy = bench.folder / f"{what}-{i}{source.suffix}"
+        shutil.copy(source, copy)
+        damage(copy, i)
+        if what == "workspace":
+            done = bench.command("show", "--workspace", str(copy))
+        else:
+            code = ("import sys, toolkit as tk\ntry:\n    s = tk.open_snapshot(sys.argv[1]); s.tables(); "
+                    "s.loads(); s.read('translation', 'targets')\nexcept tk.ToolkitError as e:\n"
+                    "    print(f'{type(e).__name__}: {e}', file=sys.stderr); sys.exit(2)\n")
+            done = subprocess.run([sys.executable, "-c", code, str(copy)], capture_output=True, env=bench.env,
+                                  timeout=120, check=False)
+            bench.outputs += [done.stdout, done.stderr]
+        text = (done.stdout + done.stderr).decode("utf-8", "replace")
+        why = raw(done.returncode, text)
+        if why is None and done.returncode and len(done.stderr.decode().strip().splitlines()) > 3:
+            why = "more than 3 lines"
+        results.append(why)
+        copy.unlink()
+    return results
+
+
+def corrupt_stage(bench: Bench, tries: int) -> list[str | None]:
+    """A pull killed once it staged batches on disk, one of them damaged, then pulled again: the rows
+    must equal a clean pull's."""
+    clean = bench.folder / "stage-clean.duckdb"
+    bench.command("pull", "--workspace", str(clean), "translation", "phases")
+    with tk.Workspace(clean, read_only=True) as ws:
+        expected = ws.sql("SELECT count(*), sum(hash(t)) FROM translation.phases t").fetchone()
+    # every batch staged on disk at once (a long pull's do, past 32 MB), by a pull slowed between pages
+    child = ("import sys, time, toolkit.storage.stage as s\nadd = s.Stage.add\n"
+             "def slow(self, table):\n    add(self, table); time.sleep(0.05)\n"
+             "s.Stage.__init__.__defaults__ = (1,); s.Stage.add = slow\n"
+             "from toolkit.cli import main\nsys.exit(main(sys.argv[1:]))\n")
+    results = []
+    for i in range(tries):
+        where = bench.folder / f"stage-{i}.duckdb"
+        proc = subprocess.Popen([sys.executable, "-c", child, "pull", "--workspace", str(where), "translation",
+                                 "phases"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=bench.env)
+        staged: list[Path] = []
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and proc.poll() is None and not staged:
+            staged = [p for p in bench.folder.rglob("*.arrow") if p.stat().st_size > 0]
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        bench.finish(proc)
+        if staged:
+            damage(staged[0], i)
+            bench.notes["corrupt-stage"] = bench.notes.get("corrupt-stage", 0) + 1
+        done = bench.command("pull", "--workspace", str(where), "translation", "phases")
+        text = (done.stdout + done.stderr).decode("utf-8", "replace")
+        why = raw(done.returncode, text)
+        if why is None and done.returncode == 0:
+            with tk.Workspace(where, read_only=True) as ws:
+                got = ws.sql("SELECT count(*), sum(hash(t)) FROM translation.phases t").fetchone()
+            why = None if got == expected else f"rows differ from a clean pull ({got[0]} vs {expected[0]})"
+        results.append(why)
+    return results
+
+
+# -- the run -------------------------------------------------------------------------------------------
+
+def lake_available() -> bool:
     from toolkit.storage import extensions
-    if extensions.wheel_file("ducklake") is None or extensions.wheel_file("postgres") is None:
-        return "not the team environment (.venv-team)"
-    sys.path.insert(0, str(HERE.parent / "tests" / "team"))
-    from local_postgres import binaries
-    return None if binaries() is not None else "no PostgreSQL (Debian's postgresql)"
+    return extensions.wheel_file("ducklake") is not None and extensions.wheel_file("postgres") is not None
 
 
-def main() -> int:
+def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tries", type=int, default=10, help="tries of each kind (kills at commit: twice this)")
-    parser.add_argument("--writers-seconds", type=float, default=30.0, help="how long the 5 writers refresh")
-    parser.add_argument("--only", nargs="*", default=None, help="the kinds to run (prefixes)")
+    parser.add_argument("--tries", type=int, default=None, help="at most this many tries of each kind")
+    parser.add_argument("--minutes", type=float, default=0.5, help="how long the 5 writers run (default 0.5)")
+    parser.add_argument("--kinds", default=",".join(KINDS), help="comma-separated, of: " + ", ".join(KINDS))
     args = parser.parse_args()
-    wanted = lambda kind: args.only is None or any(kind.startswith(p) for p in args.only)  # noqa: E731
-    rng = random.Random(7)
-    tally = Tally()
+    kinds = [k for k in args.kinds.split(",") if k]
+    tries = {k: min(TRIES[k], args.tries) if args.tries else TRIES[k] for k in kinds}
     folder = Path(tempfile.mkdtemp(prefix="toolkit-faults-"))
-    secrets: list[str] = []
-    os.environ.setdefault("TOOLKIT_TYPING_HELPER", "0")
+    # a SIGTERM unwinds like Ctrl-C, so that PostgreSQL, the tmpfs and the folder go with the run
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    bench = Bench(folder)
+    rows: list[tuple[str, int, int, int, str]] = []
+    server = None
+    began = time.monotonic()
     try:
-        with tk.sandbox.start(seed=5) as box:
-            secrets += box.secrets()
-            if wanted("kill-commit-file"):
-                kill_at_commit(tally, "kill-commit-file", box, str(folder / "killed.duckdb"), None, 2 * args.tries, rng)
-            if wanted("writers-file"):
-                writers(tally, "writers-file", box, str(folder / "writers.duckdb"), None, args.writers_seconds)
-            if wanted("disk-full"):
-                disk_full(tally, box, folder, args.tries)
-            if wanted("damaged"):
-                damaged_files(tally, box, folder, 2 * args.tries, rng)
-            why = lake_ready()
-            lake_kinds = ("kill-commit-lake", "pg-restart", "pg-terminate", "writers-lake", "object-store")
-            if why:
-                for kind in lake_kinds:
-                    if wanted(kind):
-                        tally.skip(kind, why)
-            elif any(wanted(kind) for kind in lake_kinds):
-                from local_postgres import LocalPostgres, binaries
-                postgres = LocalPostgres(binaries())
-                postgres.start()
-                secrets.append(postgres.password)
-                try:
-                    if wanted("kill-commit-lake"):
-                        postgres.create_database("killed")
-                        kill_at_commit(tally, "kill-commit-lake", box, postgres.dsn("killed"), str(folder / "k-data"),
-                                       2 * args.tries, rng)
-                    kinds = [kind for kind in ("pg-restart", "pg-terminate") if wanted(kind)]
-                    if kinds:
-                        postgres.create_database("faults")
-                        catalog_faults(tally, box, postgres, "faults", str(folder / "f-data"), args.tries, rng, kinds)
-                    if wanted("writers-lake"):
-                        postgres.create_database("writers")
-                        writers(tally, "writers-lake", box, postgres.dsn("writers"), str(folder / "w-data"),
-                                args.writers_seconds)
-                    if wanted("object-store"):
-                        object_store(tally, box, postgres, args.tries, rng)
-                finally:
-                    postgres.stop()
-        if wanted("damaged-stage"):
-            damaged_stage(tally, folder, args.tries, rng)
-    except Exception:
-        say("the fault script itself failed:\n" + traceback.format_exc())
+        where = str(folder / "ws.duckdb")
+        bench.command("pull", "--workspace", where, "translation", *RESOURCES)
+        snapshot = folder / "snap.duckdb"
+        bench.command("export", "--workspace", where, "--history", "--out", str(snapshot))
+        lake_kinds = [k for k in kinds if k.startswith(("kill9-lake", "pg-", "s3-"))]
+        if lake_kinds and lake_available():
+            sys.path.insert(0, str(ROOT / "tests" / "team"))
+            from local_postgres import LocalPostgres, binaries
+            if binaries() is not None:
+                server = LocalPostgres(binaries())
+                server.start()
+                bench.secrets.append(server.password)
+        for kind in kinds:
+            n = tries[kind]
+            if kind in lake_kinds and server is None:
+                rows.append((kind, 0, 0, 0, "skipped: no team environment (.venv-team) or PostgreSQL"))
+                continue
+            lake_name = kind.replace("-", "_")
+            if kind in ("kill9-lake", "pg-restart", "pg-terminate"):
+                server.create_database(lake_name)
+                lake_where, lake_data = server.dsn(lake_name), str(folder / f"{lake_name}-data")
+                Path(lake_data).mkdir()
+                bench.command("pull", *workspace_args(lake_where, lake_data), "translation", *RESOURCES)
+            if kind == "kill9-file":
+                results = kill9(bench, where, None, n)
+            elif kind == "kill9-lake":
+                results = kill9(bench, lake_where, lake_data, n)
+            elif kind in ("pg-restart", "pg-terminate"):
+                results = pg_faults(bench, lake_where, lake_data, server, n, kind == "pg-terminate")
+            elif kind.startswith("s3-"):
+                results = s3_faults(bench, server, kind[3:], n)
+            elif kind == "writers":
+                results = writers(bench, args.minutes)
+            elif kind == "disk-full":
+                results = disk_full(bench, where, n)
+            elif kind == "corrupt-stage":
+                results = corrupt_stage(bench, n)
+            else:
+                results = corrupt(bench, kind.split("-")[1], Path(where) if kind.endswith("workspace") else snapshot, n)
+            failed = [r for r in results if r]
+            rows.append((kind, len(results), len(results) - len(failed), len(failed), failed[0] if failed else ""))
+            print(f"  {kind}: {rows[-1][2]} of {rows[-1][1]} held", flush=True)   # what a stopped run had
     finally:
+        if server is not None:
+            server.stop()
+        bench.box.stop()
         shutil.rmtree(folder, ignore_errors=True)
-    say(f"{'kind':<20}{'tries':>6}{'held':>6}{'failed':>8}")
-    for kind, (tries, held, failed) in tally.rows.items():
-        say(f"{kind:<20}{tries:>6}{held:>6}{failed:>8}")
-    for kind, notes in tally.notes.items():
-        for note in sorted(set(notes))[:3]:
-            say(f"  {kind}: {note}")
-    found = [s for s in secrets if s and len(s) >= 4 and s in SAID.getvalue()]
-    say(f"secrets in what was printed or told: {len(found)} (of {len(secrets)} searched)")
-    return 0
+    say(f"faults ({time.monotonic() - began:.0f} s; toolkit at {Path(tk.__file__).parent})")
+    say(f"{'kind':<18} {'tries':>5} {'held':>5} {'failed':>6}  first failure")
+    for kind, n, held, failed, first in rows:
+        met = f"(a staged batch damaged in {bench.notes[kind]}) " if kind in bench.notes else ""
+        say(f"{kind:<18} {n:>5} {held:>5} {failed:>6}  {met}{first[:120]}")
+    printed = b"".join(bench.outputs) + PRINTED.getvalue().encode()
+    found = sorted({s[:4] + "…" for s in bench.secrets if len(s) >= 6 and s.encode() in printed})
+    print(f"secrets: {len(bench.secrets)} searched in {len(printed):,} bytes printed; "
+          f"{len(found)} found{': ' + ', '.join(found) if found else ''}")
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -195,3 +195,21 @@ def test_a_commit_whose_answer_was_lost_is_said_committed(lake, monkeypatch):
         loads = ws.loads()
         assert list(loads.status) == ["complete"]
         assert ws.sql("SELECT count(*) FROM translation.submissions").fetchone()[0] == done.rows
+
+
+def test_a_process_first_commit_removes_what_killed_commits_left(lake):
+    import glob
+    import os
+    import shutil
+    import time
+    dsn, data = lake
+    with tk.sandbox.start(seed=7) as box:
+        with tk.Workspace(dsn, data_path=data) as ws:
+            ws.connect("translation", **box.credentials("translation")).pull("submissions", progress=False)
+        kept = sorted(glob.glob(f"{data}/**/*.parquet", recursive=True))
+        old = os.path.join(os.path.dirname(kept[0]), "ducklake-killed-commit.parquet")
+        shutil.copy(kept[0], old)
+        os.utime(old, (time.time() - 3600, time.time() - 3600))
+        with tk.Workspace(dsn, data_path=data) as ws:            # the next process, the next commit
+            ws.connect("translation", **box.credentials("translation")).pull("targets", progress=False)
+        assert not os.path.exists(old) and all(os.path.exists(f) for f in kept)

@@ -34,7 +34,7 @@ from toolkit.errors import (
     WorkspaceOpenHereError,
 )
 from toolkit.storage.file import damaged, load_memory, open_duckdb, query_memory, session
-from toolkit.storage.lake import CATALOG, Lake, masked, masked_error, unreachable
+from toolkit.storage.lake import CATALOG, Lake, masked, masked_error, orphan_age, orphans, unreachable
 
 # seconds the file stays open after its last use: a pull's bookkeeping reads in bursts, and an open
 # costs about 25 ms, while a process waiting for the file waits this long at most beyond the last use
@@ -90,6 +90,7 @@ class FileHandle:
         self._memory_setting = self._memory_shown = ""
         self.opened = 0  # how many times the file was opened: what holding it only while used costs
         self._gave_up = False  # a lake's last reconnection waited its whole time in vain
+        self._swept = False    # a lake's files of killed commits were looked for by this process
         if path is None:  # in memory, or a lake (whose catalog serves many processes): held until closed
             self._adopt(lake.open(read_only) if lake is not None else open_duckdb(None))
 
@@ -165,6 +166,19 @@ class FileHandle:
                     raise
                 time.sleep(pause)
                 pause = min(pause * 2, 4.0)
+
+    def sweep_once(self) -> list[str]:
+        """After this process's first commit to a lake, the files killed commits left removed (those
+        older than TOOLKIT_LAKE_ORPHAN_AGE, 600 s): once a process, since listing an object store's
+        folder on every commit would cost more than the files do. The paths removed; never raises."""
+        if self.lake is None or self.read_only or self._swept:
+            return []
+        self._swept = True
+        try:
+            with self.held("removing files of killed commits") as con:
+                return orphans(con, orphan_age(), dry_run=False)
+        except Exception:   # the load committed all the same; the next process tries again
+            return []
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """A cursor of the held connection, with its settings and, in a lake, the lake as its catalog."""

@@ -164,12 +164,23 @@ class Lake:
         return f"<toolkit lake {self.shown}{f' data at {self.data_path}' if self.data_path else ''}>"
 
 
+ORPHAN_AGE = 600.0  # seconds: a data file no commit names, younger than this, may be a commit still running
+
+
+def orphan_age() -> float:
+    """How old a file no commit names must be to be removed after a commit (TOOLKIT_LAKE_ORPHAN_AGE)."""
+    return float(os.environ.get("TOOLKIT_LAKE_ORPHAN_AGE") or ORPHAN_AGE)
+
+
 def orphans(con: duckdb.DuckDBPyConnection, older_than_seconds: float, dry_run: bool) -> list[str]:
     """The data files in the lake's data path that no snapshot of its catalog names, written more than
     `older_than_seconds` ago (a commit killed between writing its Parquet and committing leaves one;
-    a younger file may be another process's commit in flight), removed unless `dry_run`: DuckLake's own
-    `ducklake_delete_orphaned_files`."""
-    rows = con.execute(f"SELECT * FROM ducklake_delete_orphaned_files({literal(CATALOG)}, dry_run => ?, "
-                       f"older_than => now() - to_seconds(?::DOUBLE))", [dry_run, older_than_seconds]).fetchall()
-    return sorted(str(row[0]) for row in rows)
-
+    a younger file may be another process's commit in flight), and those DuckLake itself scheduled for
+    deletion, removed unless `dry_run`: DuckLake's own `ducklake_delete_orphaned_files` and
+    `ducklake_cleanup_old_files`, locally and on object storage alike."""
+    found: list[str] = []
+    for function in ("ducklake_delete_orphaned_files", "ducklake_cleanup_old_files"):
+        found += [str(row[0]) for row in con.execute(
+            f"SELECT * FROM {function}({literal(CATALOG)}, dry_run => ?, older_than => now() - "
+            f"to_seconds(?::DOUBLE))", [dry_run, older_than_seconds]).fetchall()]
+    return sorted(set(found))

@@ -401,6 +401,7 @@ class Load:
             kept = (self.rows, self.drift, self.kept)
             try:
                 self._commit_once()
+                self.handle.sweep_once()
                 return
             except (duckdb.Error, WorkspaceError) as error:
                 if self._landed():        # the answer to COMMIT was lost (the catalog or the store), not the commit
