@@ -11,6 +11,8 @@ it; what they need of it they are handed.
 """
 from __future__ import annotations
 
+__all__ = ["SCREENS", "Workspace"]
+
 from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any

@@ -14,6 +14,8 @@ The screen is above it: `form` and `forms` build what the `Screens` given at con
 """
 from __future__ import annotations
 
+__all__ = ["Connection", "Screens", "bind", "connection_class"]
+
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import timedelta

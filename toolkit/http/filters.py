@@ -21,6 +21,9 @@ Where the document is silent, and the sandbox's evaluator reads it the same way:
 """
 from __future__ import annotations
 
+__all__ = ["BoolOp", "Condition", "Expr", "F", "FilterSyntaxError", "KEYWORDS", "MAX_DEPTH", "Not",
+           "OPERATORS", "parse", "quote"]
+
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass

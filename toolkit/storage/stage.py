@@ -20,6 +20,9 @@ as NULL), so a damaged checkpoint is discarded, with one line saying so, and its
 """
 from __future__ import annotations
 
+__all__ = ["Checkpoint", "KEEP_CHECKPOINT", "NOTE", "STAGE_MEMORY", "Stage", "digest", "discard",
+           "remove_abandoned", "resumable"]
+
 import hashlib
 import os
 import shutil
