@@ -166,7 +166,7 @@ def test_an_integer_service_refuses_ids_that_are_not_integers(world):
     error = refused(box, lambda: conns["translation"].client.call("translation.get_submission", submission_id="first"))
     assert "integer" in str(error)
     error = refused(box, lambda: conns["translation"].fetch("targets", submission_ids=["1001", "first"]))
-    assert "'first' among 2 ids" in str(error)
+    assert "submission_ids=['1001', 'first']: 'first' among them: must be an integer id" in str(error)
     # the other services' ids are strings: a name there is an id, and goes out
     assert pull_given.ids_of(catalog.RESOURCES["audience_platform", "memberships"], "profile_ids", "first") == ["first"]
 

@@ -273,7 +273,9 @@ def _seconds(text: str) -> float:
     try:
         return span_seconds(text, "--max-age")
     except ValidationError as error:
-        raise argparse.ArgumentTypeError(f"{text!r}: {error.rule}") from None
+        if "negative" in error.rule:
+            raise argparse.ArgumentTypeError(f"{text!r}: a duration is not negative") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is no duration: give seconds, or e.g. 30m, 6h, 1d") from None
 
 
 def _show(args: argparse.Namespace) -> int:

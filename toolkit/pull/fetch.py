@@ -142,9 +142,9 @@ def _parent_ids(client: Client, store: Store, service: str, parent_name: str, co
     return frame[column or parent.key[0]].dropna().tolist()
 
 
-def pull(client: Client, store: Store, name: str, /, *, refresh: bool = False, max_age: float | timedelta | None = None,
+def pull(client: Client, store: Store, name: str, /, *, refresh: bool = False, max_age: float | str | timedelta | None = None,
          on_error: str = "raise", workers: int | None = None, progress: bool | None = None,
-         incremental: bool = False, contract: str = "evolve", budget: float | timedelta | None = None,
+         incremental: bool = False, contract: str = "evolve", budget: float | str | timedelta | None = None,
          **filters: Any) -> LoadResult:
     """Pull one resource with the client into the store; the load is reused when younger than max_age.
     With `incremental=True` only what may have changed since the resource's previous complete load
@@ -159,9 +159,9 @@ def pull(client: Client, store: Store, name: str, /, *, refresh: bool = False, m
 
 
 def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bool = False,
-          max_age: float | timedelta | None = None, on_error: str = "raise", workers: int | None = None,
+          max_age: float | str | timedelta | None = None, on_error: str = "raise", workers: int | None = None,
           progress: bool | None = None, incremental: bool = False, contract: str = "evolve",
-          budget: float | timedelta | None = None, **filters: Any) -> tuple[LoadResult, list[pa.Table] | None]:
+          budget: float | str | timedelta | None = None, **filters: Any) -> tuple[LoadResult, list[pa.Table] | None]:
     """The pull; with `keep`, also the batches it wrote (None when the load was reused or builds on
     another, whose batches are not the whole view)."""
     # everything given is checked before anything is sent or stored (toolkit.pull.given)

@@ -85,8 +85,9 @@ def ids_of(resource: Resource, name: str, value: Any) -> list:
     for item in items:
         problem = _id_problem(item, integers)
         if problem:
-            shown = item if len(items) == 1 else f"{item!r} among {len(items):,} ids"
-            raise ValidationError(name, shown, problem, resource.action)
+            if len(items) > 1:
+                problem = f"{item!r} among them: {problem}"
+            raise ValidationError(name, value if len(items) > 1 else item, problem, resource.action)
     # an integer id typed as its digits goes out as the integer the service's lists take
     return [int(item) for item in items] if integers else items
 

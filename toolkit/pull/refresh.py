@@ -90,7 +90,7 @@ def depth(service: str, name: str, seen: frozenset[str] = frozenset()) -> int:
 
 
 def refresh(store: Store, connections: Mapping[str, Any], services: tuple[str, ...] = (), *,
-            resources: Iterable[str | tuple[str, str]] | None = None, max_age: float | timedelta | None = None,
+            resources: Iterable[str | tuple[str, str]] | None = None, max_age: float | str | timedelta | None = None,
             incremental: bool = True, say: Callable[[str], None] | None = None,
             progress: bool | None = None) -> pd.DataFrame:
     """Pull again every resource the store holds (or those of `services`, or only the held ones named
