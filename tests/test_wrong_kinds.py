@@ -217,3 +217,14 @@ def test_max_age_takes_text_as_the_cli_does(world):
 def test_a_progress_unit_agrees_with_its_number(count, unit, shown):
     from toolkit.pull.progress import unit_of
     assert unit_of(count, unit) == shown
+
+
+def test_a_filter_built_with_f_takes_one_value_alone_and_refuses_what_it_cannot_spell():
+    from toolkit.http.filters import F
+    assert str(F("type").isin("alert")) == 'type:["alert"]'        # one value, not a, l, e, r, t
+    assert str(F("n").notin(5)) == 'n!:["5"]'
+    for build in (lambda: F(5), lambda: F("a") == object(), lambda: F("a") == [1, 2],
+                  lambda: F("a").isin([{"x": 1}]), lambda: F("a") > b"x", lambda: F("a").isin([math.nan])):
+        with pytest.raises(ValidationError) as caught:
+            build()
+        assert len(str(caught.value).splitlines()) == 1
