@@ -88,7 +88,7 @@ MISTAKES += [
     ("max_age as the CLI takes it", "tm.fetch('submissions', max_age='1h', progress=False)"),
     ("max_age that is no duration", "tm.fetch('submissions', max_age='soon')"),
     ("an integer wider than 64 bits in a filter", "al.fetch('assets', created_at_gte=-2**63 - 1)"),
-    ("a filter value of the wrong type", "tm.fetch('targets', status=5)"),
+    ("a filter property that is no name", "tk.F(5) == 'alert'"),
     ("no worker threads", "tm.fetch('submissions', workers=0, refresh=True)"),
 ]
 
