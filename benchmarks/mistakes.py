@@ -75,6 +75,24 @@ MISTAKES: list[tuple[str, str]] = [
 ]
 
 
+# --- issue 35 items 1-2 and issue 39 item 7 (branch issue-35a): values of the wrong kind -----------------
+# Each was sent (a request per character of a lone id), a raw ValueError/TypeError, or a 404 after a
+# request the catalog could have refused; `--before 4235939` gives the figures before.
+MISTAKES += [
+    ("a lone profile id where a list goes", "cdp.fetch('memberships', profile_ids='0dafbbf9-365b-44ac-8d31-"
+                                            "ea12e0d04796', progress=False)"),
+    ("a lone submission id where a list goes", "tm.fetch('targets', submission_ids=1001, progress=False)"),
+    ("a word for an integer id (method)", "tm.get_submission(submission_id='first')"),
+    ("a word among integer ids (fetch)", "tm.fetch('targets', submission_ids=[1001, 'first'])"),
+    ("a number that is no id where ids go", "tm.fetch('targets', submission_ids=5.5)"),
+    ("max_age as the CLI takes it", "tm.fetch('submissions', max_age='1h', progress=False)"),
+    ("max_age that is no duration", "tm.fetch('submissions', max_age='soon')"),
+    ("an integer wider than 64 bits in a filter", "al.fetch('assets', created_at_gte=-2**63 - 1)"),
+    ("a filter property that is no name", "tk.F(5) == 'alert'"),
+    ("no worker threads", "tm.fetch('submissions', workers=0, refresh=True)"),
+]
+
+
 def world() -> dict:
     """Sandboxes and connections for the mistakes: one running, one stopped, wrong secrets."""
     import toolkit as tk

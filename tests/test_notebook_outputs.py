@@ -52,7 +52,10 @@ def test_one_output_per_bar_and_none_when_turned_off():
     shown = texts(parent_and_child)
     assert len(shown) == 1 and shown[0].startswith("translation.targets: "), shown
     assert "(100%)" in shown[0] and "rows=" in shown[0]
-    assert len(again) == 3 and all(t.startswith("translation.submissions: 1 pages") for t in texts(again))
+    # targets are asked for 100 submissions a request, not by ids: "1/1 batch of submissions", not "1/1 ids"
+    assert shown[0].startswith("translation.targets: 1/1 batch of submissions (100%)") and " ids" not in shown[0]
+    # one page is "1 page" ("1 pages" before)
+    assert len(again) == 3 and all(t.startswith("translation.submissions: 1 page ·") for t in texts(again))
     assert len(texts(refresh)) == 1 and texts(refresh)[0].startswith("refresh: 2/2 resources (100%)")
     assert texts(lines) == ["2\n"]       # the refresh's own lines went to say, not to the cell
 

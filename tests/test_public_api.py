@@ -76,3 +76,49 @@ def test_resources_table():
     assert {"service", "resource", "action", "key"} <= set(table.columns)
     assert len(table) == len(catalog.RESOURCES)
     assert set(table.action) <= set(catalog.ACTIONS)
+
+
+def _modules() -> list[str]:
+    import pkgutil
+    # __main__ runs on import; toolkit.downloads is toolkit.http.downloads under another name
+    return [m.name for m in pkgutil.walk_packages(toolkit.__path__, "toolkit.")
+            if not m.name.endswith("__main__") and m.name != "toolkit.downloads"]
+
+
+def _own_names(module: types.ModuleType) -> set[str]:
+    """The public functions and classes a module defines itself (not what it imports)."""
+    return {name for name, value in vars(module).items() if not name.startswith("_")
+            and isinstance(value, type | types.FunctionType) and value.__module__ == module.__name__}
+
+
+def test_every_public_module_says_what_it_offers_in_all():
+    """`dir(reports.audiences)` listed np, pd, Figure, Any and annotations beside its functions: every
+    module that defines public names lists them in __all__, and lists nothing it merely imported."""
+    import importlib
+    missing, imported, absent = [], [], []
+    for name in _modules():
+        module = importlib.import_module(name)
+        own = _own_names(module)
+        offered = getattr(module, "__all__", None)
+        if offered is None:
+            if own:
+                missing.append(name)
+            continue
+        absent += [f"{name}.{n}" for n in offered if not hasattr(module, n)]
+        missing += [f"{name}.{n}" for n in own - set(offered)]
+        for n in offered:
+            value = getattr(module, n, None)
+            if isinstance(value, types.ModuleType):     # a package may offer its own submodules
+                foreign = not value.__name__.startswith(f"{name}.")
+            else:                                       # a class or function from outside toolkit
+                foreign = isinstance(value, type | types.FunctionType) and \
+                    not getattr(value, "__module__", "").startswith("toolkit")
+            if foreign or n == "annotations":
+                imported.append(f"{name}.{n}")
+    assert not missing and not imported and not absent, (missing, imported, absent)
+
+
+def test_reports_audiences_offers_its_reports_not_its_imports():
+    from toolkit.reports import audiences
+    assert {"np", "pd", "Figure", "Any", "annotations"}.isdisjoint(audiences.__all__)
+    assert {"sizes", "overlap", "plot_sizes"} <= set(audiences.__all__)

@@ -9,6 +9,8 @@ a required path param is skipped with a message saying what it needs, unless `in
 """
 from __future__ import annotations
 
+__all__ = ["Pulled", "log", "needs", "pull_one", "pull_service", "resource_names"]
+
 import logging
 import time
 import traceback

@@ -1,6 +1,8 @@
 """The `toolkit` command: demo, sandbox, actions, resources, call, pull, refresh, doctor, export, migrate, cassettes."""
 from __future__ import annotations
 
+__all__ = ["BUSY", "CREDENTIALS_HELP", "LISTED", "WAIT_HELP", "main", "parser"]
+
 import argparse
 import json
 import sys
@@ -267,16 +269,15 @@ def _refresh(args: argparse.Namespace) -> int:
 
 
 def _seconds(text: str) -> float:
-    """A duration for --max-age: seconds, or a number with s, m, h or d ("6h")."""
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
-    number, unit = (text[:-1], units[text[-1]]) if text and text[-1] in units else (text, 1)
+    """A duration for --max-age, read as `max_age=` is in Python (toolkit.http.durations)."""
+    from toolkit.errors import ValidationError
+    from toolkit.http.durations import span_seconds
     try:
-        value = float(number) * unit
-    except ValueError:
+        return span_seconds(text, "--max-age")
+    except ValidationError as error:
+        if "negative" in error.rule:
+            raise argparse.ArgumentTypeError(f"{text!r}: a duration is not negative") from None
         raise argparse.ArgumentTypeError(f"{text!r} is no duration: give seconds, or e.g. 30m, 6h, 1d") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: a duration is not negative")
-    return value
 
 
 def _show(args: argparse.Namespace) -> int:

@@ -15,6 +15,8 @@ such), and every file's bytes.
 """
 from __future__ import annotations
 
+__all__ = ["DAILY", "HOURS", "IMPORT_URLS", "MOVING", "SERVICES", "STEPS", "clock_step", "populate", "run"]
+
 import html
 import json
 import mmap

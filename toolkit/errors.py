@@ -31,6 +31,13 @@ No error message ever holds a secret: `toolkit.http.session` scrubs them before 
 """
 from __future__ import annotations
 
+__all__ = ["AnswerError", "ApiError", "AuthError", "ContractError", "DriftWarning", "LakeUnreachableError",
+           "ModeError", "NotFoundError", "PagingError", "RateLimitError", "RedirectError", "ServerError",
+           "SnapshotNotFoundError", "ToolkitError", "TransportError", "UnknownNameError", "ValidationError",
+           "VersionError", "WorkspaceBusyError", "WorkspaceDamagedError", "WorkspaceError",
+           "WorkspaceInUseError", "WorkspaceOpenHereError", "did_you_mean", "error_for", "printable",
+           "service_message", "shortened"]
+
 import difflib
 import os
 import re

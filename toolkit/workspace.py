@@ -11,6 +11,8 @@ it; what they need of it they are handed.
 """
 from __future__ import annotations
 
+__all__ = ["SCREENS", "Workspace"]
+
 from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any
@@ -59,7 +61,7 @@ class Workspace(Store):
         return conn
 
     def refresh(self, *services: str, resources: Iterable[str | tuple[str, str]] | None = None,
-                max_age: float | timedelta | None = None, incremental: bool = True,
+                max_age: float | str | timedelta | None = None, incremental: bool = True,
                 say: Callable[[str], None] | None = None, progress: bool | None = None) -> pd.DataFrame:
         """Pull again every resource this workspace holds (or those of the named services, or only
         the held ones named in `resources`) through the connections `connect` made, parents before

@@ -255,3 +255,23 @@ def test_examples_are_hints_not_values_and_the_gallery_opens_on_a_plain_form(env
     gallery = env("asset_library").client.forms()
     assert not gallery.form.action.destructive
     assert sum(p.required for p in gallery.form.action.params) <= 1
+
+
+def test_loss_printed_from_a_connection_counts_what_the_form_counts(own_env):
+    """Notebook 40's `print(forms.loss(library, ...))` said "(pull boards and asset_boards to count them
+    first)" right after pulling them, while the form beside it counted the cascade: handed the
+    connection, it read nothing. It counts from the connection's workspace now, as the form does."""
+    from toolkit import forms
+    e = own_env("asset_library")
+    boards = e.client.fetch("boards")
+    board = boards.parent_board_id.dropna().value_counts().index[0]
+    family = [board, *boards.loc[boards.parent_board_id == board, "id"]]
+    inside = sorted({a["id"] for b in family for a in e.client.rows("list_assets", parent_board_id=b)})
+    e.client.fetch("asset_boards", asset_ids=inside)
+    form = e.client.form("delete_board")
+    form.fields["board_id"].value = board
+    said = forms.loss(e.client, form.action, {"board_id": board})
+    assert "count them first" not in said and "the cascade removes" in said
+    assert said == forms.loss(e.ws, form.action, {"board_id": board})
+    gone = said.split("the cascade removes ")[1].split(" ")[0]
+    assert f"removes {gone} asset(s)" in form.loss.value

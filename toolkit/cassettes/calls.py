@@ -10,6 +10,9 @@ result to what a cassette promises (types, row counts, ids, a digest) and is sto
 """
 from __future__ import annotations
 
+__all__ = ["KEEP_EXAMPLE", "WALK_PAGES", "WALK_SIZE", "example_params", "exercise", "is_token_action",
+           "row_ids", "summary", "walk_params"]
+
 import hashlib
 import itertools
 from collections.abc import Mapping

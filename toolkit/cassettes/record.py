@@ -11,6 +11,10 @@ are recorded unless `writes=True`; an error answer is recorded as the outcome to
 """
 from __future__ import annotations
 
+__all__ = ["BOUNDARY", "FOLDER", "MATCH_ON", "REAL_FOLDER", "REAL_ORIGIN", "Recorded", "SANDBOX_ORIGIN",
+           "cassette_path", "check_stable", "metadata", "record", "record_command", "record_real",
+           "record_sandbox", "replay", "replay_client", "rows", "use_cassette", "vcr", "vcr_config"]
+
 import contextlib
 import filecmp
 import tempfile

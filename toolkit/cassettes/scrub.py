@@ -22,6 +22,10 @@ base64 and reads them back byte for byte. A changed body gets a matching `Conten
 """
 from __future__ import annotations
 
+__all__ = ["AUTH_HEADERS", "DROP_REQUEST_HEADERS", "DROP_RESPONSE_HEADERS", "FORM_SECRET_FIELDS",
+           "SECRET_FIELDS", "SECRET_QUERY", "Scrubber", "json_body", "mask_fields", "scrub_url",
+           "value_is_set"]
+
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping

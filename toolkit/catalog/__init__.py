@@ -1,6 +1,9 @@
 """The catalog: every action of the four services, once, indexed by id, service and resource name."""
 from __future__ import annotations
 
+__all__ = ["ACTIONS", "MODULES", "RESOURCES", "SERVICES", "action", "actions_of", "how_to_fetch", "resource",
+           "service"]
+
 from types import MappingProxyType
 
 from toolkit.catalog import asset_library, audience_platform, media_review, translation

@@ -1,6 +1,13 @@
 """The asset library's public API v1: assets, boards, custom fields, imports, roles, tags and uploads
 (seed 000, part B; wire facts from services.md, and the public types compared field by field in
 docs/public-specs.md: a version's uploadedAt and summary, tags sent as {id}, an optional recordedAt)."""
+
+__all__ = ["ACTIONS", "ASSET", "ASSET_ID", "BOARD", "BOARD_BODY", "BOARD_COLUMNS", "BOARD_ID", "COVER_COLUMNS",
+           "CUSTOM_FIELD", "CUSTOM_FIELD_ID", "CUSTOM_FIELD_TYPES", "GUEST", "GUEST_ID", "IMPORT",
+           "IMPORT_ERROR_TYPES", "IMPORT_ID", "IMPORT_STATUSES", "NAME_SEARCH", "PAGE", "PARENT_BOARD",
+           "RESOURCES", "ROLE", "ROLE_TYPES", "SERVICE", "SET_VALUE", "TAG", "TAG_ID", "UPLOAD",
+           "UPLOAD_TARGET", "VALUE", "VALUE_ID", "VERSION", "VERSION_ID"]
+
 from toolkit.catalog.spec import (
     Action,
     Column,

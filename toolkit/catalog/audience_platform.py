@@ -1,6 +1,13 @@
 """The customer data platform's API v1/v2: profiles, schema, audiences, integrations, privacy,
 notifications, metrics, users and monitoring (seed 001). Modelled on Apache Unomi where the seed is
 silent (services.md): `{list, offset, pageSize, totalSize}` pages, `itemId` profiles, `systemTags`."""
+
+__all__ = ["ACCOUNT_ID", "ACTIONS", "ANALYTICS_AUDIENCE_ID", "ANALYTICS_PATH", "AUDIENCE_FILTERS",
+           "AUDIENCE_ID", "AUDIENCE_LIST", "DATA_POLICY", "DEFINITION_ID", "ENABLED", "LAST_REFRESH", "LIST",
+           "METADATA_COLUMNS", "NOTIFICATION_ID", "NOTIFICATION_PAGE", "OFFSET_SIZE", "PAGE", "PROFILE_ID",
+           "PROPERTY_ID", "RESOURCES", "SERVICE", "SORT", "USERNAME", "V12", "V2", "VALIDATE",
+           "WAREHOUSE_COLUMNS", "WAREHOUSE_COMMON", "WEB_PROPERTY_ID"]
+
 from toolkit.catalog.spec import (
     Action,
     Column,

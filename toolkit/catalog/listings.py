@@ -9,6 +9,8 @@ columns that leave it too little are left out, saying so; `--format json|csv` gi
 """
 from __future__ import annotations
 
+__all__ = ["FORMATS", "GAP", "fitted", "shown"]
+
 import shutil
 import textwrap
 

@@ -19,6 +19,9 @@ names catch the rest: a secret under a name the documents give no flag, in an an
 """
 from __future__ import annotations
 
+__all__ = ["MASK", "body_secrets", "ends_secret", "form_secrets", "looks_secret", "mask_passwords",
+           "mask_settings", "norm", "query_secrets", "scrub", "scrub_url"]
+
 import functools
 import re
 from collections.abc import Mapping

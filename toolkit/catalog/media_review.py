@@ -1,4 +1,7 @@
 """The video review platform's API v2: the teams of the user (seed 000, part A)."""
+
+__all__ = ["ACTIONS", "PAGE", "RESOURCES", "SERVICE"]
+
 from toolkit.catalog.spec import Action, Column, PageNumber, Param, Resource, Service
 
 SERVICE = Service(

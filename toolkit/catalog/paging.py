@@ -10,6 +10,9 @@ instead of looping. This module imports nothing of the engine: the catalog decla
 """
 from __future__ import annotations
 
+__all__ = ["Cursor", "MAX_PAGES", "Offset", "PageNumber", "Paging", "Unpaged", "Watch", "absent", "dig",
+           "full", "total_of"]
+
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass

@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from toolkit.catalog.paging import Cursor, Offset, PageNumber, Paging, Unpaged
 
-__all__ = ["Action", "Column", "Cursor", "Offset", "PageNumber", "Paging", "Param", "Resource", "Service",
-           "Unpaged", "camel", "snake"]
+__all__ = ["Action", "Chunks", "Column", "Cursor", "Incremental", "Offset", "OtherSide", "PageNumber", "Paging",
+           "Param", "Resource", "Service", "Settings", "Unpaged", "camel", "snake"]
 
 Where = Literal["path", "query", "body", "raw", "form", "file", "local"]
 Kind = Literal[
@@ -168,6 +168,7 @@ class Service:
     rate_per_second: float | None = None
     max_concurrency: int = 8
     doc: str = ""
+    ids: str = "string"                           # what its ids are: "string" (UUIDs, names) or "integer"
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,8 @@
 """The catalog as DataFrames: `toolkit.actions()` and `toolkit.resources()`."""
 from __future__ import annotations
 
+__all__ = ["actions", "resources"]
+
 import pandas as pd
 
 from toolkit import catalog

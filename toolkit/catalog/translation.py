@@ -1,5 +1,12 @@
 """The translation management system's REST API v0 (seed 002): submissions, files, targets, phases,
 quotes, projects, glossaries, translation memories and webhooks, in client or hosted mode."""
+
+__all__ = ["ACTIONS", "ATTRIBUTE", "CLAIM_BODY", "CLAIM_SCOPES", "DOC", "DOWNLOAD", "GLOSSARY", "G_ATTR",
+           "G_AUTH", "G_CLAIM", "G_DOWN", "G_GLOSS", "G_HOOK", "G_META", "G_PHASE", "G_PROJ", "G_QUOTE",
+           "G_SUB", "G_TARGET", "KEY_VALUE", "METADATA", "ORG", "PACLIENT", "PAGE", "PHASE", "PHASE_FILTER",
+           "PROJECT", "RESOURCES", "SERVICE", "SUB", "SUBMISSION_STATUSES", "TARGET", "TARGET_COLUMNS",
+           "TARGET_FORMATS", "TARGET_STATUSES", "TM", "UNPAGED", "UPLOAD_PROCESS", "WORKFLOW"]
+
 from toolkit.catalog.spec import (
     Action,
     Chunks,
@@ -23,6 +30,7 @@ SERVICE = Service(
     paging=PageNumber(page="pageNumber", size="pageSize", first=0, max_size=200, total_header="total-size"),
     rate_per_second=None,
     max_concurrency=8,
+    ids="integer",
     doc="Translation submissions under /rest/v0; OAuth password grant at /oauth/token; bare JSON arrays "
         "paged with 0-based pageNumber/pageSize (at most 200) and a total-size header; epoch-ms timestamps.",
 )

@@ -11,6 +11,8 @@ that fails after the write went out leaves a warning, since the write happened.
 """
 from __future__ import annotations
 
+__all__ = ["COLUMNS", "SOURCE", "audit", "masked_params", "record_write", "response_id", "sent", "source"]
+
 import contextvars
 import datetime as dt
 import io

@@ -14,6 +14,8 @@ The screen is above it: `form` and `forms` build what the `Screens` given at con
 """
 from __future__ import annotations
 
+__all__ = ["Connection", "Screens", "bind", "connection_class"]
+
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -121,11 +123,12 @@ class Connection:
 
     # --- datasets ------------------------------------------------------------------------------------
 
-    def fetch(self, resource: str, *, max_age: float | timedelta | None = None, refresh: bool = False,
+    def fetch(self, resource: str, *, max_age: float | str | timedelta | None = None, refresh: bool = False,
               contract: str = "evolve", **filters: Any) -> Any:
-        """A resource as a typed DataFrame, cached in the workspace; reused when younger than max_age seconds.
+        """A resource as a typed DataFrame, cached in the workspace; reused when younger than max_age
+        (seconds, a timedelta, or "90s", "30m", "6h", "2d" as the CLI's --max-age takes them).
 
-            tm.fetch("targets", status=["IN_PROCESS", "READY"], max_age=3600)
+            tm.fetch("targets", status=["IN_PROCESS", "READY"], max_age="1h")
 
         Filters the resource does not need narrow it to a subset, stored as `<resource>__filtered`
         (the frame's `attrs["table"]` says where): the resource's own view keeps its latest whole load.

@@ -12,6 +12,8 @@ boards, which the service deletes with it).
 """
 from __future__ import annotations
 
+__all__ = ["SIDE_EFFECTS", "affected_resources", "board_cascade", "loss"]
+
 import functools
 from typing import TYPE_CHECKING, Any
 
@@ -94,10 +96,19 @@ def _affected(action_id: str) -> tuple[str, ...]:
 
 # --- what a destructive action loses ------------------------------------------------------------------
 
+def _store(held: Any) -> Store | None:
+    """The store to count from: a Store, or what a Connection (`library`) is bound to. Handed a
+    connection, `forms.loss(library, ...)` read nothing and said "pull boards and asset_boards to
+    count them first" right after they were pulled."""
+    inner = getattr(held, "workspace", None)
+    return inner if inner is not None and hasattr(inner, "latest") else held
+
+
 def _read(workspace: Store | None, service: str, resource: str) -> pd.DataFrame | None:
     """The resource's latest whole load, else its latest filtered one (the boards of the assets asked
     for are all of those assets' boards), or None when the workspace holds neither (or cannot read it:
     a sentence about what is lost must not fail the form that shows it)."""
+    workspace = _store(workspace)
     try:
         for name in (resource, filtered_of(resource)):
             if workspace is not None and workspace.latest(service, name) is not None:
@@ -133,7 +144,8 @@ def _title(frame: pd.DataFrame | None, key: str, value: Any, column: str) -> str
 
 
 def loss(workspace: Store | None, action: Action, values: dict[str, Any]) -> str:
-    """What the action removes, in a sentence or two, counted from the workspace where it can be."""
+    """What the action removes, in a sentence or two, counted from the workspace where it can be
+    (a Store, or a Connection's workspace)."""
     def read(resource: str) -> pd.DataFrame | None:
         return _read(workspace, action.service, resource)
 

@@ -12,6 +12,8 @@ URLs take no API key: the PUTs go through the client's Session without its auth.
 """
 from __future__ import annotations
 
+__all__ = ["AssetImport", "DONE", "MIB", "MultipartUpload", "PART", "Source"]
+
 import datetime as dt
 import mimetypes
 import os

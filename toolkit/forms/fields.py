@@ -22,6 +22,9 @@ reverse, for `Form.fill` and for tests.
 """
 from __future__ import annotations
 
+__all__ = ["Field", "ID_WIDTH", "LABEL_WIDTH", "LONG_TEXT", "MISSING", "WIDE", "build", "label", "placeholder",
+           "read", "shown"]
+
 import datetime as dt
 import html
 import json

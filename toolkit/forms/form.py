@@ -15,6 +15,8 @@ changes, so a double-click (two clicks queued in the kernel before the first is 
 """
 from __future__ import annotations
 
+__all__ = ["Form", "LOOKUP_KINDS", "SPINNER", "as_display", "error_html", "note", "show"]
+
 import html
 import threading
 from typing import TYPE_CHECKING, Any

@@ -4,6 +4,8 @@
 """
 from __future__ import annotations
 
+__all__ = ["Gallery", "LABEL", "first_action", "option_label", "write_actions"]
+
 from typing import TYPE_CHECKING
 
 import ipywidgets as W

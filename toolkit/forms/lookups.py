@@ -8,6 +8,8 @@ cannot load says why in a note under its field and never stops the form.
 """
 from __future__ import annotations
 
+__all__ = ["Choices", "LOOKUPS", "Lookup", "OVERRIDES", "frame", "lookup_for", "options", "refresh"]
+
 import html
 import json
 from dataclasses import dataclass

@@ -9,6 +9,8 @@ the seconds waited, so it holds for both.
 """
 from __future__ import annotations
 
+__all__ = ["Steps", "Wait", "lookup_field", "value_of"]
+
 import html
 import time
 from collections.abc import Callable

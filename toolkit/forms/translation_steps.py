@@ -14,6 +14,8 @@ path and listed; or one target's translated file is fetched in one request and w
 """
 from __future__ import annotations
 
+__all__ = ["Download", "LANGUAGES", "SubmissionWizard", "TARGET_FORMATS", "WORKFLOW"]
+
 import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING, Any

@@ -12,6 +12,8 @@ that no UTF-8 text can hold) becomes U+FFFD.
 """
 from __future__ import annotations
 
+__all__ = ["INT64", "body_of", "loads"]
+
 import json
 import math
 import re

@@ -4,6 +4,9 @@
 """
 from __future__ import annotations
 
+__all__ = ["JSON_PATCH_OPS", "MAX_JSON_DEPTH", "Problem", "import_package_problem", "json_problem",
+           "patch_problem"]
+
 import datetime as dt
 import numbers
 from typing import Any

@@ -10,6 +10,8 @@ client to a workspace; importing this module loads none of pandas, DuckDB, Arrow
 """
 from __future__ import annotations
 
+__all__ = ["Client", "Page", "client_class", "connect", "credentials_from_env", "log"]
+
 import dataclasses
 import hashlib
 import ipaddress

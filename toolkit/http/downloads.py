@@ -14,6 +14,10 @@ can run it: a Client, or a workspace's Connection (which records the calls it ma
 """
 from __future__ import annotations
 
+__all__ = ["Calls", "Downloaded", "Fetched", "INTERVAL", "MAX_TEXT_BYTES", "POLLS", "RETRY_STATUSES",
+           "TEXT_TYPES", "TargetFile", "deliverables", "fetch_url", "prepare", "submission_files",
+           "target_file", "write"]
+
 import contextlib
 import io
 import os

@@ -3,12 +3,18 @@ durations are read with (client and sandbox agree on it).
 
     duration_nanos("PT1H30M")     # 5_400_000_000_000
     parse_duration("P1DT12H")     # timedelta(days=1, seconds=43200)
+    span_seconds("6h")            # 21600.0: max_age= and --max-age, numbers and timedeltas too
 """
 from __future__ import annotations
 
+__all__ = ["HOUR", "NANOS", "SPAN_HINT", "THIRTY_DAYS", "duration_nanos", "parse_duration", "span_seconds"]
+
 import datetime as dt
+import math
+import numbers
 import re
 
+from toolkit.errors import ValidationError
 from toolkit.http.kinds import LONG
 
 # Java's Duration.parse, which the audience platform reads durations with: days, hours, minutes and
@@ -61,3 +67,39 @@ def parse_duration(text: str) -> dt.timedelta:
 
 
 HOUR, THIRTY_DAYS = 3_600 * NANOS, 30 * 86_400 * NANOS
+
+# a span as an analyst writes one, in Python (`max_age="6h"`) as in the CLI (`--max-age 6h`)
+_SPAN = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([smhd]?)\s*", re.IGNORECASE | re.ASCII)
+_UNITS = {"": 1, "s": 1, "m": 60, "h": 3_600, "d": 86_400}
+SPAN_HINT = "must be a duration: seconds, a timedelta, or text such as 90s, 30m, 6h, 2d (or PT6H)"
+
+
+def span_seconds(value: object, name: str = "max_age") -> float:
+    """A span of time in seconds from a number of seconds, a timedelta, `"90s"`, `"30m"`, `"6h"`,
+    `"2d"` or an ISO-8601 duration (`"PT6H"`). Raises ValidationError naming `name` for anything else,
+    a negative span or one no float holds finitely.
+
+        span_seconds("6h")     # 21600.0
+    """
+    seconds: float | None = None
+    if isinstance(value, dt.timedelta):
+        seconds = value.total_seconds()
+    elif isinstance(value, numbers.Real) and not isinstance(value, bool):
+        try:
+            seconds = float(value)
+        except OverflowError:       # an integer wider than any float
+            seconds = None
+    elif isinstance(value, str) and len(value) < 100:
+        found = _SPAN.fullmatch(value)
+        if found:
+            seconds = float(found.group(1)) * _UNITS[found.group(2).lower()]
+        else:
+            try:
+                seconds = duration_nanos(value.strip()) / NANOS
+            except ValueError:
+                seconds = None
+    if seconds is None or not math.isfinite(seconds):
+        raise ValidationError(name, value, SPAN_HINT)
+    if seconds < 0:
+        raise ValidationError(name, value, "must not be negative: a duration is a span of time")
+    return seconds

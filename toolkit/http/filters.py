@@ -21,10 +21,16 @@ Where the document is silent, and the sandbox's evaluator reads it the same way:
 """
 from __future__ import annotations
 
+__all__ = ["BoolOp", "Condition", "Expr", "F", "FilterSyntaxError", "KEYWORDS", "MAX_DEPTH", "Not",
+           "OPERATORS", "parse", "quote"]
+
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from toolkit.errors import ValidationError
+from toolkit.http.kinds import is_scalar
 
 OPERATORS = ("!:", ">:", ":", ">")
 KEYWORDS = ("AND", "OR", "NOT")
@@ -212,13 +218,23 @@ class F:
     """A property of a notification, to build a filter: `F("type") == "alert"`."""
 
     def __init__(self, prop: str) -> None:
+        if not isinstance(prop, str):
+            raise ValidationError("F", prop, "a filter property is a name: give it as text, e.g. F(\"type\")")
         # a name holding the word AND, OR or NOT would read back as two conditions or a negation
         if not prop.strip() or any(c in prop for c in ':!>()[]"') or any(w in KEYWORDS for w in prop.split()):
             raise ValueError(f"{prop!r} cannot be written as a filter property")
         self.prop = prop.strip()
 
     def _scalar(self, op: str, value: Any) -> Expr:
-        return Expr(f"{self.prop}{op}{quote(value)}")
+        return Expr(f"{self.prop}{op}{quote(self._checked(value))}")
+
+    def _checked(self, value: Any) -> Any:
+        """A value the language can spell: text, a number, true/false or a date; an object's repr or
+        a list's brackets would be sent as if they were the value."""
+        if isinstance(value, bool) or is_scalar(value):
+            return value
+        raise ValidationError(self.prop, value, "a filter value is text, a number, true/false or a date "
+                                                "(a set of them goes in isin/notin)")
 
     def __eq__(self, value: Any) -> Expr:  # type: ignore[override]
         return self._scalar(":", value)
@@ -241,7 +257,9 @@ class F:
         return self._set("!:", values)
 
     def _set(self, op: str, values: Iterable[Any]) -> Expr:
-        items = [quote(v) for v in values]
+        if isinstance(values, str) or not isinstance(values, Iterable) or isinstance(values, bytes | dict):
+            values = [values]      # one value alone is a set of one, never a string's characters
+        items = [quote(self._checked(v)) for v in values]
         if not items:       # the language has no empty set
             raise ValueError(f"a set for {self.prop!r} needs at least one value")
         return Expr(f"{self.prop}{op}[{', '.join(items)}]")

@@ -4,11 +4,15 @@
 """
 from __future__ import annotations
 
+__all__ = ["INTEGER_TEXT", "LONG", "Problem", "SCALAR_PROBLEMS", "file_problem", "integer_id_problem",
+           "is_long", "is_number", "is_scalar"]
+
 import datetime as dt
 import io
 import math
 import numbers
 import os
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -56,6 +60,20 @@ SCALAR_PROBLEMS: Mapping[str, tuple[Callable[[Any], bool], str]] = {
     "epoch_ms": (lambda v: is_long(v) or isinstance(v, dt.date), "must be epoch milliseconds or a datetime"),
     "datetime": (lambda v: isinstance(v, str | dt.date), "must be an ISO-8601 date-time"),
 }
+
+
+def integer_id_problem(value: Any) -> Problem:
+    """An id of a service whose ids are integers (the catalog's `Service.ids`): an integer, or its
+    digits as text (an id read from a text column or typed in a shell); `"first"` is refused here
+    rather than sent to come back 404."""
+    if isinstance(value, str) and not value.strip():
+        return "must not be blank"
+    if is_long(value) or (isinstance(value, str) and INTEGER_TEXT.fullmatch(value) and is_long(int(value))):
+        return None
+    return "must be an integer id (this service's ids are integers)"
+
+
+INTEGER_TEXT = re.compile(r"-?[0-9]{1,19}")
 
 
 def file_problem(value: Any) -> Problem:

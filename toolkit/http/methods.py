@@ -5,6 +5,8 @@ Tab and `?` work in Jupyter. The client's and the connection's classes are both 
 """
 from __future__ import annotations
 
+__all__ = ["RESERVED", "action_method", "docstring", "with_methods"]
+
 import datetime as dt
 import inspect
 from collections.abc import Callable

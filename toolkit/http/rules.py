@@ -8,6 +8,15 @@ required params, modes and system versions are checked for every action from its
 """
 from __future__ import annotations
 
+__all__ = ["ACTION_CHECKS", "CALLER_CHECKS", "Caller", "Found", "LIST_RULES", "MAX_PATH_VALUE", "PARAM_RULES",
+           "Problem", "SELECT_TYPES", "TARGET_FORMATS", "WORD_COUNT_FIELDS", "alphanumeric", "audience_filter",
+           "audience_import_package", "batch_target_formats", "check", "custom_field_value",
+           "duration_pt1h_p30d", "email", "filter_or_all", "grant_type_fields", "immutable", "language",
+           "limit_500", "no_spaces", "non_negative", "non_parsable_file_format", "not_blank",
+           "not_logged_in_user", "notification_filter", "offset_with_size", "pa_client_in_hosted_mode",
+           "page_size_200", "positive", "problems", "select_values", "size", "sort", "url", "version_tuple",
+           "word_count_body"]
+
 import datetime as dt
 import numbers
 import re
@@ -17,13 +26,14 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from toolkit.catalog import SERVICES
 from toolkit.catalog.masking import MASK
 from toolkit.catalog.spec import Action, Param
 from toolkit.errors import ModeError, ValidationError, VersionError, did_you_mean
 from toolkit.http import filters
 from toolkit.http.bodies import import_package_problem, json_problem
 from toolkit.http.durations import HOUR, THIRTY_DAYS, duration_nanos
-from toolkit.http.kinds import SCALAR_PROBLEMS, file_problem, is_long
+from toolkit.http.kinds import SCALAR_PROBLEMS, file_problem, integer_id_problem, is_long
 
 Problem = str | None
 
@@ -141,7 +151,7 @@ PARAM_RULES: Mapping[str, Callable[[Any], Problem]] = {
 LIST_RULES = ("audience_filter", "sort")
 
 
-def _kind_problem(param: Param, value: Any) -> Problem:
+def _kind_problem(param: Param, value: Any, integer_ids: bool = False) -> Problem:
     kind = param.kind
     items = value if isinstance(value, list | tuple) else [value]
     if any(isinstance(i, numbers.Integral) and not isinstance(i, bool) and not is_long(i) for i in items):
@@ -151,6 +161,8 @@ def _kind_problem(param: Param, value: Any) -> Problem:
     fits, problem = SCALAR_PROBLEMS.get(kind, (lambda v: True, ""))
     if not fits(value):
         return problem
+    if kind == "id" and integer_ids:
+        return integer_id_problem(value)
     if kind == "datetime" and isinstance(value, str):
         try:
             dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
@@ -317,6 +329,8 @@ def problems(action: Action, params: Mapping[str, Any], caller: Caller | None = 
     the checks that need one (its mode, its login) find nothing."""
     found: list[ValidationError] = []
     known = {p.name: p for p in action.params}
+    service = SERVICES.get(action.service)
+    integer_ids = service is not None and service.ids == "integer"
     for name in params:
         if name not in known:
             found.append(_error(None, name, params[name], f"unknown param{did_you_mean(name, known) or ';'} "
@@ -331,7 +345,7 @@ def problems(action: Action, params: Mapping[str, Any], caller: Caller | None = 
                 found.append(_error(param, param.name, None, rule, action.id))
             continue
         try:
-            problem = _param_problem(param, value)
+            problem = _param_problem(param, value, integer_ids)
         except (TypeError, ValueError, OverflowError, RecursionError) as error:
             # a value no rule foresaw: refused as one, never sent and never a traceback from inside a rule
             problem = f"cannot be checked ({type(error).__name__})"
@@ -346,8 +360,8 @@ def problems(action: Action, params: Mapping[str, Any], caller: Caller | None = 
     return found
 
 
-def _param_problem(param: Param, value: Any) -> Problem:
-    problem = _kind_problem(param, value)
+def _param_problem(param: Param, value: Any, integer_ids: bool = False) -> Problem:
+    problem = _kind_problem(param, value, integer_ids)
     if problem is None and param.choices:
         values = value if isinstance(value, list | tuple | set) else [value]
         if param.kind == "list" and isinstance(value, str):      # a list may come as "A,B"

@@ -9,6 +9,11 @@ Secrets are held in `Secret` and scrubbed by the client's `Redactor` from every 
 """
 from __future__ import annotations
 
+__all__ = ["ApiKeyAuth", "BasicAuth", "BearerAuth", "HeadersStayHome", "IDEMPOTENT_METHODS",
+           "OAuthPasswordAuth", "OneOriginSession", "RETRY_STATUSES", "RateBudget", "Redactor", "RetryPolicy",
+           "Secret", "ServiceClock", "Transport", "log", "origin", "request_id", "retry_after", "same_origin",
+           "shown_origin"]
+
 import base64
 import email.utils
 import json

@@ -5,6 +5,8 @@
 """
 from __future__ import annotations
 
+__all__ = ["Prepared", "Upload", "file_part", "masked_body", "opened_files", "wire_value"]
+
 import dataclasses
 import datetime as dt
 import io

@@ -20,6 +20,9 @@ rows key is parsed the general way too, and `mend` finds its rows under the one 
 """
 from __future__ import annotations
 
+__all__ = ["FAILURES_BEFORE_GIVING_UP", "ID_KINDS", "PageDecoder", "RawRows", "Rows", "WIRE_KINDS",
+           "items_key", "joined", "mend", "page_decoder", "record_type", "rows_of", "values_by_column"]
+
 import functools
 import itertools
 from collections.abc import Callable, Iterable
@@ -27,6 +30,7 @@ from typing import Any
 
 import msgspec
 
+from toolkit.catalog import SERVICES
 from toolkit.catalog.paging import Cursor, Offset, PageNumber, Paging, Unpaged
 from toolkit.catalog.spec import Action, Column, Resource
 
@@ -34,7 +38,8 @@ from toolkit.catalog.spec import Action, Column, Resource
 # (JSON columns are kept as their text: msgspec.Raw)
 WIRE_KINDS: dict[str, Any] = {"string": str, "category": str, "integer": int, "number": float, "boolean": bool,
                               "timestamp": str | int | float}
-ID_KINDS = {"translation": int}        # ids keep their wire type: integers there, UUID strings elsewhere
+# ids keep their wire type: integers where the catalog says a service's ids are, UUID strings elsewhere
+ID_KINDS = {key: int for key, service in SERVICES.items() if service.ids == "integer"}
 FAILURES_BEFORE_GIVING_UP = 3          # pages of a walk that did not fit: the rest go the general way
 
 

@@ -18,6 +18,9 @@ then every secret the client knows (its `Redactor`, toolkit.http.session).
 """
 from __future__ import annotations
 
+__all__ = ["CONTRACTS", "EXAMPLE_CHARS", "RECORD_CHARS", "Tally", "Told", "contract_of", "envelope",
+           "given_ids", "known_values", "masked", "shown", "warning"]
+
 import functools
 from collections.abc import Mapping
 from typing import Any

@@ -20,6 +20,8 @@ Answers that differ from the declared shapes are kept and the load records how (
 """
 from __future__ import annotations
 
+__all__ = ["KeyWatch", "LoadResult", "fetch", "narrowing", "pull"]
+
 import gc
 import itertools
 import time
@@ -51,7 +53,7 @@ from toolkit.errors import (
     shortened,
 )
 from toolkit.http.rules import problems, version_tuple
-from toolkit.pull import decoding, drift, frames, increments, sides
+from toolkit.pull import decoding, drift, frames, given, increments, sides
 from toolkit.pull.progress import bar as progress_bar
 from toolkit.pull.resume import Checkpoints, member_key
 from toolkit.pull.typist import Typist
@@ -140,9 +142,9 @@ def _parent_ids(client: Client, store: Store, service: str, parent_name: str, co
     return frame[column or parent.key[0]].dropna().tolist()
 
 
-def pull(client: Client, store: Store, name: str, /, *, refresh: bool = False, max_age: float | timedelta | None = None,
+def pull(client: Client, store: Store, name: str, /, *, refresh: bool = False, max_age: float | str | timedelta | None = None,
          on_error: str = "raise", workers: int | None = None, progress: bool | None = None,
-         incremental: bool = False, contract: str = "evolve", budget: float | timedelta | None = None,
+         incremental: bool = False, contract: str = "evolve", budget: float | str | timedelta | None = None,
          **filters: Any) -> LoadResult:
     """Pull one resource with the client into the store; the load is reused when younger than max_age.
     With `incremental=True` only what may have changed since the resource's previous complete load
@@ -157,15 +159,18 @@ def pull(client: Client, store: Store, name: str, /, *, refresh: bool = False, m
 
 
 def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bool = False,
-          max_age: float | timedelta | None = None, on_error: str = "raise", workers: int | None = None,
+          max_age: float | str | timedelta | None = None, on_error: str = "raise", workers: int | None = None,
           progress: bool | None = None, incremental: bool = False, contract: str = "evolve",
-          budget: float | timedelta | None = None, **filters: Any) -> tuple[LoadResult, list[pa.Table] | None]:
+          budget: float | str | timedelta | None = None, **filters: Any) -> tuple[LoadResult, list[pa.Table] | None]:
     """The pull; with `keep`, also the batches it wrote (None when the load was reused or builds on
     another, whose batches are not the whole view)."""
-    if on_error not in ("raise", "skip"):
-        raise ValidationError("on_error", on_error, "must be raise or skip")
+    # everything given is checked before anything is sent or stored (toolkit.pull.given)
+    checked = given.options(max_age=max_age, budget=budget, on_error=on_error, workers=workers, refresh=refresh,
+                            incremental=incremental, progress=progress)
+    max_age, budget, workers = checked["max_age"], checked["budget"], checked["workers"]
     contract = drift.contract_of(contract)
     resource = catalog.resource(client.service.key, name)
+    filters = given.check_filters(resource, filters)
     ws = store
     key = _params_key(filters)
     narrowed = narrowing(resource, filters)
@@ -186,8 +191,7 @@ def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bo
     seen = increments.seen_now(ws, resource)   # first: what the sources had committed before any read of them
     if incremental and resource.incremental is not None:
         previous = ws.previous_load(resource.service, client.base_url, stored, key)
-        seconds = budget.total_seconds() if isinstance(budget, timedelta) else budget
-        step = previous and increments.plan(client, store, resource, filters, previous, seconds)
+        step = previous and increments.plan(client, store, resource, filters, previous, budget)
     if step:
         plan = _Plan(lambda: iter(()), None, "pages", planned=step.members)
         failed = plan.failed
@@ -465,8 +469,8 @@ def _paged_rows(client: Client, resource: Resource, action: Action, call: dict, 
 
 
 def _fan_out(client: Client, resource: Resource, action: Action, ids: Sequence, params: dict, workers: int,
-             on_error: str, member_rows: Callable | None = None, tag_rows: bool = True) -> _Plan:
-    plan = _Plan(lambda: iter(()), len(ids), "ids", members=list(ids) if tag_rows else None, planned=list(ids))
+             on_error: str, member_rows: Callable | None = None, tag_rows: bool = True, unit: str = "ids") -> _Plan:
+    plan = _Plan(lambda: iter(()), len(ids), unit, members=list(ids) if tag_rows else None, planned=list(ids))
     fetch_member = member_rows or (lambda member, typist: _member_rows(client, resource, action, params, member,
                                                                        typist))
     column = resource.fan_out if tag_rows else None
@@ -594,8 +598,9 @@ def _chunked(client: Client, store: Store, resource: Resource, filters: dict, wo
         def chunk_rows(chunk: list, typist: Typist) -> list | _Pages:
             return _paged_rows(client, resource, action, {how.param: chunk, **asked}, typist)
 
+        # a request asks for many parents at once: the progress counts those requests, not ids
         return _fan_out(client, resource, action, chunks, {}, workers, on_error, member_rows=chunk_rows,
-                        tag_rows=False)
+                        tag_rows=False, unit=f"batches of {resource.parent}")
     older = catalog.ACTIONS[how.older]
     single = {param.name for param in older.params if param.kind != "list" and not param.repeatable}
 
@@ -611,7 +616,8 @@ def _chunked(client: Client, store: Store, resource: Resource, filters: dict, wo
                 rows.update((tuple(row.get(k) for k in _wire_key(resource)), row) for row in page.body)
         return list(rows.values())
 
-    return _fan_out(client, resource, older, ids, {}, workers, on_error, tag_rows=False, member_rows=one_id_rows)
+    return _fan_out(client, resource, older, ids, {}, workers, on_error, tag_rows=False, member_rows=one_id_rows,
+                    unit=resource.parent)
 
 
 def _wire_key(resource: Resource) -> list[str]:

@@ -21,6 +21,9 @@ with the table from the typing helper (Arrow IPC keeps it); `toolkit.pull.drift`
 """
 from __future__ import annotations
 
+__all__ = ["ARROW_TYPES", "DRIFT", "ID_TYPES", "TIMESTAMP", "WIRE_TYPES", "conform", "declared_keys", "empty",
+           "json_of_raw", "noted", "source_of", "to_arrow", "to_pandas"]
+
 import functools
 import os
 import re

@@ -12,6 +12,8 @@ the latest `Date` a load of that service saw, moved on by the time passed here s
 """
 from __future__ import annotations
 
+__all__ = ["COLUMNS", "DEFAULT_BUDGET", "freshness", "service_now"]
+
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 

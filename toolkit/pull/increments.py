@@ -11,6 +11,8 @@ Given the client and the store, like fetch; it imports neither the fetcher nor a
 """
 from __future__ import annotations
 
+__all__ = ["CLOCK_STALE", "IDS_PER_REQUEST", "STRATEGIES", "Step", "Tables", "plan", "seen_now", "sources"]
+
 import dataclasses
 import math
 from collections.abc import Callable, Iterator

@@ -5,6 +5,9 @@ a notebook one plain text output updated in place that ends as a summary.
 """
 from __future__ import annotations
 
+__all__ = ["SINGULAR", "bar", "in_notebook_kernel", "unit_of"]
+
+import functools
 import os
 import sys
 
@@ -26,8 +29,6 @@ def bar(total: int | None, description: str, unit: str, show: bool | None = None
     from types import SimpleNamespace
 
     from IPython.display import DisplayHandle, Pretty
-    from tqdm.std import tqdm as plain
-
     # a handle to an output not shown yet: display(display_id=True) shows an empty output at once
     # (IPython 9), which the first line's display then doubled, each line saved twice
     handle = DisplayHandle()
@@ -44,8 +45,39 @@ def bar(total: int | None, description: str, unit: str, show: bool | None = None
     # with a total, how far (a percent) and how long to go, as the terminal's bar shows them
     of = "/{total_fmt} {unit} ({percentage:.0f}%)" if total else " {unit}"
     left = ", {remaining} left" if total else ""
-    return plain(total=total, desc=description, unit=unit, file=line, leave=True, mininterval=0.5,
-                 bar_format="{desc}: {n_fmt}" + of + " · {postfix} · {elapsed_s:.1f} s" + left)
+    # tqdm is imported here, where a bar is shown, so the class is made here too
+    return _counted()(total=total, desc=description, unit=unit, file=line, leave=True, mininterval=0.5,
+                      bar_format="{desc}: {n_fmt}" + of + " · {postfix} · {elapsed_s:.1f} s" + left)
+
+
+# units as a line names one of them ("1 page", "1/1 batch of submissions")
+SINGULAR = {"pages": "page", "ids": "id", "requests": "request", "resources": "resource", "parents": "parent"}
+
+
+def unit_of(count: float, unit: str) -> str:
+    """The unit for `count` of it: the singular for exactly one, "1 pages" read wrong."""
+    if count != 1:
+        return unit
+    first, _, rest = unit.partition(" ")
+    one = SINGULAR.get(first) or (first[:-2] if first.endswith("ches") else first.removesuffix("s"))
+    return f"{one} {rest}".strip()
+
+
+@functools.cache
+def _counted() -> type:
+    from tqdm.std import tqdm as plain
+
+    class Counted(plain):
+        """tqdm's plain bar whose unit agrees with its number: the total where it has one, else the count."""
+
+        @property
+        def format_dict(self) -> dict:
+            found = super().format_dict
+            found["unit"] = unit_of(found["total"] or found["n"], found["unit"])
+            return found
+
+    return Counted
+
 
 
 def in_notebook_kernel() -> bool:

@@ -17,6 +17,8 @@ neither the workspace nor the connection module.
 """
 from __future__ import annotations
 
+__all__ = ["COLUMNS", "chosen", "depth", "held", "refresh"]
+
 import sys
 import threading
 import time
@@ -31,6 +33,7 @@ import pandas as pd
 from toolkit import catalog
 from toolkit.catalog.masking import MASK, mask_passwords
 from toolkit.errors import ValidationError, WorkspaceError, printable
+from toolkit.http.durations import span_seconds
 from toolkit.pull import fetch
 from toolkit.pull.progress import bar as progress_bar
 
@@ -87,7 +90,7 @@ def depth(service: str, name: str, seen: frozenset[str] = frozenset()) -> int:
 
 
 def refresh(store: Store, connections: Mapping[str, Any], services: tuple[str, ...] = (), *,
-            resources: Iterable[str | tuple[str, str]] | None = None, max_age: float | timedelta | None = None,
+            resources: Iterable[str | tuple[str, str]] | None = None, max_age: float | str | timedelta | None = None,
             incremental: bool = True, say: Callable[[str], None] | None = None,
             progress: bool | None = None) -> pd.DataFrame:
     """Pull again every resource the store holds (or those of `services`, or only the held ones named
@@ -102,6 +105,8 @@ def refresh(store: Store, connections: Mapping[str, Any], services: tuple[str, .
     of the parents open there, and misses a parent new since; `changed_parents` finds no newer load of
     the parent to compare and pulls in full), so choose the parent too when it may have moved.
     """
+    if max_age is not None:     # "6h" as --max-age 6h; a wrong one refused before anything is asked
+        max_age = span_seconds(max_age, "max_age")
     if store.read_only:     # before any request: a plan's own questions are requests too
         raise WorkspaceError(f"nothing was refreshed: the workspace {store.where} is open read-only. "
                              f"To refresh it, {store.read_only_advice}.")

@@ -8,6 +8,8 @@ tally, like fetch; it imports neither the fetcher nor anything above.
 """
 from __future__ import annotations
 
+__all__ = ["CHECKPOINT_MEMBERS", "CHECKPOINT_SECONDS", "Checkpoints", "member_key"]
+
 import contextlib
 import os
 import time

@@ -11,6 +11,8 @@ resource held at its last load (or one per parent when it never loaded), and the
 """
 from __future__ import annotations
 
+__all__ = ["cheaper_the_other_way", "requests_each_way"]
+
 import math
 
 

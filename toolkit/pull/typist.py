@@ -15,6 +15,9 @@ typed again here): the result is the same table either way. TOOLKIT_TYPING_HELPE
 """
 from __future__ import annotations
 
+__all__ = ["IN_FLIGHT", "PIPE_BYTES", "SMALLEST_PAGE", "START_AFTER_PAGES", "Typist", "enabled", "log", "stop",
+           "type_pages"]
+
 import atexit
 import contextlib
 import gc

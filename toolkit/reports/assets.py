@@ -4,6 +4,10 @@
 """
 from __future__ import annotations
 
+__all__ = ["SERVICE", "assets_per_board_tree", "custom_field_fill_rate", "imports",
+           "plot_assets_per_board_tree", "plot_custom_field_fill_rate", "plot_imports", "plot_tag_usage",
+           "tag_usage"]
+
 from typing import Any
 
 import numpy as np

@@ -9,6 +9,10 @@ profiles that were pulled (a sample of them on a large platform), so they descri
 """
 from __future__ import annotations
 
+__all__ = ["SERVICE", "audiences_per_profile", "membership_changes", "overlap", "plot_audiences_per_profile",
+           "plot_membership_changes", "plot_overlap", "plot_sizes", "plot_tags", "providers", "sizes",
+           "tag_counts"]
+
 from typing import Any
 
 import numpy as np

@@ -8,6 +8,8 @@ pulled, history missing) says so in its place; the others still appear.
 """
 from __future__ import annotations
 
+__all__ = ["CSS", "Part", "write_report"]
+
 import functools
 import html
 from collections.abc import Callable, Mapping

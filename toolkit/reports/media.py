@@ -4,6 +4,8 @@
 """
 from __future__ import annotations
 
+__all__ = ["GB", "SERVICE", "plot_team_usage", "team_usage"]
+
 from typing import Any
 
 import numpy as np

@@ -7,6 +7,10 @@ global backend (Agg renders them; Jupyter shows them as they are returned) and t
 """
 from __future__ import annotations
 
+__all__ = ["BLUE", "DPI", "FLAG", "GOLD", "GREEN", "GREY", "GRID", "INK", "MUTED", "ORANGE", "PROVIDER",
+           "PURPLE", "RED", "ReportFigure", "SERIES", "STATUS", "TEAL", "WIDTH", "bar_height", "colour",
+           "data_uri", "empty", "figure", "finish", "label_bars", "legend", "names", "png", "shorten"]
+
 import base64
 import io
 from collections.abc import Iterable, Sequence

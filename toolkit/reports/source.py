@@ -15,6 +15,9 @@ clock when it finished. `now=` overrides both; every report says which clock it 
 """
 from __future__ import annotations
 
+__all__ = ["CLOCKS", "FINISHED", "GIVEN", "OUR_CLOCK", "SERVICE_CLOCK", "clock_of", "frame", "has",
+           "has_column", "history", "load_moment", "loads", "table", "translation_now", "utc"]
+
 from typing import Any
 
 import pandas as pd

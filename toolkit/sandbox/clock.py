@@ -8,6 +8,8 @@ translation work progresses).
 """
 from __future__ import annotations
 
+__all__ = ["Clock", "EPOCH", "START", "epoch_ms", "iso"]
+
 import threading
 from datetime import UTC, datetime, timedelta
 

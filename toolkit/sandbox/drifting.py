@@ -17,6 +17,8 @@ filters on; names and values put on the wire come from the seed. A kind a resour
 """
 from __future__ import annotations
 
+__all__ = ["Drift", "DriftPlan", "KINDS", "kinds_of"]
+
 import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple

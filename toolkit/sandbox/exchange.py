@@ -6,6 +6,8 @@ Kept apart from the emulator and the store so both can use them without importin
 """
 from __future__ import annotations
 
+__all__ = ["Headers", "INT64_MAX", "INT64_MIN", "Part", "Reject", "Request", "Response", "url_parts"]
+
 import base64
 import binascii
 from collections.abc import Mapping

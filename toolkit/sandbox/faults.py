@@ -14,6 +14,8 @@ by `:SERVICE` or `:SERVICE.ACTION`.
 """
 from __future__ import annotations
 
+__all__ = ["Fault", "FaultPlan", "KINDS", "normalise", "parse"]
+
 import hashlib
 import threading
 from collections.abc import Iterable

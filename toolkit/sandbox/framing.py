@@ -15,6 +15,9 @@ stops arriving 408.
 """
 from __future__ import annotations
 
+__all__ = ["CHUNKED", "MAX_HEADERS", "MAX_LINE", "Malformed", "PHRASES", "body_length", "encode", "read_body",
+           "read_head"]
+
 import re
 from http import HTTPStatus
 from typing import BinaryIO

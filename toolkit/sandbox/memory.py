@@ -14,6 +14,8 @@ store knows nothing of the emulator that holds it.
 """
 from __future__ import annotations
 
+__all__ = ["Bind", "Collection", "Created", "Memory", "NewId", "generic_handler", "merge_patch"]
+
 import copy
 import re
 from collections.abc import Callable, Iterator, Mapping

@@ -13,6 +13,8 @@ Pages are list slices handed to orjson as they are: no per-record work, so big p
 """
 from __future__ import annotations
 
+__all__ = ["answer_list", "decode_cursor", "encode_cursor"]
+
 import base64
 import binascii
 from typing import Any

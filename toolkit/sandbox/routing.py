@@ -11,6 +11,8 @@ another (`DELETE /boards/../assets/X` is not `DELETE /assets/X`).
 """
 from __future__ import annotations
 
+__all__ = ["Route", "Router", "dot_segment", "version_prefix"]
+
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field

@@ -7,6 +7,8 @@ adding a record type does not change the secrets or the ids drawn elsewhere.
 """
 from __future__ import annotations
 
+__all__ = ["Seeds", "T"]
+
 import random
 import string
 from collections.abc import Sequence

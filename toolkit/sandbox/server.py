@@ -16,6 +16,9 @@ request that stops arriving is answered 408 and its connection closed.
 """
 from __future__ import annotations
 
+__all__ = ["App", "DROP", "IDLE_TIMEOUT", "LIMITS", "LINGER", "MAX_BODY", "MIB", "READ_TIMEOUT", "SMALL_BODY",
+           "SandboxServer"]
+
 import contextlib
 import email.utils
 import socket

@@ -10,6 +10,8 @@ pacing, and nothing of it goes out on the wire.
 """
 from __future__ import annotations
 
+__all__ = ["Limit", "Traffic"]
+
 import threading
 import time
 from collections import Counter, deque

@@ -6,6 +6,8 @@ in both, so it is never read or joined. Only the differences come to pandas.
 """
 from __future__ import annotations
 
+__all__ = ["Diff", "diff_loads"]
+
 import html
 from collections import Counter
 from collections.abc import Mapping, Sequence

@@ -10,6 +10,8 @@ Where no wheel fits this DuckDB, its own `INSTALL` is tried (it needs the networ
 """
 from __future__ import annotations
 
+__all__ = ["WHEELS", "extension_directory", "load", "wheel_file"]
+
 import importlib.util
 import os
 from pathlib import Path

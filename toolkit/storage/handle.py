@@ -13,6 +13,9 @@ TOOLKIT_WORKSPACE_WAIT), and then raises WorkspaceBusyError. A workspace in memo
 """
 from __future__ import annotations
 
+__all__ = ["FileHandle", "LINGER", "RECONNECT_SECONDS", "SAY_AFTER", "WAIT", "holder_note", "load_threads",
+           "wait_seconds"]
+
 import contextlib
 import json
 import os

@@ -14,6 +14,9 @@ two at once conflict and one of them is retried (toolkit.storage.loads).
 """
 from __future__ import annotations
 
+__all__ = ["CATEGORIES_COLUMNS", "CONFIRMED", "LOADS_COLUMNS", "create", "head_of", "insert_load", "next_seq",
+           "put_categories", "update_loads"]
+
 import time
 from collections.abc import Sequence
 from typing import Any

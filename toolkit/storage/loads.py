@@ -18,6 +18,8 @@ temp directory under the memory limit, never into the file.
 """
 from __future__ import annotations
 
+__all__ = ["LONG_TEXT_BYTES", "Load", "load_id", "params_json"]
+
 import contextlib
 import functools
 import re

@@ -9,6 +9,8 @@ that a PID the system has since given to another program does not count as the o
 """
 from __future__ import annotations
 
+__all__ = ["alive", "this_process"]
+
 import functools
 import os
 import socket

@@ -13,6 +13,9 @@ Python lists would cost memory and seconds for every million rows.
 """
 from __future__ import annotations
 
+__all__ = ["casts_unchanged", "categorical", "lists_in_structs", "pandas_type", "python_nested", "shaped",
+           "to_frame", "with_python_nested"]
+
 from collections.abc import Mapping, Sequence
 from typing import Any
 

@@ -12,6 +12,8 @@ next run anyway); one interrupted by Ctrl-C leaves it, as no one's, for the next
 """
 from __future__ import annotations
 
+__all__ = ["Run"]
+
 import hashlib
 import os
 import tempfile

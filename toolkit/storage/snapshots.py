@@ -13,6 +13,8 @@ file is `versions.parquet` (format_version 2; version 1 had a file per load, wit
 """
 from __future__ import annotations
 
+__all__ = ["MANIFEST_SCHEMA", "Snapshot", "manifest_table", "open_snapshot"]
+
 import contextlib
 from datetime import datetime
 from pathlib import Path

@@ -21,6 +21,9 @@ discarded, with one line saying so, and its parents asked again. A checkpoint no
 """
 from __future__ import annotations
 
+__all__ = ["Checkpoint", "KEEP_CHECKPOINT", "NOTE", "STAGE_MEMORY", "Stage", "digest", "discard",
+           "remove_abandoned", "resumable"]
+
 import hashlib
 import os
 import shutil

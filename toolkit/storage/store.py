@@ -27,6 +27,8 @@ failed ("interrupted: ..."), and a read-only one, which may not write, shows the
 """
 from __future__ import annotations
 
+__all__ = ["INTERRUPTED", "Query", "Store", "UnknownTableError"]
+
 import contextlib
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence

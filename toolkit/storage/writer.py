@@ -11,6 +11,8 @@ so memory stays bounded whatever the width of a row; a failed write fails the lo
 """
 from __future__ import annotations
 
+__all__ = ["BATCH_BYTES", "BATCH_ROWS", "Writer", "Writes", "as_text", "joined"]
+
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Protocol
 

@@ -6,6 +6,8 @@ rendered); the tree is read from `parentBoardId`, so moving a board moves its su
 """
 from __future__ import annotations
 
+__all__ = ["BOARD_FIELDS", "Boards", "EMAIL", "seed_boards", "seed_guests"]
+
 import re
 from collections.abc import Callable
 from typing import Any

@@ -6,6 +6,8 @@ its input the same way without holding the emulator.
 """
 from __future__ import annotations
 
+__all__ = ["flag", "instant", "object_body", "text"]
+
 from datetime import UTC, datetime
 from typing import Any
 

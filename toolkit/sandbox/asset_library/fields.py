@@ -8,6 +8,8 @@ from every asset and board at once, because records keep ids and names are looke
 """
 from __future__ import annotations
 
+__all__ = ["FIELD_PROPERTIES", "Fields", "SELECT_TYPES"]
+
 from collections.abc import Callable
 from typing import Any
 

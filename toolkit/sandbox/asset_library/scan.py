@@ -9,6 +9,8 @@ tests/sandbox/test_asset_library_seed.py checks that both agree.
 """
 from __future__ import annotations
 
+__all__ = ["boards_mask", "field_mask", "hashes", "search_mask", "tags_mask", "versions"]
+
 from collections.abc import Collection
 from datetime import date
 from typing import TYPE_CHECKING, Any

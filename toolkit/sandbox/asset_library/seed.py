@@ -11,6 +11,11 @@ the rest, so a lookup by id needs no table. Creation times grow with the index (
 """
 from __future__ import annotations
 
+__all__ = ["BOARD_TREE", "BaseAssets", "CAMPAIGN_WORDS", "DAY", "DESCRIPTIONS", "DETAILS", "FIELDS",
+           "FIELD_ODDS", "GOLDEN", "GUEST_DOMAINS", "GUEST_NAMES", "GUEST_ROLES", "HOUR", "KIND_ASSET",
+           "KIND_VERSION", "LEAVES", "LOW48", "M64", "MEMBER_ROLES", "NOW", "PHOTOGRAPHERS", "SMART_TAGS",
+           "SUBJECTS", "T0", "TAG_NAMES", "TYPES", "T_END", "compose", "iso_ms", "mix", "type_of_ext"]
+
 import time
 from datetime import UTC, datetime
 from functools import lru_cache

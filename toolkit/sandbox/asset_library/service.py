@@ -31,6 +31,8 @@ Scale: about 300 × scale**1.17 assets (300 at 1, a million at 1000) computed fr
 """
 from __future__ import annotations
 
+__all__ = ["AssetLibrary", "EMULATOR", "GROWTH"]
+
 import math
 import re
 from bisect import bisect_left

@@ -15,6 +15,8 @@ the rows they show (`Rows`).
 """
 from __future__ import annotations
 
+__all__ = ["AssetFilter", "AssetSpace", "CDN", "Rows", "cursor_page", "entry", "file_metadata", "render_fields"]
+
 import base64
 import binascii
 import hashlib

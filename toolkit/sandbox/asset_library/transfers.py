@@ -26,6 +26,10 @@ new version's `title` and `description` (the vendor SDK's create params).
 """
 from __future__ import annotations
 
+__all__ = ["DOWNLOAD_TTL_MS", "IMPORT_FIELDS", "MAX_PART_NUMBER", "MIB", "MIME", "MIN_PART", "PENDING_MS",
+           "RUN_MS", "SMALL_UPLOAD", "SYNTHETIC_CAP", "TIMEOUT_MS", "Transfers", "UPLOAD_FIELDS", "etag",
+           "outcome", "s3_error"]
+
 import hashlib
 import ipaddress
 import re

@@ -16,6 +16,8 @@ audience marked `readOnly` (one its analytics or warehouse integration manages) 
 """
 from __future__ import annotations
 
+__all__ = ["Audiences", "FILES_PATH", "JSON_PATCH", "MANAGED", "MERGE_PATCH", "METADATA", "WRITES"]
+
 import copy
 from typing import Any
 

@@ -16,6 +16,8 @@ Also the comma-list filters of the audience lists (`vip,!test`) and the `name:as
 """
 from __future__ import annotations
 
+__all__ = ["MAX_DEPTH", "list_filter", "lookup", "matches", "parse_filter", "sort_records"]
+
 import re
 from collections.abc import Callable, Iterable
 from typing import Any

@@ -10,6 +10,10 @@ of provider `analytics` (same id); `refreshDefinition` and `refreshMemberships` 
 """
 from __future__ import annotations
 
+__all__ = ["AUDIENCE_QUERY", "AUDIENCE_QUERY_PATCH", "CONFIG_ACTIONS", "CONFIG_FIELDS", "CUSTOM_CLIENT_ID",
+           "GRANTS", "Integrations", "PROFILE_QUERY", "PROFILE_QUERY_PATCH", "REQUIRED_QUERY", "SERVICE_MASK",
+           "SYSTEM_CLIENT_ID", "check_field", "checked", "parse_duration", "valid_url"]
+
 import copy
 import re
 from datetime import timedelta

@@ -4,6 +4,8 @@ those raised at run time in front, so a million of them cost nothing until a pag
 """
 from __future__ import annotations
 
+__all__ = ["NOTICE_DAYS", "NOTICE_TYPES", "NOTIFICATIONS_MAX", "NotificationLog", "POSITION"]
+
 from bisect import bisect_right, insort
 from datetime import datetime, timedelta
 from typing import Any

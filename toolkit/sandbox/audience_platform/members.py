@@ -6,6 +6,8 @@ synchronisation) keep explicit member sets. Counts follow every change without a
 """
 from __future__ import annotations
 
+__all__ = ["Memberships"]
+
 from collections import Counter
 
 from toolkit.sandbox.audience_platform.seed import Layout, Population

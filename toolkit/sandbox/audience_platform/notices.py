@@ -11,6 +11,8 @@ Metric readings are hourly from two weeks before the clock's start up to the clo
 """
 from __future__ import annotations
 
+__all__ = ["METRICS", "METRIC_DAYS", "Notices", "metric_value"]
+
 import math
 from datetime import timedelta
 from typing import Any

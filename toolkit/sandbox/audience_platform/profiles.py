@@ -10,6 +10,9 @@ sees them). `segments` of a profile are its audience memberships.
 """
 from __future__ import annotations
 
+__all__ = ["ARRAY_KEYWORDS", "FORMATS", "KEYWORDS", "META_FIELDS", "PERSONAL", "PROFILE_FIELDS", "Profiles",
+           "VALUE_TYPES", "property_schema", "schema_problems"]
+
 import copy
 import re
 from datetime import datetime

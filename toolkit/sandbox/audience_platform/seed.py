@@ -9,6 +9,12 @@ profiles with about a million memberships and 300,000 notifications, and start()
 """
 from __future__ import annotations
 
+__all__ = ["ANALYTICS_PROPERTIES", "AUDIENCES", "BROWSERS", "CATEGORIES", "COMPANIES", "GENERATED", "GROUPS",
+           "INACTIVE_NAMES", "INTERESTS", "IdCodec", "JOB_TITLES", "LANGUAGES", "LOCALES", "Layout", "Lazy",
+           "MAIL_DOMAINS", "MASK", "PII", "PROPERTIES", "Population", "SEGMENTS", "SYSTEMS", "TIERS",
+           "TRACKED", "USERS", "WAREHOUSE_AUDIENCES", "WAREHOUSE_PROFILES", "key64", "mix64",
+           "property_records"]
+
 import hashlib
 import math
 import random

@@ -20,6 +20,8 @@ Imports scheduled by a request are applied on the next `advance()` of the virtua
 """
 from __future__ import annotations
 
+__all__ = ["AudiencePlatform", "DESCRIPTIONS", "EMULATOR", "INTEGRATION_USER", "PROJECT", "ROLES", "USER_FIELDS"]
+
 import re
 from datetime import datetime, timedelta
 from typing import Any

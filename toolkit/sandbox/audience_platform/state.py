@@ -11,6 +11,8 @@ the emulator. What several parts need lives here: finding a profile, and raising
 """
 from __future__ import annotations
 
+__all__ = ["State"]
+
 from collections.abc import Callable
 from typing import Any
 

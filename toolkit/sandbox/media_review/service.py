@@ -7,6 +7,9 @@ A page size above 100 is cut to 100 rather than refused, as Scrivener does.
 """
 from __future__ import annotations
 
+__all__ = ["ACCESS", "COLORS", "EMULATOR", "GB", "KINDS", "LOCATIONS", "MediaReview", "PLANS", "PLAN_WEIGHTS",
+           "ROLES", "STUDIOS", "UNITS"]
+
 from datetime import timedelta
 from typing import Any
 

@@ -25,6 +25,8 @@ ends in .invalid, .local, .internal or .test, and goes to `GET /webhooks/failed`
 """
 from __future__ import annotations
 
+__all__ = ["Files", "READY_AFTER_MS", "UNREACHABLE", "deliverable_path", "pdf", "query_flag", "reachable"]
+
 import csv
 import io
 import zipfile

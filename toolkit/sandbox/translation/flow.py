@@ -15,6 +15,8 @@ translation_uploads.
 """
 from __future__ import annotations
 
+__all__ = ["ANALYSIS", "CLAIM_SCOPES", "Flow", "TARGET_FORMATS"]
+
 from typing import Any
 
 from toolkit.sandbox.exchange import Reject, Request

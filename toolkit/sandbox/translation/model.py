@@ -14,6 +14,11 @@ filter value matches it), DELIVERED, CANCELLED.
 """
 from __future__ import annotations
 
+__all__ = ["Batch", "CANCELLED", "DELIVERED", "DISPLAY_NAMES", "Documents", "FILE_FORMATS", "FINISHED",
+           "FORMAT_INDEX", "IN_PROCESS", "LANGUAGES", "LANG_INDEX", "NO_FORMAT", "NO_PHASE", "PROCESSED",
+           "READY", "Rows", "STATUS_FILTER", "SUBMISSION_STATUSES", "Submission", "TARGET_STATUS", "Targets",
+           "WAITING", "Workflow", "step_period", "steps_between"]
+
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field

@@ -7,6 +7,8 @@ glossaries and TMs are its PA client's, in client mode its project's.
 """
 from __future__ import annotations
 
+__all__ = ["Projects", "SEED_ONLY", "direction"]
+
 from typing import Any
 
 from toolkit.sandbox.exchange import Reject, Request, Response

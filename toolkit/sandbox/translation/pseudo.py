@@ -20,6 +20,8 @@ from the name.
 """
 from __future__ import annotations
 
+__all__ = ["RAW_TEXT", "SKIP_KEY", "html", "text", "translatable", "translate"]
+
 import json
 import re
 import xml.etree.ElementTree as ET

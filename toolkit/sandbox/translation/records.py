@@ -8,6 +8,9 @@ is already set, or a metadata key that exists, is a 400 (edit it with PUT).
 """
 from __future__ import annotations
 
+__all__ = ["ATTRIBUTES", "HOOK_EVENTS", "HOOK_KEYS", "METADATA", "Pairs", "Records", "body_object",
+           "check_hook", "done", "int_list", "metadata_entries", "number"]
+
 import re
 from dataclasses import dataclass
 from typing import Any

@@ -13,6 +13,12 @@ points at it.
 """
 from __future__ import annotations
 
+__all__ = ["API_USER", "ATTRIBUTES", "BACKGROUNDS", "DAY", "DEMO", "Draw", "EXAMPLE_LANGUAGES",
+           "EXAMPLE_STEPS", "EXTENSIONS", "FAILING_HOOKS", "HOUR", "INSTRUCTIONS", "MINUTE", "MSLA", "ORGS",
+           "PA_CLIENTS", "PEOPLE", "PROJECTS", "PROJECT_WEIGHTS", "QUALIFIERS", "SCOPES", "SETTLED",
+           "STATUS_WEIGHTS", "STEMS", "STEP_PHASE", "STEP_STATE", "TOPICS", "WORKFLOWS", "attribute_value",
+           "seed"]
+
 import math
 from typing import Any
 

@@ -26,6 +26,8 @@ in translation_projects, seed data in translation_seed.
 """
 from __future__ import annotations
 
+__all__ = ["ACCESS_SECONDS", "EMULATOR", "REFRESH_MS", "Translation"]
+
 from collections.abc import Callable, Mapping
 from typing import Any
 

@@ -11,6 +11,8 @@ server does not hold live here, because every part needs them.
 """
 from __future__ import annotations
 
+__all__ = ["State", "version_tuple"]
+
 from collections.abc import Mapping
 from typing import Any
 

@@ -12,6 +12,8 @@ verification returns the error messages of a failed upload", under its errors).
 """
 from __future__ import annotations
 
+__all__ = ["TRANSLATABLE", "Uploads", "count_words", "flag", "unpack"]
+
 import io
 import zipfile
 from typing import Any

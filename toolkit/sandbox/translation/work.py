@@ -11,6 +11,8 @@ lists) over the compact columns, caching the filtered positions until the next c
 """
 from __future__ import annotations
 
+__all__ = ["EDITORS", "Work", "check_phase_name", "status_codes"]
+
 from typing import Any
 
 from toolkit.sandbox.exchange import Reject, Request, Response
