@@ -33,7 +33,7 @@ from __future__ import annotations
 
 __all__ = ["AnswerError", "ApiError", "AuthError", "ContractError", "DriftWarning", "LakeUnreachableError",
            "ModeError", "NotFoundError", "PagingError", "RateLimitError", "RedirectError", "ServerError",
-           "SnapshotNotFoundError", "ToolkitError", "TransportError", "UnknownNameError", "ValidationError",
+           "SnapshotNotFoundError", "SnapshotStorageWarning", "ToolkitError", "TransportError", "UnknownNameError", "ValidationError",
            "VersionError", "WorkspaceBusyError", "WorkspaceDamagedError", "WorkspaceError",
            "WorkspaceInUseError", "WorkspaceOpenHereError", "did_you_mean", "error_for", "printable",
            "service_message", "shortened"]

@@ -8,7 +8,7 @@ A snapshot is written in a hidden folder next to its path and moved into place o
 """
 from __future__ import annotations
 
-__all__ = ["DUCKDB_MAGIC", "FORMATS", "JUST_MADE", "UNLOCKED_AFTER", "export", "remove_leftovers", "replaceable"]
+__all__ = ["DUCKDB_MAGIC", "FORMATS", "JUST_MADE", "UNLOCKED_AFTER", "export", "opened_by", "remove_leftovers", "replaceable"]
 
 import contextlib
 import errno

@@ -24,7 +24,7 @@ from toolkit.storage import extensions
 from toolkit.storage.file import literal, session
 from toolkit.storage.lake import PREFIX
 
-__all__ = ["Plan", "Ability", "plan", "run", "abilities", "libpq_of", "WRITES", "READS"]
+__all__ = ["READS", "WRITES", "Ability", "Plan", "abilities", "existing", "libpq_of", "may_write", "plan", "run"]
 
 SCHEMA = "public"   # where DuckLake puts its catalog's tables unless the address says METADATA_SCHEMA
 WRITES = ("SELECT", "INSERT", "UPDATE", "DELETE")

@@ -10,8 +10,8 @@ it is kept here only to attach, and shown everywhere else masked (`shown`).
 """
 from __future__ import annotations
 
-__all__ = ["CATALOG", "Lake", "PREFIX", "SCANNERS", "T", "TRIES", "conflicted", "is_lake", "masked_error",
-           "orphans", "pause", "settled", "unreachable"]
+__all__ = ["CATALOG", "ORPHAN_AGE", "Lake", "PREFIX", "SCANNERS", "T", "TRIES", "conflicted", "is_lake", "masked_error",
+           "orphan_age", "orphans", "pause", "settled", "unreachable"]
 
 import os
 import random
