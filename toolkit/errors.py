@@ -2,6 +2,7 @@
 
     ToolkitError
     ├── ValidationError        a param breaks a rule; nothing was sent
+    │   └── CredentialsError   a credentials file that cannot be taken (not a file, too big, not JSON ...)
     ├── ModeError              the action exists only in the other translation mode; nothing was sent
     ├── VersionError           the action needs a newer system version; nothing was sent
     ├── TransportError         the service could not be reached (connection, timeout)
@@ -12,6 +13,7 @@
     ├── ContractError          contract="freeze": an answer differs from the declared shapes; nothing written
     ├── WorkspaceError         no such load or resource in the workspace; a load written wrongly
     │   ├── SnapshotNotFoundError  no snapshot at the path given (a FileNotFoundError too)
+    │   ├── SnapshotExistsError    an export onto a path that exists, without overwrite (a FileExistsError too)
     │   ├── LakeUnreachableError   a team workspace's catalog (PostgreSQL) cannot be reached: try again later
     │   ├── WorkspaceDamagedError  the file of a workspace or snapshot is corrupt (DuckDB's checksums say so)
     │   └── WorkspaceInUseError  the DuckDB file is open for writing in another process
@@ -119,6 +121,16 @@ class UnknownNameError(ValidationError, KeyError):
         return printable(self.args[0], keep_lines=True)
 
 
+class CredentialsError(ValidationError):
+    """A credentials file (TOOLKIT_CREDENTIALS, --credentials) that cannot be taken: not a regular file,
+    too big, not UTF-8 JSON, nested too deep, or a value of the wrong type. Nothing of its content is
+    ever quoted: it holds secrets."""
+
+    def __init__(self, path: Any, problem: str) -> None:
+        self.param, self.value, self.rule, self.action, self.path = "credentials", None, problem, "", path
+        Exception.__init__(self, f"the credentials file {path} {problem}")
+
+
 class ModeError(ToolkitError):
     """The action is offered only in the other mode (client or hosted) of the translation service."""
 
@@ -196,6 +208,11 @@ class WorkspaceError(ToolkitError):
 class SnapshotNotFoundError(WorkspaceError, FileNotFoundError):
     """No snapshot at the path given: a ToolkitError (so a notebook shows it in three lines, not
     eleven) and a FileNotFoundError, as it was."""
+
+
+class SnapshotExistsError(WorkspaceError, FileExistsError):
+    """An export onto a path that exists, without `overwrite=True`: a ToolkitError (one line in a
+    notebook, not four frames) and a FileExistsError, as it was."""
 
 
 class LakeUnreachableError(WorkspaceError):
