@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -250,7 +251,7 @@ def _pull(args: argparse.Namespace) -> int:
         print(f"toolkit pull: {error}", file=sys.stderr)
         return 2
     try:
-        with _open(args, wait=args.wait) as ws:
+        with _open(args, wait=args.wait) as ws, _resuming_said():
             ids = _ids(args, ws)
             client = ws.connect(args.service, source=_source(args), credentials_file=_file(args))
             print(f"pull {args.service} from {scrub_url(client.base_url)} into {ws.where}", flush=True)
@@ -284,7 +285,7 @@ def _refresh(args: argparse.Namespace) -> int:
         print(f"toolkit refresh: {error}", file=sys.stderr)
         return 2
     try:
-        with _open(args, wait=args.wait) as ws:
+        with _open(args, wait=args.wait) as ws, _resuming_said():
             where = ws.where
             held = sorted(set(ws.loads()["service"])) if len(ws.loads()) else []
             named = sorted({r.split(".", 1)[0] for r in args.resource})
@@ -309,6 +310,28 @@ def _refresh(args: argparse.Namespace) -> int:
     if len(failed) and failed["error"].astype(str).str.contains("WorkspaceBusyError").all():
         return BUSY
     return 1 if len(failed) else 0
+
+
+@contextlib.contextmanager
+def _resuming_said() -> Iterator[None]:
+    """A pull that takes over an interrupted one's checkpoint says so in the command's output (a cron
+    log), before it walks: "asset_library.versions: resuming: 120 of 300 already pulled"."""
+    import logging
+
+    class Said(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "resuming:" in record.getMessage():
+                print(record.getMessage(), flush=True)
+
+    logger, handler = logging.getLogger("toolkit.pull.fetch"), Said(logging.INFO)
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 def _seconds(text: str) -> float:
@@ -664,14 +687,42 @@ def _lake_clean(args: argparse.Namespace) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _terminated_as_interrupted(wanted: bool = True) -> Iterator[None]:
+    """SIGTERM (a cron job's timeout, `kill`) stops a command as Ctrl-C does: the pull it interrupts
+    checkpoints what it walked and says so. Only the main thread may set handlers."""
+    import signal
+    import threading
+    if not wanted or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     import warnings
     # a warning (a credentials file others can read, drift) is one line on stderr, not a file:line and a frame
     warnings.formatwarning = lambda message, category, *_, **__: f"toolkit: {category.__name__}: {message}\n"
     args = parser().parse_args(argv)
+    from toolkit.errors import Interrupted
     try:
-        return args.run(args)
+        with _terminated_as_interrupted(args.command != "sandbox"):   # the sandbox stops on SIGTERM its own way
+            return args.run(args)
+    except Interrupted as stopped:
+        # 130 as for any Ctrl-C, with the line that says what was kept and what to run to go on
+        print(f"toolkit {args.command}: interrupted: {stopped.what}; run the same command again to go on",
+              file=sys.stderr, flush=True)
+        return 130
     except KeyboardInterrupt:
+        print(f"toolkit {args.command}: interrupted", file=sys.stderr, flush=True)
         return 130
     except BrokenPipeError:         # `toolkit actions | head`: the reader has what it wanted
         import os

@@ -29,6 +29,9 @@ No error message ever holds a secret: `toolkit.http.session` scrubs them before 
 
     UserWarning
     └── DriftWarning           a load kept answers that differ from the declared shapes (`ws.drift()`)
+
+    KeyboardInterrupt
+    └── Interrupted            Ctrl-C (SIGINT, SIGTERM in the command) stopped a pull: what it kept, in one line
 """
 from __future__ import annotations
 
@@ -195,6 +198,29 @@ class ContractError(ToolkitError):
         super().__init__(f"{resource}: {field}: {kind}{about}; the first offending record: {record}. "
                          f"contract='freeze' refused the load and nothing was written; "
                          f"contract='evolve' keeps such answers and reports them (ws.drift())")
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a pull (SIGINT or SIGTERM in the `toolkit` command): one line says what was kept
+    ("120 of 300 parents of asset_library.versions checkpointed") and what to run to go on. A
+    KeyboardInterrupt still, never an Exception: whatever stops on Ctrl-C stops, and no `except
+    Exception` swallows it. `kept` and `total` are the parents checkpointed and planned (0 and None
+    for a paged walk, which starts again); `what` the kept part of the line, for the command's own."""
+
+    def __init__(self, resource: str, kept: int = 0, total: int | None = None) -> None:
+        self.resource, self.kept, self.total = resource, kept, total
+        self.what = (f"{kept:,} of {total:,} parents of {resource} checkpointed" if total is not None else
+                     f"nothing of {resource} kept (a paged walk is not checkpointed)")
+        again = (f"run the same pull again to go on (it asks only for the other {total - kept:,})"
+                 if total is not None else "run the same pull again to start it over")
+        super().__init__(f"interrupted: {self.what}; {again}")
+
+    def __str__(self) -> str:
+        return printable(self.args[0])
+
+    def _render_traceback_(self) -> list[str]:
+        """One line in a notebook, not the 64 of toolkit's, concurrent.futures' and threading's frames."""
+        return [str(self)]
 
 
 class DriftWarning(UserWarning):
