@@ -123,3 +123,12 @@ def test_nothing_of_the_file_is_quoted_in_its_errors(tmp_path):
     with pytest.raises(ToolkitError) as raised:
         read_file(file)
     assert "s3cr3t" not in str(raised.value) and "asset_library.x as a list" in str(raised.value)
+
+
+def test_the_files_secrets_never_go_to_another_address_than_the_files(box, tmp_path, clean_env):
+    given = box.credentials("asset_library")
+    file = private(tmp_path / "c.json", json.dumps({"asset_library": given}))
+    clean_env.setenv("TOOLKIT_CREDENTIALS", str(file))
+    with pytest.raises(ValidationError, match="needs the credential api_key|api_key"):
+        tk.connect("asset_library", base_url="http://127.0.0.1:9/v1").call("asset_library.list_tags")
+    assert tk.connect("asset_library", base_url=given["base_url"]).call("asset_library.list_tags")

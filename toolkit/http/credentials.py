@@ -165,6 +165,8 @@ def resolve(service: str, given: Mapping[str, Any], file: str | os.PathLike[str]
     filed: dict[str, Any] = {}
     if named:
         filed = read_file(named).get(service, {})
+        if given.get("base_url") and filed.get("base_url") not in (None, given["base_url"]):
+            filed = {}      # the file's secrets are for its own address: never sent to another one
         if filed and not source:
             told.append(f"the file {named}" + ("" if file else " (TOOLKIT_CREDENTIALS)"))
     explicit = {k: v for k, v in given.items() if v is not None}
