@@ -1,4 +1,5 @@
-"""What a new analyst reads after 41 typical mistakes, before and after issue 28: the message and its
+"""What a new analyst reads after 57 typical mistakes, before and after issue 28 (the first 41) and
+issue 35 (the 16 after them, run against 4235939): the message and its
 length, how many lines a notebook shows for it (the error's `_render_traceback_`, else the whole
 traceback) and how many requests reached the sandbox first.
 
@@ -74,6 +75,28 @@ MISTAKES: list[tuple[str, str]] = [
     ("CLI: pull a fan-out without ids", "cli('pull', 'audience_platform', 'memberships', '--workspace', scratch)"),
 ]
 
+# issue 35 items 3-6 and issue 39 item 7's credentials files and paths (issue-35b)
+MISTAKES += [
+    ("ws.connect beside a cron job's TOOLKIT_CREDENTIALS", "credentials_file(json.dumps(creds))"),
+    ("credentials file: not UTF-8", "credentials_file(b'\\xff\\xfe{}')"),
+    ("credentials file: 100,000 deep", "credentials_file('[' * 100_000)"),
+    ("credentials file: a number for base_url", "credentials_file(json.dumps({'asset_library': {'base_url': 5}}))"),
+    ("credentials file: a file:// base URL", "credentials_file(json.dumps({'asset_library': "
+                                              "{**creds['asset_library'], 'base_url': 'file:///etc/passwd'}}))"),
+    ("CLI: credentials file is a FIFO", "cli('call', 'asset_library.list_tags', '--credentials', fifo, timeout=10)"),
+    ("workspace in a folder that does not exist", "tk.Workspace(os.path.join(folder, 'missing-dir', 'x.duckdb'))"),
+    ("workspace path with a backslash", "tk.Workspace(os.path.join(folder, 'a\\\\b.duckdb'))"),
+    ("export to a path with ?", "held.export(os.path.join(folder, 'snap?.duckdb'))"),
+    ("snapshot: a folder that is none", "tk.open_snapshot(folder)"),
+    ("export onto an existing file", "held.export(existing)"),
+    ("open_snapshot of a workspace", "tk.open_snapshot(other_path)"),
+    ("view whose loads all failed", "failed_ws.sql('select * from asset_library.tags')"),
+    ("CLI: export --wait", "cli('export', '--workspace', other_path, '--out', os.path.join(folder, 's2.duckdb'), "
+                           "'--wait', '5')"),
+    ("Ctrl-C halfway through a fan-out (notebook)", "ctrl_c()"),
+    ("CLI: SIGINT halfway through a fan-out", "cli_interrupted()"),
+]
+
 
 # --- issue 35 items 1-2 and issue 39 item 7 (branch issue-35a): values of the wrong kind -----------------
 # Each was sent (a request per character of a lone id), a raw ValueError/TypeError, or a 404 after a
@@ -117,14 +140,108 @@ def world() -> dict:
     credentials = Path(scratch) / "credentials.json"
     credentials.write_text(json.dumps(creds))
 
-    def cli(*argv: str) -> None:
+    credentials.chmod(0o600)
+
+    def cli(*argv: str, timeout: float = 300) -> None:
         code = f"import sys; from toolkit.cli import main; sys.exit(main({list(argv)!r}))"
         env = {**os.environ, "TOOLKIT_CREDENTIALS": str(credentials), "COLUMNS": "100", "TOOLKIT_PROGRESS": "0"}
-        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+        try:
+            run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                                 timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise _Shown("hung", f"(still running after {timeout:.0f} s: killed)", 0) from None
         shown = (run.stderr.strip() or run.stdout.strip())
         raise _Shown(f"exit {run.returncode}", shown, len(shown.splitlines()))
     names["cli"] = cli
+    names.update(_edges(tk, box, creds, scratch, cli))
     return names
+
+
+def _edges(tk, box, creds: dict, scratch: str, cli) -> dict:
+    """The names the cases of issue 35 items 3-6 use: credentials files, held and failed workspaces, an
+    interrupted fan-out in this process and from the CLI, against a sandbox slow enough to interrupt."""
+    import signal
+    import threading
+    folder = tempfile.mkdtemp(prefix="edges-", dir=scratch)
+    fifo = os.path.join(folder, "fifo")
+    os.mkfifo(fifo)
+    held_path = os.path.join(folder, "held.duckdb")
+    held = tk.Workspace(held_path)
+    held.connect("media_review", **creds["media_review"]).fetch("teams", progress=False)
+    existing = os.path.join(folder, "existing.duckdb")
+    held.export(existing)
+    other_path = os.path.join(folder, "other.duckdb")      # a workspace no process here keeps open
+    with tk.Workspace(other_path) as other:
+        other.connect("media_review", **creds["media_review"]).fetch("teams", progress=False)
+    failed_ws = tk.Workspace(":memory:")
+    with contextlib.suppress(Exception):
+        failed_ws.connect("asset_library", **{**creds["asset_library"], "api_key": "wrong-key"}).fetch(
+            "tags", progress=False)
+
+    def credentials_file(text: str | bytes) -> object:
+        path = Path(tempfile.mkdtemp(dir=folder)) / "credentials.json"
+        (path.write_bytes if isinstance(text, bytes) else path.write_text)(text)
+        path.chmod(0o600)
+        old = {name: os.environ.pop(name) for name in list(os.environ) if name.startswith("TOOLKIT_")}
+        os.environ["TOOLKIT_CREDENTIALS"] = str(path)
+        try:
+            return tk.Workspace(":memory:").connect("asset_library").fetch("tags", progress=False)
+        finally:
+            del os.environ["TOOLKIT_CREDENTIALS"]
+            os.environ.update(old)
+
+    slow = tk.sandbox.start(scale=12, latency_ms=100)
+    slow_creds = slow.credentials("translation")
+
+    def documents_asked() -> int:
+        return slow.stats()["by_action"].get("translation.list_documents", 0)
+
+    def interrupted_at_half(interrupt, running) -> None:
+        start, parents = documents_asked(), 126
+
+        def watch() -> None:
+            while running() and documents_asked() - start < parents // 2:
+                time.sleep(0.002)
+            if running():
+                interrupt()
+        threading.Thread(target=watch, daemon=True).start()
+
+    def ctrl_c() -> None:
+        path = tempfile.mkdtemp(dir=folder)
+        with tk.Workspace(os.path.join(path, "w.duckdb")) as ws:
+            conn = ws.connect("translation", **slow_creds)
+            conn.pull("submissions", progress=False)
+            running = threading.Event()
+            running.set()
+            previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+            interrupted_at_half(lambda: os.kill(os.getpid(), signal.SIGINT), running.is_set)
+            try:
+                conn.pull("documents", refresh=True, progress=False)
+            except KeyboardInterrupt as error:
+                raise _Shown(type(error).__name__, str(error) or "(no message)", shown_lines(error)) from None
+            finally:
+                running.clear()
+                signal.signal(signal.SIGINT, previous)
+
+    def cli_interrupted() -> None:
+        path = os.path.join(tempfile.mkdtemp(dir=folder), "w.duckdb")
+        with tk.Workspace(path) as ws:
+            ws.connect("translation", **slow_creds).pull("submissions", progress=False)
+        file = Path(folder) / "slow.json"
+        file.write_text(json.dumps({"translation": slow_creds}))
+        file.chmod(0o600)
+        code = ("import sys; from toolkit.cli import main; sys.exit(main(['pull', 'translation', 'documents', "
+                f"'--workspace', {path!r}, '--credentials', {str(file)!r}]))")
+        proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env={**os.environ, "TOOLKIT_PROGRESS": "0"})
+        interrupted_at_half(lambda: proc.send_signal(signal.SIGINT), lambda: proc.poll() is None)
+        out, err = proc.communicate(timeout=120)
+        shown = err.strip() or "(nothing)"
+        raise _Shown(f"exit {proc.returncode}", shown, len(err.strip().splitlines()))
+
+    return dict(folder=folder, fifo=fifo, held=held, other_path=other_path, existing=existing, failed_ws=failed_ws,
+                credentials_file=credentials_file, ctrl_c=ctrl_c, cli_interrupted=cli_interrupted, json=json,
+                os=os)
 
 
 class _Shown(Exception):

@@ -41,6 +41,7 @@ class Pulled:
     error: str | None = None
     load_id: str | None = None
     resumed: bool = False       # completed by a run that died; not pulled again
+    taken_over: int = 0         # parents an interrupted pull had checkpointed, not asked again
 
     def line(self) -> str:
         name = f"{self.service}.{self.resource}"
@@ -50,7 +51,8 @@ class Pulled:
             return f"  ok   {name:<44} {self.rows:>8,} rows: pulled by the interrupted run (load {self.load_id})"
         if self.error:
             return f"  FAIL {name}: {printable(self.error)}"
-        return f"  ok   {name:<44} {self.rows:>8,} rows {self.requests:>6,} requests {self.seconds:>6.1f} s"
+        resumed = f" ({self.taken_over:,} parents from the interrupted pull)" if self.taken_over else ""
+        return f"  ok   {name:<44} {self.rows:>8,} rows {self.requests:>6,} requests {self.seconds:>6.1f} s{resumed}"
 
 
 def needs(resource: Resource) -> list[str]:
@@ -96,7 +98,7 @@ def pull_one(client: Connection, name: str, inputs: Mapping[str, Any] | None = N
         return Pulled(resource.service, name, seconds=time.monotonic() - started,
                       error=f"unexpected {type(error).__name__}: {mask_passwords(printable(error))}")
     return Pulled(resource.service, name, result.rows, result.requests, time.monotonic() - started,
-                  load_id=result.load_id)
+                  load_id=result.load_id, taken_over=result.resumed)
 
 
 def pull_service(client: Connection, names: Sequence[str] | None = None, inputs: Mapping[str, Any] | None = None,

@@ -4,13 +4,17 @@ from __future__ import annotations
 __all__ = ["BUSY", "CREDENTIALS_HELP", "LISTED", "WAIT_HELP", "main", "parser"]
 
 import argparse
+import contextlib
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import duckdb
+
     from toolkit.workspace import Workspace
 
 
@@ -21,8 +25,50 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _sandbox(args: argparse.Namespace) -> int:
     from toolkit import sandbox
+    if args.task == "advance":
+        return _advance(args)
+    if args.task is not None or args.duration is not None:
+        print("toolkit sandbox: the one task is `advance DURATION` (e.g. toolkit sandbox advance 3h)", file=sys.stderr)
+        return 2
     sandbox.serve(port=args.port, scale=args.scale, seed=args.seed, drift=args.drift,
                   credentials_file=args.credentials)
+    return 0
+
+
+def _advance(args: argparse.Namespace) -> int:
+    """Move the clock of the sandbox `toolkit sandbox` serves, from another shell, through its control
+    route and the token its credentials file holds."""
+    import requests
+
+    from toolkit.errors import ToolkitError
+    from toolkit.sandbox.control import CONTROL
+    try:
+        seconds = _seconds(args.duration or "")
+    except argparse.ArgumentTypeError as error:
+        print(f"toolkit sandbox advance: {error}", file=sys.stderr)
+        return 2
+    try:
+        control = _credentials(args).get(CONTROL)
+    except ToolkitError as error:
+        print(f"toolkit sandbox advance: {error}", file=sys.stderr)
+        return 2
+    if not control:
+        print("toolkit sandbox advance: name the file the running `toolkit sandbox` printed: --credentials FILE "
+              "(or TOOLKIT_CREDENTIALS)", file=sys.stderr)
+        return 2
+    with requests.Session() as session:
+        session.trust_env = False       # loopback only: no proxy from the environment
+        try:
+            answer = session.post(f"{control['base_url']}/clock", json={"seconds": seconds}, timeout=10,
+                                  headers={"Authorization": f"Bearer {control['token']}"}, allow_redirects=False)
+        except requests.RequestException as error:
+            print(f"toolkit sandbox advance: no sandbox answers at {control['base_url']} "
+                  f"({type(error).__name__}): is `toolkit sandbox` still running?", file=sys.stderr)
+            return 2
+    if answer.status_code != 200:
+        print(f"toolkit sandbox advance: the sandbox said {answer.status_code}", file=sys.stderr)
+        return 2
+    print(f"sandbox clock advanced {args.duration}: now {answer.json()['now']}")
     return 0
 
 
@@ -58,8 +104,14 @@ def _failed(command: str, error: BaseException) -> int:
     """One line for a toolkit error, and its exit code: 75 for a workspace still held after the wait.
     The line passes the mask once more: a team workspace's address may hold its catalog's password."""
     from toolkit.catalog.masking import mask_passwords
-    print(f"toolkit {command}: {type(error).__name__}: {mask_passwords(str(error))}", file=sys.stderr)
+    print(f"toolkit {command}: {type(error).__name__}: {mask_passwords(_cli_words(str(error)))}", file=sys.stderr)
     return getattr(error, "exit_code", 2)
+
+
+def _cli_words(text: str) -> str:
+    """An error's advice in the command's own words: the option, not the Python argument it maps to."""
+    return (text.replace("toolkit.Workspace(path, wait=300)", "--wait 300")
+            .replace("pass overwrite=True", "pass --overwrite"))
 
 
 def _workspace_options(parser: argparse.ArgumentParser, what: str) -> None:
@@ -90,38 +142,28 @@ def _missing(args: argparse.Namespace, command: str) -> bool:
     return False
 
 
-class _NoCredentials(Exception):
-    """The credentials file cannot be read: what to say, in one line."""
-
-
 def _source(args: argparse.Namespace) -> str | None:
     """Where `_credentials` found them, for the errors that ask the analyst to check them."""
-    import os
+    from toolkit.http.credentials import named_file
     if getattr(args, "credentials", None):
         return f"the file {args.credentials} (--credentials)"
-    if os.environ.get("TOOLKIT_CREDENTIALS"):
-        return f"the file {os.environ['TOOLKIT_CREDENTIALS']} (TOOLKIT_CREDENTIALS)"
-    return None
+    named = named_file()
+    return f"the file {named} (TOOLKIT_CREDENTIALS)" if named else None
+
+
+def _file(args: argparse.Namespace) -> str | None:
+    """The credentials file named: --credentials, else TOOLKIT_CREDENTIALS."""
+    from toolkit.http.credentials import named_file
+    return named_file(getattr(args, "credentials", None))
 
 
 def _credentials(args: argparse.Namespace) -> dict[str, dict]:
-    """Per service, the credentials in `--credentials FILE` or TOOLKIT_CREDENTIALS (the JSON file
-    `toolkit sandbox` writes); {} without either. The environment's TOOLKIT_<SERVICE>_<FIELD> fill
-    what the file lacks. Nothing of the file is ever printed: it holds secrets."""
-    import os
-    given = getattr(args, "credentials", None) or os.environ.get("TOOLKIT_CREDENTIALS")
-    if not given:
-        return {}
-    path = Path(given).expanduser()
-    try:
-        found = json.loads(path.read_text())
-    except OSError as error:
-        raise _NoCredentials(f"cannot read the credentials file {path}: {error.strerror}") from None
-    except json.JSONDecodeError:
-        raise _NoCredentials(f"the credentials file {path} is not JSON (`toolkit sandbox` writes one)") from None
-    if not isinstance(found, dict) or not all(isinstance(v, dict) for v in found.values()):
-        raise _NoCredentials(f"the credentials file {path} is not an object of services to their credentials")
-    return found
+    """Per service, the credentials in `--credentials FILE` or TOOLKIT_CREDENTIALS; {} without either.
+    toolkit.http.credentials reads it (bounded, regular files only) as `toolkit.connect` does, and the
+    environment's TOOLKIT_<SERVICE>_<FIELD> fill what it lacks there. Nothing of it is ever printed."""
+    from toolkit.http.credentials import named_file, read_file
+    given = named_file(getattr(args, "credentials", None))
+    return read_file(given) if given else {}
 
 
 def _call(args: argparse.Namespace) -> int:
@@ -143,12 +185,12 @@ def _call(args: argparse.Namespace) -> int:
         print(f"toolkit call: the params must be a JSON object, not {type(params).__name__}", file=sys.stderr)
         return 2
     try:
-        credentials = _credentials(args)
-    except _NoCredentials as error:
+        _credentials(args)          # a file that cannot be taken: said before anything else
+    except ToolkitError as error:
         print(f"toolkit call: {error}", file=sys.stderr)
         return 2
     try:
-        result = connect(action.service, source=_source(args), **credentials.get(action.service, {})) \
+        result = connect(action.service, source=_source(args), credentials_file=_file(args)) \
             .call(action.id, **params)
     except ToolkitError as error:
         # one line, as `pull` gives: the errors mask secret values and scrub the service's answers
@@ -208,14 +250,14 @@ def _pull(args: argparse.Namespace) -> int:
               f"({', '.join(sorted(wanting)) or 'none of those named needs ids'})", file=sys.stderr)
         return 2
     try:
-        credentials = _credentials(args)
-    except _NoCredentials as error:
+        _credentials(args)          # a file that cannot be taken: said before the workspace is opened
+    except ToolkitError as error:
         print(f"toolkit pull: {error}", file=sys.stderr)
         return 2
     try:
-        with _open(args, wait=args.wait) as ws:
+        with _open(args, wait=args.wait) as ws, _resuming_said():
             ids = _ids(args, ws)
-            client = ws.connect(args.service, source=_source(args), **credentials.get(args.service, {}))
+            client = ws.connect(args.service, source=_source(args), credentials_file=_file(args))
             print(f"pull {args.service} from {scrub_url(client.base_url)} into {ws.where}", flush=True)
             done = bulk.pull_service(client, args.resources or None, inputs={wanting.pop(): ids} if ids else None,
                                      log=lambda line: print(line, flush=True))
@@ -242,17 +284,18 @@ def _refresh(args: argparse.Namespace) -> int:
             "refresh", "resource", args.resource, [f"{s}.{r}" for s, r in catalog.RESOURCES]):
         return 2
     try:
-        credentials = _credentials(args)
-    except _NoCredentials as error:
+        _credentials(args)          # a file that cannot be taken: said before the workspace is opened
+    except ToolkitError as error:
         print(f"toolkit refresh: {error}", file=sys.stderr)
         return 2
     try:
-        with _open(args, wait=args.wait) as ws:
+        with _open(args, wait=args.wait) as ws, _resuming_said():
+            where = ws.where
             held = sorted(set(ws.loads()["service"])) if len(ws.loads()) else []
             named = sorted({r.split(".", 1)[0] for r in args.resource})
             for service in args.services or named or held:
                 try:
-                    ws.connect(service, source=_source(args), **credentials.get(service, {}))
+                    ws.connect(service, source=_source(args), credentials_file=_file(args))
                 except ToolkitError as error:  # its resources are then skipped, with this line to say why
                     print(f"skip {service}: {type(error).__name__}: {error}", flush=True)
             table = ws.refresh(*args.services, resources=args.resource or None, incremental=not args.full,
@@ -260,12 +303,39 @@ def _refresh(args: argparse.Namespace) -> int:
     except ToolkitError as error:
         return _failed("refresh", error)
     counts = table["kind"].value_counts()
-    print(", ".join(f"{counts[k]} {k}" for k in counts.index) or "nothing held",
+    # one line a cron log can tell from the last run's: when, which workspace, what changed
+    from datetime import datetime
+    changed = (f"+{int(table['added'].sum()):,} ~{int(table['changed'].sum()):,} "
+               f"-{int(table['removed'].sum()):,} rows") if len(table) else "no rows"
+    print(f"{datetime.now(UTC).isoformat(timespec='seconds')} refresh {where}: "
+          f"{', '.join(f'{counts[k]} {k}' for k in counts.index) or 'nothing held'}, {changed} "
           f"({int(table['requests'].sum()):,} requests)")
     failed = table[table["kind"] == "failed"]
     if len(failed) and failed["error"].astype(str).str.contains("WorkspaceBusyError").all():
         return BUSY
     return 1 if len(failed) else 0
+
+
+@contextlib.contextmanager
+def _resuming_said() -> Iterator[None]:
+    """A pull that takes over an interrupted one's checkpoint says so in the command's output (a cron
+    log), before it walks: "asset_library.versions: resuming: 120 of 300 already pulled"."""
+    import logging
+
+    class Said(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "resuming:" in record.getMessage():
+                print(record.getMessage(), flush=True)
+
+    logger, handler = logging.getLogger("toolkit.pull.fetch"), Said(logging.INFO)
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 def _seconds(text: str) -> float:
@@ -324,14 +394,28 @@ def _show(args: argparse.Namespace) -> int:
         table = pd.DataFrame({
             "view": frame["table"], "rows": frame["rows"].map("{:,}".format), "loads": frame["loads"],
             "last load": frame["finished"].str[:16],
-            "confirmed": [f"{h:.1f} h ago" if h == h else "" for h in frame.get("oldest_h", [float("nan")] * len(frame))],
-            "past budget": frame.get("past_budget", 0), "drift": frame["drift"], "filter": frame["filter"]})
+            "confirmed": [_ago(h) for h in frame.get("oldest_h", [float("nan")] * len(frame))],
+            # a view without a freshness budget has no count past it: blank, not NaN or 0.0
+            "past budget": [_count(v) for v in frame.get("past_budget", [float("nan")] * len(frame))],
+            "drift": frame["drift"], "filter": [f if f not in ("{}", "null") else "" for f in frame["filter"]]})
         room = max(12, width - len(table.drop(columns="filter").to_string(index=False).splitlines()[0]) - 2)
         table["filter"] = table["filter"].map(lambda text: text if len(text) <= room else text[:room - 1] + "…")
         for name in ("view", "last load", "filter"):      # names and text read from the left
             table[name] = table[name].astype(str).str.ljust(max(len(name), table[name].astype(str).str.len().max()))
         print(table.to_string(index=False, justify="left"))
     return 0
+
+
+def _ago(hours: float) -> str:
+    """How long ago, in the unit that reads best; blank where nothing was confirmed."""
+    if hours is None or hours != hours:
+        return ""
+    return f"{hours * 60:.0f} min ago" if hours < 1 else f"{hours:.1f} h ago" if hours < 48 else f"{hours / 24:.0f} d ago"
+
+
+def _count(value: float) -> str:
+    """A count for the table: an integer, or blank where there is none."""
+    return "" if value is None or value != value else f"{int(value):,}"
 
 
 def _doctor(args: argparse.Namespace) -> int:
@@ -352,7 +436,7 @@ def _doctor(args: argparse.Namespace) -> int:
         base_urls[service] = url
     try:
         credentials = _credentials(args)
-    except _NoCredentials as error:
+    except ToolkitError as error:
         print(f"toolkit doctor: {error}", file=sys.stderr)
         return 2
     # progress on stderr as each resource is checked (a real service may be slow); the report on stdout
@@ -379,17 +463,36 @@ def _export(args: argparse.Namespace) -> int:
     if _missing(args, "export"):
         return 2
     try:
-        with _open(args) as ws:
+        with _open(args, wait=args.wait) as ws:
             where = ws.where
             path = ws.export(args.out, format=args.format, history=args.history, overwrite=args.overwrite)
     except WorkspaceBusyError as error:
         return _failed("export", error)
     except (ToolkitError, FileExistsError, ValueError) as error:
         # the CLI's own words for the option the Python error names
-        print(f"toolkit export: {str(error).replace('pass overwrite=True', 'pass --overwrite')}", file=sys.stderr)
+        print(f"toolkit export: {_cli_words(str(error))}", file=sys.stderr)
         return 2
     print(f"exported {where} to {path} ({args.format}{', every load' if args.history else ''})")
     return 0
+
+
+def _read_only_waiting(path: Path, wait: float | None) -> duckdb.DuckDBPyConnection:
+    """The file opened read-only, waiting up to `wait` (else TOOLKIT_WORKSPACE_WAIT) while another
+    process writes to it; WorkspaceBusyError after that."""
+    import time
+
+    from toolkit.errors import WorkspaceBusyError, WorkspaceInUseError
+    from toolkit.storage.file import open_duckdb
+    from toolkit.storage.handle import wait_seconds
+    patience, started = wait_seconds(wait), time.monotonic()
+    while True:
+        try:
+            return open_duckdb(path, read_only=True)
+        except WorkspaceInUseError as error:
+            if time.monotonic() - started >= patience:
+                raise WorkspaceBusyError(path, time.monotonic() - started, pid=error.pid,
+                                         holder=f"process {error.pid}" if error.pid else "another process") from None
+            time.sleep(0.1)
 
 
 def _migrate(args: argparse.Namespace) -> int:
@@ -402,9 +505,9 @@ def _migrate(args: argparse.Namespace) -> int:
         print(f"toolkit migrate: no workspace at {args.workspace}", file=sys.stderr)
         return 2
     try:
-        with duckdb.connect(args.workspace, read_only=True) as con:
+        with _read_only_waiting(Path(args.workspace), args.wait) as con:
             old = old_layout(con)
-        Workspace(args.workspace).close()        # a read-write open migrates, in one transaction
+        Workspace(args.workspace, wait=args.wait).close()   # a read-write open migrates, in one transaction
     except (ToolkitError, duckdb.Error) as error:
         return _failed("migrate", error)
     done = ", ".join(f"{service}.{resource}" for service, resource in old)
@@ -414,6 +517,7 @@ def _migrate(args: argparse.Namespace) -> int:
 
 def _cassettes(args: argparse.Namespace) -> int:
     from toolkit import cassettes
+    from toolkit.errors import ToolkitError
     actions = [args.action] if args.action else None
     if args.task == "check-stable":
         differ = cassettes.check_stable(args.service, folder=args.out or cassettes.FOLDER, actions=actions)
@@ -424,7 +528,7 @@ def _cassettes(args: argparse.Namespace) -> int:
         # only when named: a TOOLKIT_CREDENTIALS of a sandbox's file would turn a recording from a fresh
         # seeded sandbox into one from a "real" service
         credentials = _credentials(args).get(args.service or "", {}) if args.credentials else {}
-    except _NoCredentials as error:
+    except ToolkitError as error:
         print(f"toolkit cassettes: {error}", file=sys.stderr)
         return 2
     done = cassettes.record(args.service, folder=args.out, base_url=args.base_url, writes=args.writes,
@@ -454,7 +558,11 @@ def parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", default="demo-output", help="folder for the DuckDB file and the report")
     demo.add_argument("--scale", type=float, default=1, help="size of the sandbox's seed data")
     demo.set_defaults(run=_demo)
-    box = sub.add_parser("sandbox", help="serve the four emulated services on 127.0.0.1 until interrupted")
+    box = sub.add_parser("sandbox", help="serve the four emulated services on 127.0.0.1 until interrupted; "
+                                         "`toolkit sandbox advance 3h` moves its clock from another shell")
+    box.add_argument("task", nargs="?", choices=("advance",),
+                     help="advance: move the running sandbox's clock (it reads --credentials or TOOLKIT_CREDENTIALS)")
+    box.add_argument("duration", nargs="?", help="how far to advance: seconds, or 30m, 6h, 1d")
     box.add_argument("--port", type=int, default=8765, help="the port on 127.0.0.1 (default 8765)")
     box.add_argument("--scale", type=float, default=1, help="size of the seed data (1: the demo's; 0.25 smaller)")
     box.add_argument("--seed", type=int, default=0, help="the seed: the same seed gives the same data")
@@ -515,6 +623,7 @@ def parser() -> argparse.ArgumentParser:
     migrate = sub.add_parser("migrate", help="bring a workspace written by an older toolkit to the current "
                                              "layout (a read-write open does it too)")
     migrate.add_argument("--workspace", required=True, help="the workspace's DuckDB file")
+    migrate.add_argument("--wait", type=float, metavar="SECONDS", help=WAIT_HELP)
     migrate.set_defaults(run=_migrate)
     check = sub.add_parser("doctor", help="read-only calls to services with credentials from TOOLKIT_<SERVICE>_<FIELD>: "
                                           "auth, each resource's first page against the catalog, limits, clock, "
@@ -535,6 +644,7 @@ def parser() -> argparse.ArgumentParser:
                         help="one DuckDB file (default), or a folder of Parquet files, one per resource")
     export.add_argument("--history", action="store_true", help="every load, not only the latest of each resource")
     export.add_argument("--overwrite", action="store_true", help="replace what is at --out")
+    export.add_argument("--wait", type=float, metavar="SECONDS", help=WAIT_HELP)
     export.set_defaults(run=_export)
     lake = sub.add_parser("lake", help="a team workspace's upkeep (DuckLake)").add_subparsers(
         dest="task", required=True, metavar="TASK",
@@ -682,11 +792,42 @@ def _lake_clean(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+@contextlib.contextmanager
+def _terminated_as_interrupted(wanted: bool = True) -> Iterator[None]:
+    """SIGTERM (a cron job's timeout, `kill`) stops a command as Ctrl-C does: the pull it interrupts
+    checkpoints what it walked and says so. Only the main thread may set handlers."""
+    import signal
+    import threading
+    if not wanted or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
     try:
-        return args.run(args)
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import warnings
+    # a warning (a credentials file others can read, drift) is one line on stderr, not a file:line and a frame
+    warnings.formatwarning = lambda message, category, *_, **__: f"toolkit: {category.__name__}: {message}\n"
+    args = parser().parse_args(argv)
+    from toolkit.errors import Interrupted
+    try:
+        with _terminated_as_interrupted(args.command != "sandbox"):   # the sandbox stops on SIGTERM its own way
+            return args.run(args)
+    except Interrupted as stopped:
+        # 130 as for any Ctrl-C, with the line that says what was kept and what to run to go on
+        print(f"toolkit {args.command}: interrupted: {stopped.what}; run the same command again to go on",
+              file=sys.stderr, flush=True)
+        return 130
     except KeyboardInterrupt:
+        print(f"toolkit {args.command}: interrupted", file=sys.stderr, flush=True)
         return 130
     except BrokenPipeError:         # `toolkit actions | head`: the reader has what it wanted
         import os

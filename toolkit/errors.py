@@ -2,6 +2,7 @@
 
     ToolkitError
     ├── ValidationError        a param breaks a rule; nothing was sent
+    │   └── CredentialsError   a credentials file that cannot be taken (not a file, too big, not JSON ...)
     ├── ModeError              the action exists only in the other translation mode; nothing was sent
     ├── VersionError           the action needs a newer system version; nothing was sent
     ├── TransportError         the service could not be reached (connection, timeout)
@@ -12,6 +13,7 @@
     ├── ContractError          contract="freeze": an answer differs from the declared shapes; nothing written
     ├── WorkspaceError         no such load or resource in the workspace; a load written wrongly
     │   ├── SnapshotNotFoundError  no snapshot at the path given (a FileNotFoundError too)
+    │   ├── SnapshotExistsError    an export onto a path that exists, without overwrite (a FileExistsError too)
     │   ├── LakeUnreachableError   a team workspace's catalog (PostgreSQL) cannot be reached: try again later
     │   ├── WorkspaceDamagedError  the file of a workspace or snapshot is corrupt (DuckDB's checksums say so)
     │   └── WorkspaceInUseError  the DuckDB file is open for writing in another process
@@ -28,12 +30,15 @@ No error message ever holds a secret: `toolkit.http.session` scrubs them before 
     UserWarning
     ├── DriftWarning           a load kept answers that differ from the declared shapes (`ws.drift()`)
     └── SnapshotStorageWarning a snapshot's types need a newer DuckDB than the oldest it could be written for
+
+    KeyboardInterrupt
+    └── Interrupted            Ctrl-C (SIGINT, SIGTERM in the command) stopped a pull: what it kept, in one line
 """
 from __future__ import annotations
 
-__all__ = ["AnswerError", "ApiError", "AuthError", "ContractError", "DriftWarning", "LakeUnreachableError",
+__all__ = ["AnswerError", "ApiError", "AuthError", "ContractError", "CredentialsError", "DriftWarning", "Interrupted", "LakeUnreachableError",
            "ModeError", "NotFoundError", "PagingError", "RateLimitError", "RedirectError", "ServerError",
-           "SnapshotNotFoundError", "SnapshotStorageWarning", "ToolkitError", "TransportError", "UnknownNameError", "ValidationError",
+           "SnapshotExistsError", "SnapshotNotFoundError", "SnapshotStorageWarning", "ToolkitError", "TransportError", "UnknownNameError", "ValidationError",
            "VersionError", "WorkspaceBusyError", "WorkspaceDamagedError", "WorkspaceError",
            "WorkspaceInUseError", "WorkspaceOpenHereError", "did_you_mean", "error_for", "printable",
            "service_message", "shortened"]
@@ -127,6 +132,16 @@ class UnknownNameError(ValidationError, KeyError):
         return printable(self.args[0], keep_lines=True)
 
 
+class CredentialsError(ValidationError):
+    """A credentials file (TOOLKIT_CREDENTIALS, --credentials) that cannot be taken: not a regular file,
+    too big, not UTF-8 JSON, nested too deep, or a value of the wrong type. Nothing of its content is
+    ever quoted: it holds secrets."""
+
+    def __init__(self, path: Any, problem: str) -> None:
+        self.param, self.value, self.rule, self.action, self.path = "credentials", None, problem, "", path
+        Exception.__init__(self, f"the credentials file {path} {problem}")
+
+
 class ModeError(ToolkitError):
     """The action is offered only in the other mode (client or hosted) of the translation service."""
 
@@ -193,6 +208,29 @@ class ContractError(ToolkitError):
                          f"contract='evolve' keeps such answers and reports them (ws.drift())")
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a pull (SIGINT or SIGTERM in the `toolkit` command): one line says what was kept
+    ("120 of 300 parents of asset_library.versions checkpointed") and what to run to go on. A
+    KeyboardInterrupt still, never an Exception: whatever stops on Ctrl-C stops, and no `except
+    Exception` swallows it. `kept` and `total` are the parents checkpointed and planned (0 and None
+    for a paged walk, which starts again); `what` the kept part of the line, for the command's own."""
+
+    def __init__(self, resource: str, kept: int = 0, total: int | None = None) -> None:
+        self.resource, self.kept, self.total = resource, kept, total
+        self.what = (f"{kept:,} of {total:,} parents of {resource} checkpointed" if total is not None else
+                     f"nothing of {resource} kept (a paged walk is not checkpointed)")
+        again = (f"run the same pull again to go on (it asks only for the other {total - kept:,})"
+                 if total is not None else "run the same pull again to start it over")
+        super().__init__(f"interrupted: {self.what}; {again}")
+
+    def __str__(self) -> str:
+        return printable(self.args[0])
+
+    def _render_traceback_(self) -> list[str]:
+        """One line in a notebook, not the 64 of toolkit's, concurrent.futures' and threading's frames."""
+        return [str(self)]
+
+
 class DriftWarning(UserWarning):
     """A load kept answers that differ from the Resource's declared shapes: `ws.drift()` lists how."""
 
@@ -209,6 +247,11 @@ class WorkspaceError(ToolkitError):
 class SnapshotNotFoundError(WorkspaceError, FileNotFoundError):
     """No snapshot at the path given: a ToolkitError (so a notebook shows it in three lines, not
     eleven) and a FileNotFoundError, as it was."""
+
+
+class SnapshotExistsError(WorkspaceError, FileExistsError):
+    """An export onto a path that exists, without `overwrite=True`: a ToolkitError (one line in a
+    notebook, not four frames) and a FileExistsError, as it was."""
 
 
 class LakeUnreachableError(WorkspaceError):

@@ -1,9 +1,11 @@
 """The catalog's listings as the `toolkit` command prints them: a table that fits the terminal, JSON or CSV.
 
 `toolkit actions` printed 231 lines up to 215 characters wide (`resources` 299): pandas' own text
-wraps each row over several lines once the terminal is narrower. Here each column is as wide as its
-longest value up to 28 characters, the last column (the doc) takes what the terminal leaves, and the
-columns that leave it too little are left out, saying so; `--format json|csv` gives every column whole.
+wraps each row over several lines once the terminal is narrower. Here the names an analyst copies
+(`NAMES`: the action, the service, the resource) are never cut; every other column is as wide as its
+longest value (up to 28 characters when the terminal has no room for that), the last column (the doc)
+gives way and takes what the terminal leaves, and the columns that leave it too little are left out,
+saying so; `--format json|csv` gives every column whole.
 
     print(listings.shown(tk.actions("translation"), "table", width=100))
 """
@@ -18,6 +20,7 @@ import pandas as pd
 
 FORMATS = ("table", "json", "csv")
 GAP = "  "
+NAMES = ("action", "service", "resource")    # what a user copies into a call: never cut
 
 
 def shown(table: pd.DataFrame, format: str = "table", width: int | None = None) -> str:
@@ -33,20 +36,24 @@ def shown(table: pd.DataFrame, format: str = "table", width: int | None = None) 
 
 
 def fitted(table: pd.DataFrame, width: int) -> str:
-    """The table in at most `width` characters a line: a column is at most 28 wide and the last one
-    (the doc) takes what is left, at least 20; columns before it are left out from the right until it
-    fits, and named under the table. Cut values end in '…'."""
+    """The table in at most `width` characters a line where the names allow: the `NAMES` columns are
+    whole, the others whole when they fit and else at most 28 wide, and the last one (the doc) takes
+    what is left, at least 20; columns before it that are not names are left out from the right until
+    it fits, and named under the table. Cut values end in '…'."""
     texts = {column: [str(value) for value in table[column]] for column in table.columns}
-    widths = {column: min(28, max([len(column), *map(len, values)])) for column, values in texts.items()}
+    whole = {column: max([len(column), *map(len, values)]) for column, values in texts.items()}
     kept = list(table.columns)
     last = kept[-1]
 
     def used() -> int:
         return sum(widths[column] + len(GAP) for column in kept[:-1])
 
-    while len(kept) > 2 and used() + 20 > width:
-        kept.pop(-2)
-    widths[last] = max(8, min(max([len(last), *map(len, texts[last])]), width - used()))
+    widths = dict(whole)
+    if used() + 20 > width:        # no room for every column whole: the ones not copied give way first
+        widths = {column: whole[column] if column in NAMES else min(28, whole[column]) for column in whole}
+    while used() + 20 > width and [c for c in kept[:-1] if c not in NAMES]:
+        kept.remove([c for c in kept[:-1] if c not in NAMES][-1])
+    widths[last] = max(8, min(whole[last], width - used()))
 
     def cell(text: str, column: str) -> str:
         room = widths[column]

@@ -31,6 +31,7 @@ import requests
 
 from toolkit import catalog
 from toolkit.catalog import paging
+from toolkit.catalog.masking import scrub_url
 from toolkit.catalog.paging import Watch
 from toolkit.catalog.spec import CONTENT_TYPES, Action, Service
 from toolkit.errors import (
@@ -43,6 +44,7 @@ from toolkit.errors import (
     error_for,
 )
 from toolkit.http import answers, rules
+from toolkit.http import credentials as resolution
 from toolkit.http.bodies import patch_problem
 from toolkit.http.methods import with_methods
 from toolkit.http.session import (
@@ -513,10 +515,7 @@ def client_class(service: str) -> type[Client]:
 
 def credentials_from_env(service: str, given: Mapping[str, Any]) -> dict[str, Any]:
     """The credentials given, completed from TOOLKIT_<SERVICE>_<FIELD> environment variables."""
-    fields = ("base_url", *catalog.SERVICES[service].credentials)
-    found = {f: os.environ[f"TOOLKIT_{service.upper()}_{f.upper()}"] for f in fields
-             if os.environ.get(f"TOOLKIT_{service.upper()}_{f.upper()}")}
-    return {**found, **{k: v for k, v in given.items() if v is not None}}
+    return resolution.from_env(service, given)
 
 
 def _repaged(entry: Action, first: tuple[Prepared, dict], named: dict) -> Prepared | None:
@@ -539,16 +538,21 @@ def _repaged(entry: Action, first: tuple[Prepared, dict], named: dict) -> Prepar
     return dataclasses.replace(prepared, query=query, headers=dict(prepared.headers))
 
 
-def connect(service: str, *, source: str | None = None, **credentials: Any) -> Client:
-    """A client of one service: `base_url` plus its credentials (or the environment's). `source` says
-    where the caller found them (a file, say), for the errors that ask the analyst to check them."""
+def connect(service: str, *, source: str | None = None, credentials_file: str | os.PathLike[str] | None = None,
+            **given: Any) -> Client:
+    """A client of one service: `base_url` plus its credentials; what is not given comes from the
+    credentials file (`credentials_file`, else TOOLKIT_CREDENTIALS), then TOOLKIT_<SERVICE>_<FIELD>
+    (toolkit.http.credentials: the one resolution the `toolkit` command uses too). `source` says where
+    the caller found them, for the errors that ask the analyst to check them."""
     if service not in catalog.SERVICES:
         catalog.service(service)
-    given = credentials_from_env(service, credentials)
-    if not given.get("base_url"):
-        raise rules.ValidationError("base_url", None, f"is required (or TOOLKIT_{service.upper()}_BASE_URL)")
-    told = source or "the arguments of connect()"
-    from_env = [f for f in given if credentials.get(f) is None]
-    if from_env:
-        told += f" and the variables {', '.join(f'TOOLKIT_{service.upper()}_{f.upper()}' for f in from_env)}"
-    return client_class(service)(service, source=told, **given)
+    found, told = resolution.resolve(service, given, credentials_file, source)
+    if not found.get("base_url"):
+        raise rules.ValidationError("base_url", None, f"is required (or TOOLKIT_{service.upper()}_BASE_URL, "
+                                    "or a credentials file in TOOLKIT_CREDENTIALS)")
+    base = found["base_url"]
+    if not isinstance(base, str) or urlsplit(base).scheme.lower() not in ("http", "https") \
+            or not urlsplit(base).hostname:
+        shown = scrub_url(base) if isinstance(base, str) else type(base).__name__
+        raise rules.ValidationError("base_url", shown, f"is no http:// or https:// address (it came from {told})")
+    return client_class(service)(service, source=told, **found)

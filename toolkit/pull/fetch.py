@@ -24,6 +24,7 @@ __all__ = ["KeyWatch", "LoadResult", "fetch", "narrowing", "pull"]
 
 import gc
 import itertools
+import logging
 import time
 import warnings
 from collections import deque
@@ -44,6 +45,7 @@ from toolkit.errors import (
     ApiError,
     ContractError,
     DriftWarning,
+    Interrupted,
     PagingError,
     ToolkitError,
     TransportError,
@@ -58,6 +60,8 @@ from toolkit.pull.progress import bar as progress_bar
 from toolkit.pull.resume import Checkpoints, member_key
 from toolkit.pull.typist import Typist
 from toolkit.storage.file import FINISHED, filtered_of
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -220,15 +224,20 @@ def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bo
         tally = drift.Tally(resource, contract, client.redactor, load)
         saver = Checkpoints(load, batcher, plan, tally)
         resumed = saver.take_over()
+        # a resumed walk says so and counts what it has left, so that its time left is the rest's
+        left = plan.total - resumed if plan.total is not None else None
+        told = f" (resuming: {resumed:,} of {plan.total:,} already pulled)" if resumed and plan.total else ""
+        if told:
+            log.info("%s.%s: resuming: %s of %s already pulled", resource.service, name, f"{resumed:,}",
+                     f"{plan.total:,}")
         try:
-            with progress_bar(plan.total, f"{resource.service}.{name}", plan.unit, progress) as bar:
-                bar.update(resumed)
-                limited = _RateTold(client, plan.total)
+            with progress_bar(left, f"{resource.service}.{name}{told}", plan.unit, progress) as bar:
+                limited = _RateTold(client, left)
                 for table, advance in plan.tables():
                     batcher.add(tally.take(table))
                     bar.update(advance)
                     bar.set_postfix_str(f"rows={batcher.rows:,}, requests={client.requests_sent - before:,}"
-                                        + limited.told(bar.n - resumed), refresh=False)
+                                        + limited.told(bar.n), refresh=False)
                     saver.maybe()
             batcher.flush(wait=True)
             if batcher.rows == 0:
@@ -237,6 +246,10 @@ def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bo
         except BaseException as error:   # what was walked survives a lost network or Ctrl-C (not a refusal)
             if not isinstance(error, ValidationError | ContractError):
                 saver.last()
+            if isinstance(error, KeyboardInterrupt) and not isinstance(error, Interrupted):
+                # one line of what was kept, instead of the frames of the walk's threads
+                raise Interrupted(where, saver.saved if plan.planned is not None else 0,
+                                  len(plan.planned) if plan.planned is not None else None) from None
             raise
         finally:  # a failed load records the requests it made too: they are what the failure cost
             load.requests = client.requests_sent - before

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.sandbox.clock import Clock
+from toolkit.sandbox.control import CONTROL, Controller
 from toolkit.sandbox.drifting import Drift, DriftPlan
 from toolkit.sandbox.emulator import Emulator
 from toolkit.sandbox.faults import Fault, FaultPlan
@@ -104,6 +105,8 @@ class Sandbox:
         for emulator in self._app.emulators.values():
             with emulator.lock:
                 held.extend(s for s in emulator.secrets() if s and s not in held)
+        if self._app.controller is not None:
+            held.append(self._app.controller.token)
         return held
 
     def stats(self) -> dict[str, Any]:
@@ -197,7 +200,11 @@ def serve(port: int = 8000, scale: float = 1, seed: int = 0, credentials_file: s
         folder = None if credentials_file else Path(tempfile.mkdtemp(prefix="toolkit-sandbox-"))
         path = Path(credentials_file) if credentials_file else folder / f"credentials-{box.port}.json"
         try:
-            _write_privately(path, json.dumps({s: box.credentials(s) for s in box.services}, indent=2))
+            box._app.controller = Controller(lambda seconds: box.advance(seconds=seconds))
+            control = {CONTROL: {"base_url": f"http://127.0.0.1:{box.port}/{CONTROL}",
+                                 "token": box._app.controller.token}}
+            _write_privately(path, json.dumps({**{s: box.credentials(s) for s in box.services}, **control},
+                                              indent=2))
             print(f"toolkit sandbox on http://127.0.0.1:{box.port} (seed {seed}, scale {scale}); Ctrl-C stops it")
             for service in box.services:
                 print(f"  {service:18s} {box.url(service)}")

@@ -35,6 +35,7 @@ from urllib.parse import parse_qs
 
 from toolkit.catalog.spec import CONTENT_TYPES
 from toolkit.sandbox.clock import Clock
+from toolkit.sandbox.control import CONTROL, Controller
 from toolkit.sandbox.drifting import DriftPlan
 from toolkit.sandbox.emulator import Emulator
 from toolkit.sandbox.exchange import Headers, Reject, Request, Response
@@ -87,6 +88,7 @@ class App:
         self.latency = latency_ms / 1000
         self.limits = dict(LIMITS) if enforce_limits else {}
         self.traffic = Traffic()
+        self.controller: Controller | None = None    # the clock route of a served sandbox (sandbox.control)
 
     def http_date(self) -> str | None:
         """The Date every answer carries: the virtual clock's now (None without a clock)."""
@@ -104,6 +106,8 @@ class App:
         key, slash, tail = rest.partition("/")
         emulator = self.emulators.get(key)
         refusal = self._bad_path(emulator, path)
+        if key == CONTROL and self.controller is not None and refusal is None:
+            return self.controller.answer(method, tail, headers, body)
         if emulator is None or refusal is not None:
             counted = key if emulator else "-"
             self.traffic.arrive(counted, method)

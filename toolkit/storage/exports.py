@@ -27,12 +27,13 @@ from typing import Any
 import duckdb
 import orjson
 
-from toolkit.errors import SnapshotStorageWarning, WorkspaceError
+from toolkit.errors import SnapshotExistsError, SnapshotStorageWarning, WorkspaceError
 from toolkit.storage.file import (
     FINISHED,
     literal,
     loads_view_sql,
     quote,
+    usable_path,
     versions_of,
     view_sql,
 )
@@ -70,10 +71,10 @@ def export(con: duckdb.DuckDBPyConnection, path: Path, format: str = "duckdb", h
     """
     if format not in FORMATS:
         raise ValueError(f"format is one of {', '.join(FORMATS)}, not {format!r}")
-    path = path.expanduser().absolute()
+    path = usable_path(path.expanduser().absolute(), "snapshot")
     if path.exists() or path.is_symlink():
         if not overwrite:
-            raise FileExistsError(f"{path} exists: pass overwrite=True to replace it")
+            raise SnapshotExistsError(f"{path} exists: pass overwrite=True to replace it, or export to another path")
         replaceable(path, format, workspace)
     remove_leftovers(path.parent)
     resources = _resources(con, history)

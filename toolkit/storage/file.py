@@ -155,9 +155,30 @@ def damage_said(path: Path | None) -> Iterator[None]:
         raise WorkspaceDamagedError(path, detail) from None
 
 
+# what DuckDB reads in a path as more than a name: `\\` a folder separator, `*?[]` a pattern (read_parquet's
+# glob, and `?` cuts the name of a write-ahead log); a file named with them opens as another or fails later
+_NOT_IN_A_NAME = re.compile(r"[\\*?\[\]]")
+
+
+def usable_path(path: Path, what: str = "workspace") -> Path:
+    """`path`, or a WorkspaceError saying what DuckDB would make of it: a character it reads as more than a
+    name, or a folder that does not exist."""
+    odd = _NOT_IN_A_NAME.search(str(path))
+    if odd:
+        raise WorkspaceError(f"the {what} path {str(path)!r} holds the character {odd.group()}, which DuckDB reads as a "
+                             "folder separator or a pattern (\\ * ? [ ]): name it without them")
+    parent = path.expanduser().absolute().parent
+    if not parent.is_dir():
+        raise WorkspaceError(f"no folder {parent} to hold the {what} {path.name}: create it first "
+                             f"(mkdir -p {parent}), or name a file in a folder that exists")
+    return path
+
+
 def open_duckdb(path: Path | None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """A connection; a file locked by another process becomes `WorkspaceInUseError`, one open in this
     process the other way (read-write against read-only) `WorkspaceOpenHereError`."""
+    if path is not None:
+        usable_path(path)
     if read_only and path is not None and not path.exists():
         near = sorted(p.name for p in path.parent.glob("*.duckdb")) if path.parent.is_dir() else []
         there = f"; {path.parent} holds {', '.join(near[:5])}" if near else ""

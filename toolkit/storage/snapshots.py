@@ -34,6 +34,7 @@ from toolkit.storage.file import (
     open_duckdb,
     quote,
     session,
+    usable_path,
     versions_of,
     view_sql,
 )
@@ -67,12 +68,31 @@ class Snapshot:
         if not self.path.exists():
             raise SnapshotNotFoundError(f"no snapshot at {self.path}: toolkit export (or ws.export(path)) "
                                         "writes one")
+        usable_path(self.path, "snapshot")
         if self.path.is_dir():
+            if not (self.path / "manifest.json").is_file():
+                raise SnapshotNotFoundError(f"{self.path} is a folder but no Parquet snapshot (it has no "
+                                            "manifest.json): toolkit export --format parquet writes one")
             self._con = session(duckdb.connect())
             self._views_over_parquet()
         else:
             self._con = open_duckdb(self.path, read_only=True)
+            self._refuse_a_workspace()
         self._closed = False
+
+    def _refuse_a_workspace(self) -> None:
+        """A workspace is not a snapshot: reading it as one would hold its file against the processes
+        that pull into it. Let it go at once and say what to open instead."""
+        names = {name for (name,) in self._con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND "
+            "schema_name = 'main'").fetchall()}
+        if "_manifest" in names:
+            return
+        self._con.close()
+        what = "a toolkit workspace" if "_loads" in names else "a DuckDB file toolkit did not export"
+        raise WorkspaceError(f"{self.path} is {what}, not a snapshot: read it with "
+                             f"toolkit.Workspace({str(self.path)!r}, read_only=True), or export a snapshot "
+                             "of it (ws.export(path))")
 
     @property
     def closed(self) -> bool:

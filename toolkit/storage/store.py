@@ -56,6 +56,7 @@ from toolkit.storage.file import (
     migrate,
     old_layout,
     quote,
+    usable_path,
     valid_at,
     versions_of,
     view_sql,
@@ -177,6 +178,8 @@ class Store:
             self.read_only_advice = ("its role may only read the lake: a writer's address refreshes it "
                                      "(toolkit lake check says what a role may do)")
         self.read_only = read_only
+        if self.path is not None:
+            usable_path(self.path)
         if read_only and self.path is not None and not self.path.exists():
             near = sorted(p.name for p in self.path.parent.glob("*.duckdb")) if self.path.parent.is_dir() else []
             there = f"; {self.path.parent} holds {', '.join(near[:5])}" if near else ""
@@ -642,14 +645,22 @@ class Store:
         return services[0], resource
 
     def _not_held(self, service: str | None, name: str) -> str:
-        """What to say of a resource the workspace holds no load of: what it holds instead."""
-        held = [f"{s}.{r}" for s, r in self._fetch("SELECT DISTINCT service, resource FROM _loads ORDER BY 1, 2")]
+        """What to say of a resource the workspace holds no load of: what it holds instead, or that
+        its loads all failed and where to read why."""
+        rows = self._fetch(f"SELECT service, resource, bool_or(status IN {FINISHED}), count(*) FROM _loads "
+                           "GROUP BY ALL ORDER BY 1, 2")
+        held = [f"{s}.{r}" for s, r, finished, _ in rows if finished]
+        failed = {f"{s}.{r}": n for s, r, finished, n in rows if not finished}
         subsets = [h for h in held if h.endswith("." + filtered_of(name)) and (service is None or
                                                                               h == f"{service}.{filtered_of(name)}")]
         asked = f"{service}.{name}" if service else repr(name)
         if subsets:
             return (f"{asked} has no load of the whole resource, only filtered ones: {subsets[0]}. Fetch it "
                     f"without filters for the whole, or read {subsets[0]}")
+        tried = [t for t in failed if t == asked or (service is None and t.endswith("." + name))]
+        if tried:
+            return (f"{tried[0]} has no view: its {failed[tried[0]]} load(s) failed, none finished. "
+                    f"ws.history({tried[0]!r}) says why; fetch it again once that is fixed")
         listed = ", ".join(held[:12]) + (f" and {len(held) - 12} more" if len(held) > 12 else "")
         if service:     # the call that fetches it, or the name the catalog has
             return f"{how_to_fetch(service, name)} (this workspace holds {listed or 'nothing yet'})"

@@ -1,0 +1,134 @@
+"""An interrupted pull ends with one line: what was kept and what to run to go on; the pull that goes
+on says it resumes and counts what it has left (issue 35 item 3). Interrupted at 10%, 50% and 90%
+of its parents, in a notebook kernel (nbclient, SIGINT as Jupyter's interrupt sends) and from the
+`toolkit` command (SIGINT, SIGTERM: exit 130 with the same line)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+import toolkit as tk
+
+nbclient = pytest.importorskip("nbclient")
+import nbformat  # noqa: E402  (after the skip: nbclient brings it)
+
+
+def asked(box) -> int:
+    """The documents asked so far (each run also asks for a token)."""
+    return box.stats()["by_action"].get("translation.list_documents", 0)
+
+
+LINE = re.compile(r"interrupted: (?P<kept>\d+) of (?P<total>\d+) parents of translation\.documents checkpointed; ")
+
+
+@pytest.fixture(scope="module")
+def box():
+    # a fan-out of ~190 parents that takes seconds: room to interrupt it at 10%, 50% and 90%
+    with tk.sandbox.start(scale=12, latency_ms=100) as running:
+        yield running
+
+
+@pytest.fixture
+def held(box, tmp_path, monkeypatch):
+    """A workspace holding the submissions the documents fan out over, and a credentials file."""
+    for name in [n for n in os.environ if n.startswith("TOOLKIT_") or n == "CI"]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("TOOLKIT_CHECKPOINT_SECONDS", "0")     # a checkpoint after every parent
+    path = tmp_path / "w.duckdb"
+    with tk.Workspace(path) as ws:
+        ws.connect("translation", **box.credentials("translation")).pull("submissions", progress=False)
+        parents = len(ws.read("translation", "submissions"))
+    file = tmp_path / "c.json"
+    file.write_text(json.dumps({"translation": box.credentials("translation")}))
+    file.chmod(0o600)
+    return path, file, parents
+
+
+def when_sent(box, share: float, parents: int, act, running) -> threading.Thread:
+    """A thread that does `act()` once `share` of the parents were asked (or the pull ended)."""
+    start = asked(box)
+
+    def watch() -> None:
+        while running() and asked(box) - start < share * parents:
+            time.sleep(0.002)
+        if running():
+            act()
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+def check_resumed(kept: int, total: int, parents: int, sent: int, said: str) -> None:
+    assert total == parents and 0 <= kept < total
+    assert f"resuming: {kept:,} of {total:,} already pulled" in said or kept == 0, said
+    assert sent == total - kept, (sent, total, kept)
+
+
+@pytest.mark.parametrize("how, share", [("SIGINT", 0.1), ("SIGINT", 0.5), ("SIGINT", 0.9), ("SIGTERM", 0.5)])
+def test_the_command_interrupted_says_what_it_kept_exits_130_and_the_next_run_resumes(box, held, share, how):
+    path, file, parents = held
+    argv = [sys.executable, "-m", "toolkit.cli", "pull", "translation", "documents", "--workspace", str(path),
+            "--credentials", str(file)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    when_sent(box, share, parents, lambda: proc.send_signal(getattr(signal, how)), lambda: proc.poll() is None)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, (out, err)
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    found = re.fullmatch(r"toolkit pull: " + LINE.pattern + r"run the same command again to go on\n", err)
+    assert found, err
+    kept, total = int(found["kept"]), int(found["total"])
+    before = asked(box)
+    again = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again
+    check_resumed(kept, total, parents, asked(box) - before, again.stdout)
+    if kept:
+        assert f"({kept:,} parents from the interrupted pull)" in again.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("share", [0.1, 0.5, 0.9])
+def test_a_notebook_interrupted_says_what_it_kept_in_one_line_and_the_next_cell_resumes(box, held, share):
+    path, _, parents = held
+    connect = f"conn = tk.Workspace({str(path)!r}).connect('translation', **{box.credentials('translation')!r})"
+    book = nbformat.v4.new_notebook()
+    book.cells = [nbformat.v4.new_code_cell(c) for c in (
+        f"import os, toolkit as tk\n{connect}\nos.getpid()",
+        "conn.pull('documents', refresh=True)",
+        "result = conn.pull('documents', refresh=True)\nresult.resumed, result.requests")]
+    client = nbclient.NotebookClient(book, timeout=240, kernel_name="python3", allow_errors=True)
+    with client.setup_kernel():
+        client.execute_cell(book.cells[0], 0)
+        pid = int(book.cells[0].outputs[-1]["data"]["text/plain"])
+        running = threading.Event()
+        running.set()
+        when_sent(box, share, parents, lambda: os.kill(pid, signal.SIGINT), running.is_set)
+        try:
+            client.execute_cell(book.cells[1], 1)
+        finally:
+            running.clear()
+        before = asked(box)
+        client.execute_cell(book.cells[2], 2)
+        sent = asked(box) - before
+    errors = [o for o in book.cells[1].outputs if o["output_type"] == "error"]
+    assert len(errors) == 1 and len(errors[0]["traceback"]) == 1, errors     # one line, not 64
+    found = LINE.match(errors[0]["traceback"][0])
+    assert found and errors[0]["traceback"][0].endswith("run the same pull again to go on (it asks only for "
+                                                        f"the other {int(found['total']) - int(found['kept']):,})")
+    kept, total = int(found["kept"]), int(found["total"])
+    shown = [o.get("data", {}).get("text/plain", "") or o.get("text", "") for o in book.cells[2].outputs]
+    resumed, requests = eval(shown[-1])                                 # the cell's value: (resumed, requests)
+    assert resumed == kept
+    check_resumed(kept, total, parents, sent, "\n".join(shown))
+    progress = [line for line in shown[:-1] if line.startswith("translation.documents")]
+    if kept:    # the bar counts what is left, and its last line no time left
+        assert progress and progress[-1].startswith(f"translation.documents (resuming: {kept:,} of {total:,} "
+                                                    f"already pulled): {total - kept}/{total - kept} ")
+        assert "left" not in progress[-1]
