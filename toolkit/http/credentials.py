@@ -20,7 +20,7 @@ from typing import Any
 from toolkit import catalog
 from toolkit.errors import CredentialsError, printable
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "from_env", "named_file", "read_file", "resolve"]
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "from_env", "named_file", "printable_name", "read_file", "resolve"]
 
 MAX_BYTES = 1 << 20         # a sandbox's file is under 1 KiB; a megabyte is room for any real one
 _READ: dict[tuple, dict] = {}   # per (file, inode, mtime, size): read and warned about once a process
