@@ -10,6 +10,7 @@ reads the tables of the DuckDB files it wrote.
 from __future__ import annotations
 
 import base64
+import json
 import html
 import re
 from urllib.parse import urlsplit
@@ -21,7 +22,7 @@ import pytest
 from matplotlib.figure import Figure
 
 import toolkit as tk
-from toolkit import demo, reports
+from toolkit import cli, demo, reports
 from toolkit.http.session import RateBudget
 from toolkit.reports import assets, audiences, media, plots, source, translation
 
@@ -392,3 +393,54 @@ def test_long_tables_fold_rather_than_stop_at_ten_rows():
     assert first.count("<tr>") == 11 and "<summary>the other 15 of 25 rows</summary>" in folded
     assert folded.count("<tr>") == 16 and "row 24" in folded
     assert "<details>" not in _table(data.head(10), 10, [])
+
+
+# -- one meaning of "rows" ---------------------------------------------------------------------------
+
+def test_every_surface_says_the_rows_each_view_shows(ws, tmp_path, capsys):
+    views = ws.tables()
+    counted = {t: ws.sql(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in views["table"]}
+    # the demo's incremental loads write fewer rows than their views show: the case this is about
+    assert (views["written"] < views["rows"]).any() and views["filtered"].any() is not None
+    assert dict(zip(views["table"], views["rows"], strict=True)) == counted
+    fresh = ws.freshness()
+    assert {f"{s}.{r}": n for s, r, n in fresh[["service", "resource", "rows"]].itertuples(index=False)}.items() \
+        <= counted.items()
+    assert cli.main(["show", "--workspace", str(ws.path), "--format", "json"]) == 0
+    shown = {row["table"]: row["rows"] for row in json.loads(capsys.readouterr().out)}
+    assert shown == counted
+    for history in (False, True):
+        path = ws.export(tmp_path / f"rows-{history}.duckdb", history=history)
+        with tk.open_snapshot(path) as snap:
+            manifest = snap.manifest()
+            said = {f"{s}.{r}": n for s, r, n in manifest[["service", "resource", "rows"]].itertuples(index=False)}
+            assert said == counted
+            listed = snap.tables()
+            held = {f"{s}.{n}": r for s, n, r in listed[["schema", "name", "rows"]].itertuples(index=False)}
+            assert held == counted
+            written = dict(zip(views["table"], views["written"], strict=True))
+            assert {f"{s}.{r}": n for s, r, n in manifest[["service", "resource", "written"]]
+                    .itertuples(index=False)} == written
+
+
+def test_a_snapshot_of_some_resources_since_a_time_keeps_those_loads_and_says_so(ws, tmp_path):
+    loads = ws.loads()
+    finished = loads[loads["status"].isin(["complete", "stale"])]
+    since = finished["finished"].sort_values().iloc[len(finished) // 2]
+    chosen = ["audience_platform.audiences", "translation.targets"]
+    path = ws.export(tmp_path / "week.duckdb", resources=chosen, since=since)
+    with tk.open_snapshot(path) as snap:
+        manifest = snap.manifest().set_index(["service", "resource"])
+        assert sorted(f"{s}.{r}" for s, r in manifest.index) == sorted(chosen)
+        assert manifest["since"].notna().all()
+        for name in chosen:
+            service, resource = name.split(".")
+            mine = finished[(finished["service"] == service) & (finished["resource"] == resource)]
+            kept = set(mine[mine["finished"] >= since]["load_id"]) | {mine.sort_values("seq")["load_id"].iloc[-1]}
+            assert set(manifest.loc[(service, resource), "load_ids"]) == kept
+            assert set(snap.loads().query("resource == @resource")["load_id"]) == kept
+            # each load kept reads back as the workspace held it
+            for load_id in kept:
+                assert len(snap.read(service, resource, load_id)) == len(ws.as_of(name, load_id))
+            assert snap.sql(f"SELECT count(*) FROM {name}").fetchall()[0][0] == \
+                ws.sql(f"SELECT count(*) FROM {name}").fetchall()[0][0]
