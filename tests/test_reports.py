@@ -10,8 +10,8 @@ reads the tables of the DuckDB files it wrote.
 from __future__ import annotations
 
 import base64
-import json
 import html
+import json
 import re
 from urllib.parse import urlsplit
 
