@@ -444,3 +444,85 @@ def test_a_snapshot_of_some_resources_since_a_time_keeps_those_loads_and_says_so
                 assert len(snap.read(service, resource, load_id)) == len(ws.as_of(name, load_id))
             assert snap.sql(f"SELECT count(*) FROM {name}").fetchall()[0][0] == \
                 ws.sql(f"SELECT count(*) FROM {name}").fetchall()[0][0]
+
+
+# -- each section's caption against the data it was drawn from ---------------------------------------
+
+def _section(page: str, heading: str) -> str:
+    """The HTML of one report part: from its heading to the next."""
+    start = page.index(f"<h3>{html.escape(heading)}</h3>")
+    end = page.find("<h3>", start + 1)
+    return page[start:end if end > 0 else None]
+
+
+@pytest.fixture(scope="module")
+def page(ws, box, pulled_at, tmp_path_factory) -> str:
+    path = reports.write_report(ws, tmp_path_factory.mktemp("page") / "report.html", now=box.clock.now(),
+                                as_of=pulled_at)
+    return path.read_text(encoding="utf-8")
+
+
+def _folded(part: str) -> tuple[int, int] | None:
+    found = re.search(r"the other ([\d,]+) of ([\d,]+) rows", part)
+    return (int(found[1].replace(",", "")), int(found[2].replace(",", ""))) if found else None
+
+
+def test_audience_sizes_over_the_loads_are_the_timelines_and_the_plot_says_what_it_draws(ws, page):
+    over = audiences.sizes_over_loads(ws)
+    timeline = ws.timeline("audience_platform.audiences", by=["id"], agg={"profiles": "max(profile_count)"})
+    assert len(over) == len(timeline) and over["load_id"].nunique() == timeline["load_id"].nunique() >= 5
+    assert over.groupby("load_id")["profile_count"].sum().to_dict() == \
+        timeline.groupby("load_id")["profiles"].sum().to_dict()
+    changes = audiences.size_changes(over)
+    assert len(changes) == over["id"].nunique() and (changes["change"] != 0).any()
+    figure = audiences.plot_sizes_over_loads(over)
+    lines = figure.axes[0].get_lines()
+    assert [line.get_label() for line in lines] == [plots.shorten(str(n), 28) for n in changes["name"].head(8)]
+    title = figure.axes[0].get_title(loc="left")
+    assert f"({over['load_id'].nunique()} loads)" in title and f"the 8 audiences that changed most, of {len(changes)}" in title
+    assert _folded(_section(page, "Audience sizes over the loads")) == (len(changes) - 8, len(changes))
+
+
+def test_percent_complete_plots_and_lists_the_same_open_submissions(ws, box, page):
+    progress = translation.percent_complete(ws, now=box.clock.now())
+    open_ones = int((progress["open"] > 0).sum())
+    assert 10 < open_ones < len(progress)   # closed submissions exist, and neither part shows them
+    title = translation.plot_percent_complete(progress).axes[0].get_title(loc="left")
+    assert title.endswith(f"of {open_ones}") or open_ones <= 25
+    assert _folded(_section(page, "Percent complete per open submission")) == (open_ones - 10, open_ones)
+
+
+def test_words_to_translate_count_open_submissions_only(ws, page):
+    words = translation.word_counts(ws)
+    closed = ws.sql("SELECT submission_id FROM translation.submissions WHERE status::VARCHAR IN "
+                    "('PROCESSED', 'DELIVERED', 'COMPLETED', 'CANCELLED')").df()["submission_id"]
+    held = ws.sql("SELECT count(*) FROM translation.word_counts WHERE submission_id IN "
+                  "(SELECT submission_id FROM translation.submissions)").fetchone()[0]
+    assert len(closed) and not set(words["submission_id"]) & set(closed)
+    assert 0 < len(words) < held and set(words["status"]).isdisjoint(set(translation.DONE) | {"CANCELLED"})
+    title = translation.plot_word_counts(words).axes[0].get_title(loc="left")
+    assert "open submissions" in title
+    assert "open submissions only" in _section(page, "Word counts")
+
+
+def test_overdue_targets_carry_project_and_words_left_and_add_up_by_language_and_project(ws, box, page):
+    now = box.clock.now()
+    late = translation.overdue(ws, now=now)
+    words = ws.sql("SELECT target_id, word_count FROM translation.targets").df().set_index("target_id")["word_count"]
+    assert late["project_name"].notna().all()
+    assert late["words_left"].tolist() == words.loc[late["target_id"]].tolist()
+    by = translation.overdue_by(ws, now=now)
+    assert by["targets"].sum() == len(late) and by["words_left"].sum() == late["words_left"].sum()
+    assert by["overdue"].sum() == (late["flag"] == "overdue").sum()
+    assert by["at_risk"].sum() == (late["flag"] == "at risk").sum()
+    part = _section(page, "Overdue and at-risk by language and project")
+    folded = _folded(part)
+    assert folded is None and len(by) <= 12 or folded == (len(by) - 12, len(by))
+
+
+def test_the_teams_plot_says_it_shows_20_of_how_many(ws, page):
+    usage = media.team_usage(ws)
+    assert len(usage) > 20
+    title = media.plot_team_usage(usage).axes[0].get_title(loc="left")
+    assert f"the 20 fullest of {len(usage)}" in title
+    assert _folded(_section(page, "Teams against their limits")) == (len(usage) - 10, len(usage))
