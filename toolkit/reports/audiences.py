@@ -303,11 +303,12 @@ def plot_sizes_over_loads(over: pd.DataFrame, limit: int = 8) -> Figure:
     shown = changes.head(limit)
     fig = plots.figure(4.2)
     ax = fig.subplots()
+    ax.set_ylim(0, max(float(over["profile_count"].max()), 1) * 1.1)
     for i, row in enumerate(shown.itertuples()):
         line = over[over["id"] == row.id]
         ax.plot(pd.to_datetime(line["service_clock"], utc=True).dt.tz_localize(None), line["profile_count"], marker="o", markersize=3,
                 color=plots.colour(str(row.id), {}, i), label=plots.shorten(str(row.name), 28))
-    ax.legend(loc="upper left", frameon=False, fontsize=8, ncols=2)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, fontsize=8)  # beside: lines stay clear
     loads_seen = over["load_id"].nunique()
     capped = f"\nthe {len(shown)} audiences that changed most, of {len(changes)}" if len(changes) > len(shown) else ""
     plots.finish(ax, f"{title} ({loads_seen} loads){capped}", "the service's clock at the load", "profiles")
