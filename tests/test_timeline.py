@@ -94,3 +94,16 @@ def test_a_snapshot_with_history_keeps_the_history_view(ws, tmp_path):
         kept = snap.sql("SELECT audience_id FROM audience_platform.memberships__history "
                         "ORDER BY valid_from_seq").fetchall()
         assert kept == [(10,), (20,)]
+
+
+def test_a_snapshot_with_history_asks_the_same_timeline(ws, tmp_path):
+    put(ws, members([(1, 10), (2, 10)]))
+    put(ws, members([(1, 20), (2, 10)]))
+    ws.export(tmp_path / "s.duckdb", history=True)
+    ws.export(tmp_path / "latest.duckdb")
+    mine = ws.timeline("audience_platform.memberships", by="audience_id")
+    with open_snapshot(tmp_path / "s.duckdb") as snap:
+        theirs = snap.timeline("audience_platform.memberships", by="audience_id")
+        assert theirs[["seq", "audience_id", "rows"]].values.tolist() == mine[["seq", "audience_id", "rows"]].values.tolist()
+    with open_snapshot(tmp_path / "latest.duckdb") as snap, pytest.raises(WorkspaceError, match="history=True"):
+        snap.timeline("audience_platform.memberships")

@@ -15,6 +15,7 @@ file is `versions.parquet` (format_version 2; version 1 had a file per load, wit
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ from toolkit.storage.file import (
     view_sql,
 )
 from toolkit.storage.readback import to_frame
+from toolkit.storage.timeline import Timeline, measures, timeline_sql
 
 MANIFEST_SCHEMA = pa.schema([
     ("toolkit_version", pa.string()), ("created", pa.timestamp("us", tz="UTC")), ("history", pa.bool_()),
@@ -147,6 +149,24 @@ class Snapshot:
             return self._frame("SELECT * FROM _manifest ORDER BY service, resource")
         except duckdb.CatalogException:
             raise WorkspaceError(f"{self.path} has no _manifest: it is not an exported snapshot") from None
+
+    def timeline(self, resource: str, by: str | Sequence[str] | None = None,
+                 agg: str | Mapping[str, str] | None = None) -> Timeline:
+        """`Store.timeline` over the loads a snapshot exported with history holds ("service.resource")."""
+        service, _, name = resource.partition(".")
+        groups = [by] if isinstance(by, str) else list(by or [])
+        asked = measures(agg)
+        try:
+            with self._said():
+                found = to_frame(self._open().sql(timeline_sql(service, name, groups, asked)).to_arrow_table())
+        except duckdb.CatalogException:
+            raise WorkspaceError(f"{self.path} has no history of {resource} (export it with history=True)") from None
+        except duckdb.Error as error:
+            raise WorkspaceError(f"the timeline of {resource} by {groups} of {asked} failed: "
+                                 f"{str(error).strip().splitlines()[0][:200]}") from None
+        timeline = Timeline(found)
+        timeline.by, timeline.measure = groups, next(iter(asked))
+        return timeline
 
     def loads(self) -> pd.DataFrame:
         """The loads the snapshot holds."""
