@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import html
+import json
 import re
 from urllib.parse import urlsplit
 
@@ -21,7 +22,7 @@ import pytest
 from matplotlib.figure import Figure
 
 import toolkit as tk
-from toolkit import demo, reports
+from toolkit import cli, demo, reports
 from toolkit.http.session import RateBudget
 from toolkit.reports import assets, audiences, media, plots, source, translation
 
@@ -392,3 +393,136 @@ def test_long_tables_fold_rather_than_stop_at_ten_rows():
     assert first.count("<tr>") == 11 and "<summary>the other 15 of 25 rows</summary>" in folded
     assert folded.count("<tr>") == 16 and "row 24" in folded
     assert "<details>" not in _table(data.head(10), 10, [])
+
+
+# -- one meaning of "rows" ---------------------------------------------------------------------------
+
+def test_every_surface_says_the_rows_each_view_shows(ws, tmp_path, capsys):
+    views = ws.tables()
+    counted = {t: ws.sql(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in views["table"]}
+    # the demo's incremental loads write fewer rows than their views show: the case this is about
+    assert (views["written"] < views["rows"]).any() and views["filtered"].any() is not None
+    assert dict(zip(views["table"], views["rows"], strict=True)) == counted
+    fresh = ws.freshness()
+    assert {f"{s}.{r}": n for s, r, n in fresh[["service", "resource", "rows"]].itertuples(index=False)}.items() \
+        <= counted.items()
+    assert cli.main(["show", "--workspace", str(ws.path), "--format", "json"]) == 0
+    shown = {row["table"]: row["rows"] for row in json.loads(capsys.readouterr().out)}
+    assert shown == counted
+    for history in (False, True):
+        path = ws.export(tmp_path / f"rows-{history}.duckdb", history=history)
+        with tk.open_snapshot(path) as snap:
+            manifest = snap.manifest()
+            said = {f"{s}.{r}": n for s, r, n in manifest[["service", "resource", "rows"]].itertuples(index=False)}
+            assert said == counted
+            listed = snap.tables()
+            held = {f"{s}.{n}": r for s, n, r in listed[["schema", "name", "rows"]].itertuples(index=False)}
+            assert held == counted
+            written = dict(zip(views["table"], views["written"], strict=True))
+            assert {f"{s}.{r}": n for s, r, n in manifest[["service", "resource", "written"]]
+                    .itertuples(index=False)} == written
+
+
+def test_a_snapshot_of_some_resources_since_a_time_keeps_those_loads_and_says_so(ws, tmp_path):
+    loads = ws.loads()
+    finished = loads[loads["status"].isin(["complete", "stale"])]
+    since = finished["finished"].sort_values().iloc[len(finished) // 2]
+    chosen = ["audience_platform.audiences", "translation.targets"]
+    path = ws.export(tmp_path / "week.duckdb", resources=chosen, since=since)
+    with tk.open_snapshot(path) as snap:
+        manifest = snap.manifest().set_index(["service", "resource"])
+        assert sorted(f"{s}.{r}" for s, r in manifest.index) == sorted(chosen)
+        assert manifest["since"].notna().all()
+        for name in chosen:
+            service, resource = name.split(".")
+            mine = finished[(finished["service"] == service) & (finished["resource"] == resource)]
+            kept = set(mine[mine["finished"] >= since]["load_id"]) | {mine.sort_values("seq")["load_id"].iloc[-1]}
+            assert set(manifest.loc[(service, resource), "load_ids"]) == kept
+            assert set(snap.loads().query("resource == @resource")["load_id"]) == kept
+            # each load kept reads back as the workspace held it
+            for load_id in kept:
+                assert len(snap.read(service, resource, load_id)) == len(ws.as_of(name, load_id))
+            assert snap.sql(f"SELECT count(*) FROM {name}").fetchall()[0][0] == \
+                ws.sql(f"SELECT count(*) FROM {name}").fetchall()[0][0]
+
+
+# -- each section's caption against the data it was drawn from ---------------------------------------
+
+def _section(page: str, heading: str) -> str:
+    """The HTML of one report part: from its heading to the next."""
+    start = page.index(f"<h3>{html.escape(heading)}</h3>")
+    end = page.find("<h3>", start + 1)
+    return page[start:end if end > 0 else None]
+
+
+@pytest.fixture(scope="module")
+def page(ws, box, pulled_at, tmp_path_factory) -> str:
+    path = reports.write_report(ws, tmp_path_factory.mktemp("page") / "report.html", now=box.clock.now(),
+                                as_of=pulled_at)
+    return path.read_text(encoding="utf-8")
+
+
+def _folded(part: str) -> tuple[int, int] | None:
+    found = re.search(r"the other ([\d,]+) of ([\d,]+) rows", part)
+    return (int(found[1].replace(",", "")), int(found[2].replace(",", ""))) if found else None
+
+
+def test_audience_sizes_over_the_loads_are_the_timelines_and_the_plot_says_what_it_draws(ws, page):
+    over = audiences.sizes_over_loads(ws)
+    timeline = ws.timeline("audience_platform.audiences", by=["id"], agg={"profiles": "max(profile_count)"})
+    assert len(over) == len(timeline) and over["load_id"].nunique() == timeline["load_id"].nunique() >= 5
+    assert over.groupby("load_id")["profile_count"].sum().to_dict() == \
+        timeline.groupby("load_id")["profiles"].sum().to_dict()
+    changes = audiences.size_changes(over)
+    assert len(changes) == over["id"].nunique() and (changes["change"] != 0).any()
+    figure = audiences.plot_sizes_over_loads(over)
+    lines = figure.axes[0].get_lines()
+    assert [line.get_label() for line in lines] == [plots.shorten(str(n), 28) for n in changes["name"].head(8)]
+    title = figure.axes[0].get_title(loc="left")
+    assert f"({over['load_id'].nunique()} loads)" in title and f"the 8 audiences that changed most, of {len(changes)}" in title
+    assert _folded(_section(page, "Audience sizes over the loads")) == (len(changes) - 8, len(changes))
+
+
+def test_percent_complete_plots_and_lists_the_same_open_submissions(ws, box, page):
+    progress = translation.percent_complete(ws, now=box.clock.now())
+    open_ones = int((progress["open"] > 0).sum())
+    assert 10 < open_ones < len(progress)   # closed submissions exist, and neither part shows them
+    title = translation.plot_percent_complete(progress).axes[0].get_title(loc="left")
+    assert title.endswith(f"of {open_ones}") or open_ones <= 25
+    assert _folded(_section(page, "Percent complete per open submission")) == (open_ones - 10, open_ones)
+
+
+def test_words_to_translate_count_open_submissions_only(ws, page):
+    words = translation.word_counts(ws)
+    closed = ws.sql("SELECT submission_id FROM translation.submissions WHERE status::VARCHAR IN "
+                    "('PROCESSED', 'DELIVERED', 'COMPLETED', 'CANCELLED')").df()["submission_id"]
+    held = ws.sql("SELECT count(*) FROM translation.word_counts WHERE submission_id IN "
+                  "(SELECT submission_id FROM translation.submissions)").fetchone()[0]
+    assert len(closed) and not set(words["submission_id"]) & set(closed)
+    assert 0 < len(words) < held and set(words["status"]).isdisjoint(set(translation.DONE) | {"CANCELLED"})
+    title = translation.plot_word_counts(words).axes[0].get_title(loc="left")
+    assert "open submissions" in title
+    assert "open submissions only" in _section(page, "Word counts")
+
+
+def test_overdue_targets_carry_project_and_words_left_and_add_up_by_language_and_project(ws, box, page):
+    now = box.clock.now()
+    late = translation.overdue(ws, now=now)
+    words = ws.sql("SELECT target_id, word_count FROM translation.targets").df().set_index("target_id")["word_count"]
+    assert late["project_name"].notna().all()
+    assert late["words_left"].tolist() == words.loc[late["target_id"]].tolist()
+    by = translation.overdue_by(ws, now=now)
+    assert by["targets"].sum() == len(late) and by["words_left"].sum() == late["words_left"].sum()
+    assert by["overdue"].sum() == (late["flag"] == "overdue").sum()
+    assert by["at_risk"].sum() == (late["flag"] == "at risk").sum()
+    part = _section(page, "Overdue and at-risk by language and project")
+    folded = _folded(part)
+    assert folded is None and len(by) <= 12 or folded == (len(by) - 12, len(by))
+
+
+def test_the_teams_plot_says_it_shows_20_of_how_many(ws, page):
+    usage = media.team_usage(ws)
+    assert len(usage) > 20
+    title = media.plot_team_usage(usage).axes[0].get_title(loc="left")
+    assert f"the 20 fullest of {len(usage)}" in title
+    assert _folded(_section(page, "Teams against their limits")) == (len(usage) - 10, len(usage))

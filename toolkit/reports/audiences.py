@@ -258,3 +258,62 @@ def plot_audiences_per_profile(counts: pd.DataFrame) -> Figure:
     plots.label_bars(ax, counts["profiles"], counts["audiences"], horizontal=False)
     plots.finish(ax, title, "audiences the profile is in", "profiles", grid="y")
     return fig
+
+
+# --- over the loads --------------------------------------------------------------------------------
+
+def sizes_over_loads(source: Any) -> pd.DataFrame:
+    """Each audience's size (the platform's `profile_count`) at every load of audiences, from the
+    history the source keeps (`audiences__loads`): load_id, service_clock (the service's Date at the
+    load, or its end where none was recorded), audience id, name and profile_count; oldest load first.
+    Only the latest load where the source has no history."""
+    if not has(source, SERVICE, "audiences"):
+        return pd.DataFrame(columns=["load_id", "service_clock", "id", "name", "profile_count"])
+    held = loads(source, SERVICE, "audiences")
+    clock = held.assign(service_clock=held["service_clock"].fillna(held["finished"]))[["load_id", "service_clock"]]
+    if history(source, SERVICE, "audiences"):
+        rows = frame(source, f"SELECT _load_id AS load_id, id, name, profile_count FROM {SERVICE}.audiences__loads")
+    else:
+        rows = table(source, SERVICE, "audiences", "id, name, profile_count").assign(load_id=held["load_id"].iloc[-1])
+    found = rows.merge(clock, on="load_id")[["load_id", "service_clock", "id", "name", "profile_count"]]
+    return found.sort_values(["service_clock", "profile_count", "id"], ascending=[True, False, True],
+                             ignore_index=True)
+
+
+def size_changes(over: pd.DataFrame) -> pd.DataFrame:
+    """Per audience: its size at the first and the latest load of `sizes_over_loads`, and the change;
+    the audiences that changed most first (those present at one load only count from 0)."""
+    if over.empty:
+        return pd.DataFrame(columns=["id", "name", "first", "latest", "change", "loads"])
+    moments = over["service_clock"].drop_duplicates().sort_values()
+    first = over[over["service_clock"] == moments.iloc[0]].set_index("id")["profile_count"]
+    latest = over[over["service_clock"] == moments.iloc[-1]].set_index("id")["profile_count"]
+    names = over.drop_duplicates("id", keep="last").set_index("id")["name"]
+    found = pd.DataFrame({"name": names, "first": first.reindex(names.index).fillna(0).astype(int),
+                          "latest": latest.reindex(names.index).fillna(0).astype(int)})
+    found["change"] = found["latest"] - found["first"]
+    found["loads"] = over.groupby("id")["load_id"].nunique().reindex(names.index)
+    found = found.rename_axis("id").reset_index()
+    return found.sort_values(["change", "latest"], key=lambda c: c.abs() if c.name == "change" else c,
+                             ascending=False, ignore_index=True)
+
+
+def plot_sizes_over_loads(over: pd.DataFrame, limit: int = 8) -> Figure:
+    """A line per audience (the `limit` that changed most) of its size at each load, by the service's clock."""
+    title = "Audience sizes over the loads"
+    if over.empty:
+        return plots.empty(title, "No audiences were pulled.")
+    changes = size_changes(over)
+    shown = changes.head(limit)
+    fig = plots.figure(4.2)
+    ax = fig.subplots()
+    ax.set_ylim(0, max(float(over["profile_count"].max()), 1) * 1.1)
+    for i, row in enumerate(shown.itertuples()):
+        line = over[over["id"] == row.id]
+        ax.plot(pd.to_datetime(line["service_clock"], utc=True).dt.tz_localize(None), line["profile_count"], marker="o", markersize=3,
+                color=plots.colour(str(row.id), {}, i), label=plots.shorten(str(row.name), 28))
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, fontsize=8)  # beside: lines stay clear
+    loads_seen = over["load_id"].nunique()
+    capped = f"\nthe {len(shown)} audiences that changed most, of {len(changes)}" if len(changes) > len(shown) else ""
+    plots.finish(ax, f"{title} ({loads_seen} loads){capped}", "the service's clock at the load", "profiles")
+    return fig

@@ -122,12 +122,27 @@ def _parts(source: Any, now: Any, as_of: Mapping[str, Any] | None) -> dict[str, 
     def progress() -> pd.DataFrame:  # two parts use it; computed once, inside the part that first draws
         return T.percent_complete(source, now) if has(source, "translation", "targets") else pd.DataFrame()
 
+    @functools.cache
+    def open_progress() -> pd.DataFrame:  # the plot and its table show the same set: open submissions
+        found = progress()
+        return found[found["open"] > 0].reset_index(drop=True) if not found.empty else found
+
+    @functools.cache
+    def over_loads() -> pd.DataFrame:
+        return A.sizes_over_loads(source)
+
     return {
         "Audiences": [
             Part("Audience sizes", "Profiles in each audience, as the platform counts them, coloured by the "
                  "provider that maintains the audience. The table counts each provider's audiences and their "
                  "memberships (their sizes summed: a profile in two audiences counts twice).",
                  lambda: (A.plot_sizes(A.sizes(source)), A.providers(source))),
+            Part("Audience sizes over the loads", "Each audience's size (the platform's profile count) at "
+                 "every load of audiences, by the service's clock at the load. The plot draws the 8 audiences "
+                 "whose size changed most between the first and the latest load; the table lists every "
+                 "audience, those 8 first.",
+                 lambda: (A.plot_sizes_over_loads(over_loads()), A.size_changes(over_loads())), 8,
+                 ["id", "name", "first", "latest", "change", "loads"]),
             Part("Tags and system tags", "How many audiences carry each tag (set by people) and each system "
                  "tag (set by the platform: where an audience comes from, whether it is hidden).",
                  lambda: (A.plot_tags(A.tag_counts(source)), None)),
@@ -151,21 +166,30 @@ def _parts(source: Any, now: Any, as_of: Mapping[str, Any] | None) -> dict[str, 
                  "those that reached a stage, the dark bar those in it now. Workflows differ, so a stage "
                  "names the phases found at that step.",
                  lambda: _both(T.phase_funnel(source), T.plot_phase_funnel), 8),
-            Part("Percent complete per submission", "Targets done per open submission, soonest due first; "
-                 "the colour says whether the submission is past due, due within 48 hours, or due later.",
-                 lambda: (T.plot_percent_complete(progress()), progress()), 10,
+            Part("Percent complete per open submission", "Targets done (cancelled ones aside) per open "
+                 "submission, soonest due first; the colour says whether the submission is past due, due "
+                 "within 48 hours, or due later. The plot draws the 25 soonest due and the table lists every "
+                 "open submission in the same order; done submissions are in neither.",
+                 lambda: (T.plot_percent_complete(open_progress()), open_progress()), 10,
                  ["submission_id", "name", "project_name", "submission_status", "due_date", "targets", "done",
                   "percent", "hours_left"]),
             Part("Overdue and at-risk targets", "Open targets past their due date, and those due within 48 "
-                 "hours that are not yet in their workflow's last phase, per submission. The table lists the "
-                 "soonest due.",
-                 lambda: (T.plot_overdue(late := T.overdue(source, now), progress()), late), 12),
+                 "hours that are not yet in their workflow's last phase, per submission (the plot draws the 20 "
+                 "submissions with most). The table lists every such target, soonest due first, with its "
+                 "project and the words it has left.",
+                 lambda: (T.plot_overdue(late := T.overdue(source, now), progress()), late), 12,
+                 ["target_id", "submission_id", "project_name", "target_language", "status", "due_date",
+                  "hours_left", "words_left", "flag"]),
+            Part("Overdue and at-risk by language and project", "The targets above per target language and "
+                 "project: how many are overdue and at risk, and the words they have left, most words first.",
+                 lambda: (None, T.overdue_by(source, now)), 12),
             Part("Burndown", "Open targets at each load of targets: the blue line should fall towards zero; "
                  "the dashed line counts those being worked on in a phase.",
                  lambda: _both(T.burndown(source, as_of), T.plot_burndown), 8,
                  ["as_of", "open", "in_phase", "done", "cancelled"]),
-            Part("Word counts", "Words to translate per project, split by how much the translation memory "
-                 "already covers (new words cost the most).",
+            Part("Word counts", "Words to translate per project: the word counts of open submissions only "
+                 "(done and cancelled ones aside), split by how much the translation memory already covers "
+                 "(new words cost the most). The table lists each open submission, most words first.",
                  lambda: _both(T.word_counts(source), T.plot_word_counts), 8),
             Part("Quotes provided against approved", "What the vendors quoted per project and how much of "
                  "it has been approved.",
@@ -184,8 +208,9 @@ def _parts(source: Any, now: Any, as_of: Mapping[str, Any] | None) -> dict[str, 
                  lambda: _both(S.imports(source), S.plot_imports)),
         ],
         "Media review": [
-            Part("Teams against their limits", "Storage and members of the fullest teams as a percent of "
-                 "their plan's limits: gold from 80%, red over the limit.",
+            Part("Teams against their limits", "Storage and members of the teams (deleted ones aside) as a "
+                 "percent of their plan's limits: gold from 80%, red over the limit. The plot draws the 20 "
+                 "fullest; the table lists every team, fullest first.",
                  lambda: _both(M.team_usage(source), M.plot_team_usage), 10,
                  ["name", "storage_gib", "storage_limit_gib", "storage_percent", "member_count", "member_limit",
                   "member_percent"]),

@@ -50,6 +50,8 @@ def plot_team_usage(usage: pd.DataFrame, limit: int = 20) -> Figure:
     if usage.empty:
         return plots.empty(title, "No teams were pulled.")
     shown = usage.head(limit).iloc[::-1].reset_index(drop=True)
+    # a capped plot says which of how many it shows
+    capped = f"\nthe {len(shown)} fullest of {len(usage)}" if len(usage) > len(shown) else ""
     fig = plots.figure(plots.bar_height(len(shown), per_bar=0.3))
     storage_ax, members_ax = fig.subplots(1, 2, sharey=True)
     positions = np.arange(len(shown))
@@ -61,7 +63,7 @@ def plot_team_usage(usage: pd.DataFrame, limit: int = 20) -> Figure:
         top = max(130.0, float(values.max()) * 1.3)
         ax.set_xlim(0, top)
         ax.set_ylim(-0.6, len(shown) - 0.4)
-        plots.finish(ax, f"{'Teams against their limits: ' if what == 'storage' else ''}{what}",
+        plots.finish(ax, f"{title}: {what}{capped}" if what == "storage" else what,
                      f"{what} used (% of the limit)", "team" if what == "storage" else "")
     for y, row in shown.iterrows():
         storage_ax.annotate(f"{row['storage_gib']:,.0f} / {row['storage_limit_gib']:,.0f} GiB",

@@ -100,9 +100,15 @@ def _targets_with_phase(source: Any) -> pd.DataFrame:
         join = f"LEFT JOIN {SERVICE}.phases p USING (target_id)"
     else:
         join = ""
+    words = "t.word_count" if has_column(source, SERVICE, "targets", "word_count") else "NULL::BIGINT"
+    project = "NULL::VARCHAR"
+    if has(source, SERVICE, "submissions"):
+        join += (f" LEFT JOIN (SELECT submission_id, project_name FROM {SERVICE}.submissions) s "
+                 "ON s.submission_id = t.submission_id")
+        project = "s.project_name"
     targets = frame(source, f"""
         SELECT t.target_id, t.submission_id, t.document_name, t.target_language, t.status::VARCHAR AS status,
-               t.current_phase, t.due_date, {workflow} AS workflow
+               t.current_phase, t.due_date, {workflow} AS workflow, {words} AS word_count, {project} AS project_name
         FROM {SERVICE}.targets t {join}""")
     phases = _workflow_phases(source)
     targets["step"] = [
@@ -221,22 +227,47 @@ def plot_percent_complete(progress: pd.DataFrame, limit: int = 25) -> Figure:
 
 def overdue(source: Any, now: Any = None, within_hours: float = AT_RISK_HOURS) -> pd.DataFrame:
     """Open targets past their due date ("overdue") or due within `within_hours` and not yet in their
-    workflow's last phase ("at risk"), soonest due first, with `hours_left` (negative: hours late)."""
+    workflow's last phase ("at risk"), soonest due first, with their project, `hours_left` (negative:
+    hours late) and `words_left` (the target's words: an open target has delivered none)."""
     targets = _targets_with_phase(source)
     moment, clock = clock_of(source, now)
-    columns = ["target_id", "submission_id", "document_name", "target_language", "status", "current_phase",
-               "due_date", "hours_left", "flag"]
+    columns = ["target_id", "submission_id", "project_name", "document_name", "target_language", "status",
+               "current_phase", "due_date", "hours_left", "words_left", "flag"]
     if targets.empty or moment is None:
         empty = pd.DataFrame(columns=columns)
         empty.attrs.update(now=moment, clock=clock)
         return empty
     open_ = targets[~targets["status"].isin((*DONE, CANCELLED)) & targets["due_date"].notna()].copy()
     open_["hours_left"] = ((open_["due_date"] - moment).dt.total_seconds() / 3600).round(1)
+    open_["words_left"] = open_["word_count"]  # an open target's words are all still to deliver
     late = open_["hours_left"] < 0
     risky = ~late & (open_["hours_left"] < within_hours) & (open_["step"] < open_["last_step"])
     open_["flag"] = np.where(late, "overdue", np.where(risky, "at risk", ""))
     found = open_[open_["flag"] != ""].sort_values(["due_date", "target_id"], ignore_index=True)[columns]
     found.attrs.update(now=moment, clock=clock)
+    return found
+
+
+def overdue_by(source: Any, now: Any = None, within_hours: float = AT_RISK_HOURS) -> pd.DataFrame:
+    """The overdue and at-risk targets (`overdue`) per target language and project: targets and words
+    left of each flag, the most words left first.
+
+        reports.translation.overdue_by(ws)
+    """
+    late = overdue(source, now, within_hours)
+    columns = ["target_language", "project_name", "overdue", "at_risk", "targets", "words_left", "soonest_due"]
+    if late.empty:
+        found = pd.DataFrame(columns=columns)
+    else:
+        keys = [late["target_language"], late["project_name"].fillna("(no project)")]
+        grouped = late.groupby(keys, dropna=False)
+        found = pd.DataFrame({"overdue": grouped["flag"].agg(lambda f: int((f == "overdue").sum())),
+                              "at_risk": grouped["flag"].agg(lambda f: int((f == "at risk").sum())),
+                              "targets": grouped.size(), "words_left": grouped["words_left"].sum(min_count=1),
+                              "soonest_due": grouped["due_date"].min()}).reset_index()
+        found.columns = columns
+        found = found.sort_values(["words_left", "targets"], ascending=False, ignore_index=True)
+    found.attrs.update(late.attrs)
     return found
 
 
@@ -327,12 +358,16 @@ def plot_burndown(progress: pd.DataFrame) -> Figure:
 # --- volume and money ------------------------------------------------------------------------------
 
 def word_counts(source: Any) -> pd.DataFrame:
-    """Per submission: word_count and its breakdown (repetitions, exact, fuzzy, no match) with its project."""
+    """Per open submission (words still to translate: done and cancelled submissions aside, where the
+    submissions were pulled): word_count and its breakdown (repetitions, exact, fuzzy, no match), with
+    its name, project and status."""
     if not has(source, SERVICE, "word_counts"):
         return pd.DataFrame()
     named = has(source, SERVICE, "submissions")
-    join = f"LEFT JOIN {SERVICE}.submissions s USING (submission_id)" if named else ""
-    pick = "s.name, s.project_name" if named else "NULL AS name, NULL AS project_name"
+    join = (f"JOIN {SERVICE}.submissions s ON s.submission_id = w.submission_id "
+            f"AND s.status::VARCHAR NOT IN {_DONE_SQL} AND s.status::VARCHAR != '{CANCELLED}'") if named else ""
+    pick = "s.name, s.project_name, s.status::VARCHAR AS status" if named else \
+        "NULL AS name, NULL AS project_name, NULL AS status"
     # the breakdown's columns (repetitions, exact_match, ...), or `extra` in files written before them
     def part(wire: str, column: str) -> str:
         held = f"TRY_CAST(json_extract(w.extra, '$.breakdown.{wire}') AS BIGINT)"
@@ -346,7 +381,7 @@ def word_counts(source: Any) -> pd.DataFrame:
 
 def plot_word_counts(words: pd.DataFrame) -> Figure:
     """Words per project, stacked by how much translation memory covers them."""
-    title = "Word counts per project"
+    title = "Words to translate per project (open submissions)"
     if words.empty:
         return plots.empty(title, "No word counts were pulled.")
     parts = {"no_match": ("no match (new words)", plots.BLUE), "fuzzy": ("fuzzy match", plots.ORANGE),

@@ -19,7 +19,7 @@ import secrets
 import shutil
 import tempfile
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ import orjson
 from toolkit.errors import SnapshotExistsError, SnapshotStorageWarning, WorkspaceError
 from toolkit.storage.file import (
     FINISHED,
+    history_view_sql,
     literal,
     loads_view_sql,
     quote,
@@ -59,7 +60,8 @@ def opened_by(storage_version: str) -> str:
     major, minor = storage_version.lstrip("v").split(".")[:2]
     return f"DuckDB >= {major}.{minor}"
 def export(con: duckdb.DuckDBPyConnection, path: Path, format: str = "duckdb", history: bool = False,
-           overwrite: bool = False, workspace: Path | None = None) -> Path:
+           overwrite: bool = False, workspace: Path | None = None,
+           resources: Sequence[tuple[str, str]] | None = None, since: datetime | None = None) -> Path:
     """Write the snapshot in a hidden folder next to `path` and move it into place only when complete.
 
     `overwrite` replaces only a snapshot of the same format that toolkit wrote (`replaceable`), never
@@ -68,6 +70,9 @@ def export(con: duckdb.DuckDBPyConnection, path: Path, format: str = "duckdb", h
     The folder (`.NAME.tmp-PID-XXXXXXXX`) is locked while it is written and removed whatever happens; one
     left by an export whose process died (kill -9, a crash) is removed by the next export to the same
     folder, once its lock shows that no process holds it any more.
+
+    `resources` (service, resource) keeps only those; `since` keeps the loads finished since then
+    (and each resource's latest, its view), with the row versions valid in them: "this week's data".
     """
     if format not in FORMATS:
         raise ValueError(f"format is one of {', '.join(FORMATS)}, not {format!r}")
@@ -77,14 +82,14 @@ def export(con: duckdb.DuckDBPyConnection, path: Path, format: str = "duckdb", h
             raise SnapshotExistsError(f"{path} exists: pass overwrite=True to replace it, or export to another path")
         replaceable(path, format, workspace)
     remove_leftovers(path.parent)
-    resources = _resources(con, history)
+    entries = _resources(con, history or since is not None, resources, since)
     try:
         with _scratch(path) as scratch:
             target = scratch / path.name
             if format == "duckdb":
-                _in_oldest_storage(con, target, resources, history)
+                _in_oldest_storage(con, target, entries, history or since is not None)
             else:
-                _to_parquet(con, target, resources, history)
+                _to_parquet(con, target, entries, history or since is not None)
             _put_in_place(target, path, scratch)
     except (duckdb.Error, OSError) as error:   # the scratch folder is gone with whatever it held
         full = "no space left" in str(error).lower() or getattr(error, "errno", None) == errno.ENOSPC
@@ -256,20 +261,26 @@ def _not_in_manifest(folder: Path) -> list[str]:
     return [name for name in found if name not in listed]
 
 
-def _resources(con: duckdb.DuckDBPyConnection, history: bool) -> list[dict[str, Any]]:
-    """One entry per resource with a finished load: what goes in and what the manifest says of it."""
-    loads = con.execute(f"SELECT service, resource, load_id, base_url, params, \"key\", \"rows\" "
+def _resources(con: duckdb.DuckDBPyConnection, history: bool, chosen: Sequence[tuple[str, str]] | None = None,
+               since: datetime | None = None) -> list[dict[str, Any]]:
+    """One entry per resource with a finished load: what goes in and what the manifest says of it.
+
+    `rows` is what the resource's view shows (its `count(*)`), in the workspace and in the snapshot
+    alike; `written` is what its latest load itself wrote (fewer for an incremental load)."""
+    loads = con.execute(f"SELECT service, resource, load_id, base_url, params, \"key\", \"rows\", seq, finished "
                         f"FROM _loads WHERE status IN {FINISHED} "
                         "ORDER BY service, resource, finished, started").fetchall()
     tables = {(s, t) for s, t in con.execute("SELECT schema_name, table_name FROM duckdb_tables() "
                                             "WHERE database_name = current_database()").fetchall()}
     by_resource: dict[tuple[str, str], list[tuple]] = {}
     for row in loads:
-        by_resource.setdefault((row[0], row[1]), []).append(row)
+        if chosen is None or (row[0], row[1]) in chosen:
+            by_resource.setdefault((row[0], row[1]), []).append(row)
     created, entries = _now(), []
     for (service, resource), rows in by_resource.items():
         latest = rows[-1]
-        included = rows if history else [latest]
+        included = ([r for r in rows if since is None or (r[8] is not None and r[8] >= since) or r is latest]
+                    if history else [latest])
         stored = (service, resource + "__versions") in tables
         categories = dict(con.execute("SELECT column_name, categories FROM _categories WHERE service = ? "
                                       "AND resource = ?", [service, resource]).fetchall())
@@ -280,13 +291,21 @@ def _resources(con: duckdb.DuckDBPyConnection, history: bool) -> list[dict[str, 
                       "current_database() AND schema_name = ? AND table_name = ? "
                       "AND column_name NOT IN ('_valid_from', '_valid_to') ORDER BY column_index",
                       [service, resource + "__versions"]).fetchall()]
+        first = min((r[7] for r in included if r[7] is not None), default=None)
+        # the versions valid in the first load kept or after it: no more, no less
+        kept = "TRUE" if first is None else f"(_valid_to IS NULL OR _valid_to > {int(first)})"
+        table = versions_of(service, resource)
+
+        def count(where: str, table: str = table, stored: bool = stored) -> int:
+            return con.execute(f"SELECT count(*) FROM {table} WHERE {where}").fetchall()[0][0] if stored else 0
         entries.append({
             "toolkit_version": _version(), "created": created, "history": history,
             "service": service, "resource": resource, "base_url": latest[3], "key": list(latest[5] or []),
             "load_id": latest[2], "load_ids": [r[2] for r in included],
             "params": params_json(orjson.loads(latest[4] or "{}")),  # scrubbed again, to be sure
-            "rows": latest[6], "rows_total": sum(r[6] or 0 for r in included), "schema": schema,
-            "files": [], "stored": stored,
+            "rows": count("_valid_to IS NULL"), "written": latest[6],
+            "versions": count(kept) if history else count("_valid_to IS NULL"), "since": since,
+            "schema": schema, "files": [], "stored": stored, "kept": kept,
         })
     return entries
 
@@ -341,7 +360,7 @@ def _to_duckdb(con: duckdb.DuckDBPyConnection, target: Path, resources: list[dic
                     continue
                 if history:  # the versions hold finished loads only: a failed one rolled its rows back
                     con.execute(f"CREATE TABLE {alias}.{versions_of(service, resource)} AS SELECT * FROM "
-                                f"{versions_of(service, resource)} ORDER BY _valid_from")
+                                f"{versions_of(service, resource)} WHERE {entry['kept']} ORDER BY _valid_from")
                 else:
                     con.execute(f"CREATE TABLE {alias}.{quote(service)}.{quote(resource)} AS "
                                 f"SELECT * EXCLUDE (_valid_from, _valid_to) FROM "
@@ -355,6 +374,7 @@ def _to_duckdb(con: duckdb.DuckDBPyConnection, target: Path, resources: list[dic
                     if entry["stored"]:
                         con.execute(view_sql(entry["service"], entry["resource"], alias))
                         con.execute(loads_view_sql(entry["service"], entry["resource"], alias))
+                        con.execute(history_view_sql(entry["service"], entry["resource"], alias))
             con.execute("COMMIT")
         except BaseException:
             with contextlib.suppress(duckdb.Error):  # a failed statement may have ended it already
@@ -387,7 +407,7 @@ def _to_parquet(con: duckdb.DuckDBPyConnection, target: Path, resources: list[di
             continue
         table = versions_of(service, resource)
         if history:
-            copy(f"SELECT * FROM {table} ORDER BY _valid_from", folder / "versions.parquet")
+            copy(f"SELECT * FROM {table} WHERE {entry['kept']} ORDER BY _valid_from", folder / "versions.parquet")
         else:
             copy(f"SELECT * EXCLUDE (_valid_from, _valid_to) FROM {table} WHERE _valid_to IS NULL",
                  folder / "data.parquet")
@@ -396,7 +416,7 @@ def _to_parquet(con: duckdb.DuckDBPyConnection, target: Path, resources: list[di
     copy(f"SELECT * FROM _loads WHERE load_id IN ({ids}) ORDER BY started", target / "_loads.parquet")
     document = {"format": "toolkit snapshot", "format_version": 2,
                 "sources": sorted({(e["service"], e["base_url"]) for e in resources}),
-                "resources": [{k: v for k, v in e.items() if k != "stored"} for e in resources]}
+                "resources": [{k: v for k, v in e.items() if k not in ("stored", "kept")} for e in resources]}
     (target / "manifest.json").write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2))
 
 

@@ -7,6 +7,8 @@
     <service>.<resource>            a view of the latest finished load: the versions still valid (`view_sql`)
     <service>.<resource>__loads     a view of every finished load's rows, with `_load_id` (`loads_view_sql`):
                                     what the copy-per-load layout stored, now computed from the versions
+    <service>.<resource>__history   the row versions with their validity, by load and by the service's
+                                    clock (`history_view_sql`): "as of every load" is one join with `_loads`
     <service>.<resource>__filtered  the loads a fetch narrowed by filters the resource does not need
                                     (`status=[...]`, a few parents' ids), stored as a resource of their
                                     own (`filtered_of`) so that `<resource>` always shows a whole load
@@ -98,6 +100,28 @@ def loads_view_sql(service: str, resource: str, catalog: str | None = None) -> s
             f"l.load_id AS _load_id FROM {versions_of(service, resource)} v JOIN main._loads l "
             f"ON l.service = {literal(service)} AND l.resource = {literal(resource)} "
             f"AND l.status IN {FINISHED} AND {valid_at('l.seq', 'v')}")
+
+
+def history_view_sql(service: str, resource: str, catalog: str | None = None) -> str:
+    """The view of a resource's row versions for analysts: each version's own columns, then the load it
+    appeared in and the one that ended it (`valid_from_load`, `valid_to_load`: NULL while it is valid),
+    the same by the service's clock (`valid_from`, `valid_to`: its Date, or the load's end where the
+    service sent none) and by number (`valid_from_seq`, `valid_to_seq`, as `_loads.seq`). A row that
+    goes A→B→A has three versions. Nothing is copied: it reads `__versions` and `main._loads`.
+
+        SELECT l.load_id, count(*) FROM main._loads l JOIN audience_platform.memberships__history h
+          ON l.service = 'audience_platform' AND l.resource = 'memberships' AND l.status IN ('complete', 'stale')
+          AND h.valid_from_seq <= l.seq AND (h.valid_to_seq IS NULL OR h.valid_to_seq > l.seq) GROUP BY 1
+    """
+    name = f"{catalog + '.' if catalog else ''}{quote(service)}.{quote(resource + '__history')}"
+    on = f"service = {literal(service)} AND {{0}}.resource = {literal(resource)} AND {{0}}.status IN {FINISHED}"
+    return (f"CREATE OR REPLACE VIEW {name} AS SELECT v.* EXCLUDE (_valid_from, _valid_to), "
+            f"f.load_id AS valid_from_load, t.load_id AS valid_to_load, "
+            f"coalesce(f.service_clock, f.finished) AS valid_from, coalesce(t.service_clock, t.finished) AS valid_to, "
+            f"v._valid_from AS valid_from_seq, v._valid_to AS valid_to_seq "
+            f"FROM {versions_of(service, resource)} v "
+            f"LEFT JOIN main._loads f ON f.{on.format('f')} AND f.seq = v._valid_from "
+            f"LEFT JOIN main._loads t ON t.{on.format('t')} AND t.seq = v._valid_to")
 
 
 def session(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
@@ -266,3 +290,4 @@ def _migrate_one(con: duckdb.DuckDBPyConnection, service: str, resource: str) ->
     con.execute(f"DROP TABLE {table}")
     con.execute(view_sql(service, resource))
     con.execute(loads_view_sql(service, resource))
+    con.execute(history_view_sql(service, resource))

@@ -41,6 +41,7 @@ from toolkit.errors import WorkspaceError
 from toolkit.storage import ledger
 from toolkit.storage.file import (
     VALIDITY,
+    history_view_sql,
     loads_view_sql,
     quote,
     row_hash,
@@ -474,6 +475,7 @@ class Load:
         if self._ddl:  # a view's columns are fixed when it is created: recreate it after the table changed
             cursor.execute(view_sql(self.service, self.resource))
             cursor.execute(loads_view_sql(self.service, self.resource))
+            cursor.execute(history_view_sql(self.service, self.resource))
         ledger.update_loads(
             cursor, lake, [("status", "'complete'"), ("finished", "?"), ("rows", "?"), ("requests", "?"),
                            ("failed_ids", "?::VARCHAR[]"), ("seq", "?::BIGINT"), ("drift", "?::JSON"),

@@ -4,8 +4,9 @@ A DuckDB snapshot has a schema per service and a table per resource with its lat
 `history=True`, the workspace's own layout instead (toolkit.storage.file): `<resource>__versions` with the
 row versions, the `<resource>` view of the latest load and the `<resource>__loads` view of every load's
 rows with `_load_id`. `_loads` lists the loads included and `_manifest` has one row per resource:
-toolkit version, when it was made, the source (service, base URL), key, params, loads, rows and the
-schema as JSON. A Parquet snapshot is a folder: `<service>/<resource>/*.parquet`, `_loads.parquet` and
+toolkit version, when it was made, the source (service, base URL), key, params, loads, `rows` (what
+the resource's view shows, its `count(*)`), `written` (what its latest load itself wrote), `versions`
+(the row versions kept), `since` (the loads kept, when exported with `since=`) and the schema as JSON. A Parquet snapshot is a folder: `<service>/<resource>/*.parquet`, `_loads.parquet` and
 `manifest.json`, which Spark, Trino, BigQuery and DuckDB read as they are; with history, a resource's
 file is `versions.parquet` (format_version 2; version 1 had a file per load, with `_load_id`).
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 __all__ = ["MANIFEST_SCHEMA", "Snapshot", "manifest_table", "open_snapshot"]
 
 import contextlib
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,7 @@ import pyarrow as pa
 from toolkit.errors import SnapshotNotFoundError, WorkspaceError
 from toolkit.storage.file import (
     damage_said,
+    history_view_sql,
     literal,
     loads_view_sql,
     old_table_of,
@@ -39,13 +42,14 @@ from toolkit.storage.file import (
     view_sql,
 )
 from toolkit.storage.readback import to_frame
+from toolkit.storage.timeline import Timeline, measures, timeline_sql
 
 MANIFEST_SCHEMA = pa.schema([
     ("toolkit_version", pa.string()), ("created", pa.timestamp("us", tz="UTC")), ("history", pa.bool_()),
     ("service", pa.string()), ("resource", pa.string()), ("base_url", pa.string()),
     ("key", pa.list_(pa.string())), ("load_id", pa.string()), ("load_ids", pa.list_(pa.string())),
-    ("params", pa.string()), ("rows", pa.int64()), ("rows_total", pa.int64()), ("schema", pa.string()),
-    ("files", pa.list_(pa.string())),
+    ("params", pa.string()), ("rows", pa.int64()), ("written", pa.int64()), ("versions", pa.int64()),
+    ("since", pa.timestamp("us", tz="UTC")), ("schema", pa.string()), ("files", pa.list_(pa.string())),
     # the DuckDB storage version a DuckDB snapshot is written in and the oldest DuckDB that opens it
     # (toolkit.storage.exports); none for Parquet or a snapshot written before they were recorded
     ("storage_version", pa.string()), ("duckdb_opens", pa.string()),
@@ -125,6 +129,8 @@ class Snapshot:
                 con.execute(f"CREATE VIEW {versions_of(service, resource)} AS {source}")
                 con.execute(view_sql(service, resource))
                 con.execute(loads_view_sql(service, resource))
+                with contextlib.suppress(duckdb.BinderException):  # a snapshot older than `service_clock`
+                    con.execute(history_view_sql(service, resource))
             elif entry["history"]:  # a copy of every load, each file with its `_load_id`
                 con.execute(f"CREATE VIEW {old_table_of(service, resource)} AS {source}")
                 con.execute(f"CREATE VIEW {quote(service)}.{quote(resource)} AS SELECT * EXCLUDE "
@@ -134,6 +140,8 @@ class Snapshot:
                 con.execute(f"CREATE VIEW {quote(service)}.{quote(resource)} AS {source}")
         for entry in document["resources"]:
             entry["created"] = datetime.fromisoformat(entry["created"])
+            if entry.get("since"):
+                entry["since"] = datetime.fromisoformat(entry["since"])
         con.register("_toolkit_manifest", manifest_table(document["resources"]))
         con.execute("CREATE TABLE _manifest AS SELECT * FROM _toolkit_manifest")
         con.unregister("_toolkit_manifest")
@@ -143,16 +151,22 @@ class Snapshot:
         return self._open().sql(query, params=params)
 
     def tables(self, internals: bool = False) -> pd.DataFrame:
-        """The analyst's tables and views: schema, name, kind. `internals=True` adds what toolkit keeps
-        for itself: `_loads`, `_manifest`, and each resource's `__versions` and `__loads`."""
+        """The analyst's tables and views: schema, name, kind, rows (their `count(*)`). `internals=True` adds what toolkit keeps
+        for itself: `_loads`, `_manifest`, and each resource's `__versions`, `__loads` and `__history`."""
         query = ("SELECT schema_name AS schema, table_name AS name, 'table' AS kind "
                  "FROM duckdb_tables() WHERE database_name = current_database() UNION ALL "
                  "SELECT schema_name, view_name, 'view' FROM duckdb_views() "
                  "WHERE database_name = current_database() AND NOT internal")
         if not internals:
             query = (f"SELECT * FROM ({query}) WHERE NOT starts_with(name, '_') "
-                     "AND NOT suffix(name, '__versions') AND NOT suffix(name, '__loads')")
-        return self._frame(query + " ORDER BY 1, 2")
+                     "AND NOT suffix(name, '__versions') AND NOT suffix(name, '__loads') "
+                     "AND NOT suffix(name, '__history')")
+        found = self._frame(query + " ORDER BY 1, 2")
+        # the one meaning of "rows": what each table or view shows, as in ws.tables() and the manifest
+        with self._said():
+            found["rows"] = [self._open().execute(f"SELECT count(*) FROM {quote(schema)}.{quote(name)}")
+                             .fetchall()[0][0] for schema, name in zip(found["schema"], found["name"], strict=True)]
+        return found
 
     def manifest(self) -> pd.DataFrame:
         """One row per resource: toolkit version, created, source, key, params, loads, rows, schema (JSON)."""
@@ -160,6 +174,24 @@ class Snapshot:
             return self._frame("SELECT * FROM _manifest ORDER BY service, resource")
         except duckdb.CatalogException:
             raise WorkspaceError(f"{self.path} has no _manifest: it is not an exported snapshot") from None
+
+    def timeline(self, resource: str, by: str | Sequence[str] | None = None,
+                 agg: str | Mapping[str, str] | None = None) -> Timeline:
+        """`Store.timeline` over the loads a snapshot exported with history holds ("service.resource")."""
+        service, _, name = resource.partition(".")
+        groups = [by] if isinstance(by, str) else list(by or [])
+        asked = measures(agg)
+        try:
+            with self._said():
+                found = to_frame(self._open().sql(timeline_sql(service, name, groups, asked)).to_arrow_table())
+        except duckdb.CatalogException:
+            raise WorkspaceError(f"{self.path} has no history of {resource} (export it with history=True)") from None
+        except duckdb.Error as error:
+            raise WorkspaceError(f"the timeline of {resource} by {groups} of {asked} failed: "
+                                 f"{str(error).strip().splitlines()[0][:200]}") from None
+        timeline = Timeline(found)
+        timeline.by, timeline.measure = groups, next(iter(asked))
+        return timeline
 
     def loads(self) -> pd.DataFrame:
         """The loads the snapshot holds."""
@@ -215,4 +247,5 @@ class Snapshot:
 
 def manifest_table(resources: list[dict[str, Any]]) -> pa.Table:
     rows = [{**entry, "schema": orjson.dumps(entry["schema"]).decode()} for entry in resources]
+    # a snapshot written before a column was added has none of it (`rows_total` of old is not `versions`)
     return pa.Table.from_pylist([{k: r.get(k) for k in MANIFEST_SCHEMA.names} for r in rows], MANIFEST_SCHEMA)

@@ -10,6 +10,7 @@ Inside the file (`toolkit.storage.loads` writes it, `toolkit.storage.file` names
     <service>.<resource>__versions  the resource's row versions, valid from one load's `seq` to another's
     <service>.<resource>            a view of the latest complete load ("stale" still counts: it is data)
     <service>.<resource>__loads     a view of every finished load's rows, with `_load_id`
+    <service>.<resource>__history   the row versions with validity by load and by the service's clock
 
 A file written by toolkits that stored a copy of every load is migrated to row versions when it is
 opened read-write (`toolkit.storage.file.migrate`); a read-only open of one says how to migrate it.
@@ -51,6 +52,7 @@ from toolkit.storage.file import (
     FINISHED,
     MIGRATE_HINT,
     filtered_of,
+    history_view_sql,
     literal,
     loads_view_sql,
     migrate,
@@ -69,6 +71,7 @@ from toolkit.storage.processes import alive
 from toolkit.storage.readback import shaped, to_frame
 from toolkit.storage.runs import Run
 from toolkit.storage.stage import remove_abandoned
+from toolkit.storage.timeline import Timeline, measures, timeline_sql
 
 INTERRUPTED = "interrupted: the process ended during the load"
 
@@ -235,6 +238,8 @@ class Store:
                 con.execute(view_sql(service, resource))
             if "__versions" not in every or "main._loads" not in every:
                 con.execute(loads_view_sql(service, resource))
+            if "valid_from_seq" not in (views.get(f"{service}.{resource}__history") or ""):
+                con.execute(history_view_sql(service, resource))
 
     @contextlib.contextmanager
     def hold(self) -> Iterator[Store]:
@@ -557,11 +562,49 @@ class Store:
         return self._frame(f"SELECT * FROM {self._loads_table()} ORDER BY started")
 
     def history(self, resource: str) -> pd.DataFrame:
-        """The loads of one resource ("service.resource", or "resource" when only one service has it)."""
+        """The loads of one resource ("service.resource", or "resource" when only one service has it):
+        `service_clock` is the service's Date when the load ran (its `finished` where none was sent);
+        `rows` is what the load itself wrote (an incremental load writes only what changed)."""
         service, name = self.resolve(resource)
-        return self._frame("SELECT load_id, started, finished, status, \"rows\", requests, params, error, "
+        return self._frame("SELECT load_id, started, finished, coalesce(service_clock, finished) AS service_clock, "
+                           "status, \"rows\", requests, params, error, "
                            f"failed_ids FROM {self._loads_table()} WHERE service = ? AND resource = ? "
                            "ORDER BY started", [service, name])
+
+    def timeline(self, resource: str, by: str | Sequence[str] | None = None,
+                 agg: str | Mapping[str, str] | None = None) -> Timeline:
+        """A measure of a resource at every finished load: one row per load × group with the load's id,
+        number (`seq`), `finished` and `service_clock`, the `by` columns and the measure (`rows`, the
+        rows the view showed then, by default; `agg` an SQL aggregate, or names → aggregates). Read
+        from the row versions the store keeps, in one query; `.plot()` draws it over the service's clock.
+
+            ws.timeline("audience_platform.memberships", by="audience_id").plot()
+            ws.timeline("translation.targets", by="language", agg={"words": "sum(words)"})
+        """
+        service, name = self.resolve(resource)
+        groups = [by] if isinstance(by, str) else list(by or [])
+        asked = measures(agg)
+        if not self._has_table(service, name):
+            raise WorkspaceError(f"{service}.{name} has no rows stored")
+        try:
+            found = self._frame(timeline_sql(service, name, groups, asked))
+        except duckdb.Error as error:  # a column or aggregate the resource has not: say which
+            raise WorkspaceError(f"the timeline of {service}.{name} by {groups} of {asked} failed: "
+                                 f"{str(error).strip().splitlines()[0][:200]}") from None
+        timeline = Timeline(found)
+        timeline.by, timeline.measure = groups, next(iter(asked))
+        return timeline
+
+    def versions(self, resource: str, relation: bool = False) -> pd.DataFrame | Query:
+        """Every version of a resource's rows with its validity: the `<resource>__history` view
+        (`valid_from_load`/`valid_to_load`, `valid_from`/`valid_to` by the service's clock, and
+        `_seq` numbers as `_loads.seq`). A row that went A→B→A has three versions."""
+        service, name = self.resolve(resource)
+        if not self._has_table(service, name):
+            raise WorkspaceError(f"{service}.{name} has no rows stored")
+        query = (f"SELECT * FROM {quote(service)}.{quote(name + '__history')} "
+                 "ORDER BY valid_from_seq, valid_to_seq NULLS LAST")
+        return Query(self, query) if relation else self._frame(query)
 
     def drift(self, resource: str | None = None, load_id: str | None = None) -> pd.DataFrame:
         """How loads' answers differed from their resources' declared shapes (toolkit.pull.drift): a row per
@@ -668,7 +711,9 @@ class Store:
 
     def tables(self, internals: bool = False) -> pd.DataFrame:
         """What each view of the workspace shows: one row per `service.resource` (and its
-        `__filtered` loads) with the latest finished load's id, when it finished, its rows, the
+        `__filtered` loads) with the latest finished load's id, when it finished, `rows` (what the
+        view shows, its `count(*)`), `written` (the rows that load itself wrote: fewer for an
+        incremental load), the
         filters it was fetched with (JSON, shortened past 120 characters) and how many loads the
         history holds. `internals=True` adds what toolkit keeps for itself (`_loads`, `_audit`, each
         resource's `__versions` and `__loads`), with `internal` True and no load columns."""
@@ -684,10 +729,10 @@ class Store:
         return pd.concat([views.assign(internal=False), kept.assign(internal=True)], ignore_index=True)
 
     def _views(self) -> pd.DataFrame:
-        return self._frame(f"""
+        views = self._frame(f"""
             SELECT service || '.' || resource AS "table", service, resource,
                    arg_max(load_id, coalesce(seq, 0)) AS load_id, max(finished) AS finished,
-                   arg_max("rows", coalesce(seq, 0)) AS "rows",
+                   0::BIGINT AS "rows", arg_max("rows", coalesce(seq, 0)) AS written,
                    -- a summary: a filter of a hundred ids is shortened (history() has it whole)
                    CASE WHEN length(arg_max(params, coalesce(seq, 0))) > 120
                         THEN left(arg_max(params, coalesce(seq, 0)), 119) || '…'
@@ -695,17 +740,41 @@ class Store:
                    resource LIKE '%{FILTERED}' AS filtered, count(*) AS loads
             FROM {self._loads_table()} WHERE status IN {FINISHED}
             GROUP BY ALL ORDER BY service, resource""")
+        # "rows" is what the view shows (an incremental load writes only what changed: that is `written`)
+        counts = self.view_counts()
+        views["rows"] = [counts.get((s, r), 0) for s, r in zip(views["service"], views["resource"], strict=True)]
+        return views
+
+    def view_counts(self) -> dict[tuple[str, str], int]:
+        """The rows each resource's view shows now, `count(*)` of it: the one meaning of "rows" on every
+        surface (tables, manifest, freshness, show, reports); a load's own count is `written`."""
+        with self._file.held() as con:
+            held = con.execute("SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = "
+                               "current_database() AND suffix(table_name, '__versions')").fetchall()
+            return {(s, t.removesuffix("__versions")): con.execute(
+                f"SELECT count(*) FROM {quote(s)}.{quote(t)} WHERE _valid_to IS NULL").fetchall()[0][0]
+                for s, t in held}
 
     # -- snapshots ---------------------------------------------------------------------------------
 
     def export(self, path: str | Path, format: str = "duckdb", history: bool = False,
-               overwrite: bool = False) -> Path:
+               overwrite: bool = False, *, resources: Iterable[str] | None = None, since: Any = None) -> Path:
         """A standalone, self-describing file (or Parquet folder) of the latest loads, or of every load.
+        `resources` keeps only those; `since` (a time, a date or "2026-11-20") keeps the loads finished
+        since then with their row versions, and each resource's latest; the manifest says which.
 
             ws.export("snapshot-2026-11-22.duckdb"); toolkit.open_snapshot("snapshot-2026-11-22.duckdb")
+            ws.export("week.duckdb", resources=["audience_platform.audiences", "translation.targets"],
+                      since="2026-11-20")
         """
+        chosen = None if resources is None else [self.resolve(r) for r in
+                                                  ([resources] if isinstance(resources, str) else resources)]
+        when = None
+        if since is not None:
+            stamp = pd.Timestamp(since)
+            when = (stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")).to_pydatetime()
         with self._file.held("exporting a snapshot") as con:
-            return exports.export(con, Path(path), format, history, overwrite, self.path)
+            return exports.export(con, Path(path), format, history, overwrite, self.path, chosen, when)
 
     # -- plumbing ----------------------------------------------------------------------------------
 
