@@ -10,8 +10,8 @@ profiles that were pulled (a sample of them on a large platform), so they descri
 from __future__ import annotations
 
 __all__ = ["SERVICE", "audiences_per_profile", "membership_changes", "overlap", "plot_audiences_per_profile",
-           "plot_membership_changes", "plot_overlap", "plot_sizes", "plot_tags", "providers", "sizes",
-           "tag_counts"]
+           "plot_membership_changes", "plot_overlap", "plot_sizes", "plot_sizes_over_loads", "plot_tags", "providers",
+           "size_changes", "sizes", "sizes_over_loads", "tag_counts"]
 
 from typing import Any
 

@@ -10,7 +10,7 @@ targets (its Date header; the sandbox sends its virtual clock), or `now=`; the f
 """
 from __future__ import annotations
 
-__all__ = ["AT_RISK_HOURS", "CANCELLED", "DONE", "SERVICE", "burndown", "overdue", "percent_complete",
+__all__ = ["AT_RISK_HOURS", "CANCELLED", "DONE", "SERVICE", "burndown", "overdue", "overdue_by", "percent_complete",
            "phase_funnel", "plot_burndown", "plot_overdue", "plot_percent_complete", "plot_phase_funnel",
            "plot_quotes", "plot_status_by_language", "plot_word_counts", "quotes", "status_by_language",
            "word_counts"]
