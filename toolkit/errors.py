@@ -12,6 +12,7 @@
     ├── ContractError          contract="freeze": an answer differs from the declared shapes; nothing written
     ├── WorkspaceError         no such load or resource in the workspace; a load written wrongly
     │   ├── SnapshotNotFoundError  no snapshot at the path given (a FileNotFoundError too)
+    │   ├── QueryRefusedError      an assistant's query that could write or read beyond the views (toolkit mcp)
     │   ├── LakeUnreachableError   a team workspace's catalog (PostgreSQL) cannot be reached: try again later
     │   ├── WorkspaceDamagedError  the file of a workspace or snapshot is corrupt (DuckDB's checksums say so)
     │   └── WorkspaceInUseError  the DuckDB file is open for writing in another process
@@ -196,6 +197,11 @@ class WorkspaceError(ToolkitError):
 class SnapshotNotFoundError(WorkspaceError, FileNotFoundError):
     """No snapshot at the path given: a ToolkitError (so a notebook shows it in three lines, not
     eleven) and a FileNotFoundError, as it was."""
+
+
+class QueryRefusedError(WorkspaceError):
+    """A query an assistant sent (`toolkit mcp`) that could write or read beyond the workspace's views:
+    refused before it ran, nothing changed."""
 
 
 class LakeUnreachableError(WorkspaceError):
