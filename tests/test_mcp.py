@@ -162,14 +162,14 @@ def test_a_snapshot_is_served_the_same_way(built, tmp_path):
     "SELECT * FROM other.main.users", "EXPLAIN SELECT 1", "WITH a AS (SELECT 1) INSERT INTO t SELECT * FROM a",
     "SELECT * FROM glob('*')", "", "SELEC 1"])
 def test_the_guard_refuses_what_reaches_beyond_the_views(query):
-    from toolkit.assistant.guard import readable
     from toolkit.errors import QueryRefusedError
+    from toolkit.glance.guard import readable
     with pytest.raises(QueryRefusedError):
         readable(query)
 
 
 def test_the_guard_passes_a_select_and_drops_its_trailing_semicolon():
-    from toolkit.assistant.guard import readable
+    from toolkit.glance.guard import readable
     assert readable("WITH a AS (SELECT 1 AS x) SELECT * FROM a; ") == "WITH a AS (SELECT 1 AS x) SELECT * FROM a"
     assert readable("select count(*) from audience_platform.users -- a comment") == \
         "select count(*) from audience_platform.users -- a comment"

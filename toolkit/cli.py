@@ -388,12 +388,12 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _mcp(args: argparse.Namespace) -> int:
-    """Serve a workspace, snapshot or team lake read-only over MCP on stdin/stdout (toolkit.assistant)."""
+    """Serve a workspace, snapshot or team lake read-only over MCP on stdin/stdout (toolkit.glance)."""
     from toolkit.errors import ToolkitError
     if _missing(args, "mcp"):
         return 2
     try:
-        from toolkit.assistant import reading, server
+        from toolkit.glance import mcp_server, reading
     except ImportError as error:
         print(f"toolkit mcp: the MCP SDK is missing ({error.name}): pip install 'toolkit[mcp]'", file=sys.stderr)
         return 2
@@ -402,7 +402,7 @@ def _mcp(args: argparse.Namespace) -> int:
     except ToolkitError as error:
         return _failed("mcp", error)
     with source:       # stdout is the protocol's: every word for a person goes to stderr
-        server.serve(source)
+        mcp_server.serve(source)
     return 0
 
 

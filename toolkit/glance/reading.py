@@ -17,9 +17,9 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from toolkit.assistant.guard import readable
 from toolkit.catalog.masking import mask_passwords, scrub
 from toolkit.errors import WorkspaceError
+from toolkit.glance.guard import readable
 from toolkit.pull.freshness import freshness
 from toolkit.storage.file import FILTERED, FINISHED, quote, versions_of
 from toolkit.storage.lake import is_lake
@@ -203,7 +203,7 @@ def view_diff(source: Store | Snapshot, view: str, before: str | None = None, af
 
 def run_sql(source: Store | Snapshot, query: str, page: int = 0, page_size: int = PAGE) -> dict[str, Any]:
     """One page of a SELECT's rows. The query is refused before it runs unless it only reads
-    (toolkit.assistant.guard); at most CAP rows are ever read, `capped` says the query had more."""
+    (toolkit.glance.guard); at most CAP rows are ever read, `capped` says the query had more."""
     text = readable(query)
     page_size = max(1, min(int(page_size), MAX_PAGE))
     page = max(0, int(page))

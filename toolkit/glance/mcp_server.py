@@ -1,7 +1,7 @@
 """`toolkit mcp`: a workspace, snapshot or team lake served read-only to an assistant over the Model
 Context Protocol (stdio), with the `mcp` SDK (the `mcp` extra).
 
-Five tools, each a function of toolkit.assistant.reading: list_views, describe_view, view_history,
+Five tools, each a function of toolkit.glance.reading: list_views, describe_view, view_history,
 view_diff and run_sql. The source is opened read-only and nothing here holds a client, so no service
 is ever contacted; a tool's error is one short line (a ToolkitError's text, passwords masked).
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolkit.assistant import reading
 from toolkit.catalog.masking import mask_passwords
 from toolkit.errors import ToolkitError
+from toolkit.glance import reading
 from toolkit.storage.snapshots import Snapshot
 from toolkit.storage.store import Store
 
