@@ -97,6 +97,20 @@ class Workspace(Store):
         self._check_open()
         return freshness.freshness(self)
 
+    def browse(self) -> Any:
+        """The workspace browser (toolkit.glance.browser): its views sortable, a view's rows, loads over
+        time, the diff of two loads and its drift; its button refreshes the view picked through this
+        workspace's connections (connect them first).
+
+            ws.browse()
+        """
+        from toolkit.glance.browser import Browser
+        self._check_open()
+        return Browser(self, refresh=None if self.read_only else self._refresh_views)
+
+    def _refresh_views(self, views: list[str]) -> pd.DataFrame:
+        return self.refresh(resources=views)
+
     def __repr__(self) -> str:
         state = "closed" if self.closed else ", ".join(self.connections) or "nothing connected"
         return f"<toolkit.Workspace {self.where} ({state})>"
