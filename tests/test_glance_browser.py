@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 import toolkit as tk
-from toolkit.glance.browser import Browser
 from toolkit.sandbox import available
 
 SERVICE = "audience_platform"
@@ -74,7 +73,7 @@ def test_a_read_only_workspace_or_a_snapshot_has_no_refresh_and_a_static_summary
     ws, _ = live
     ws.export(tmp_path / "snap.duckdb", history=True)
     with tk.open_snapshot(tmp_path / "snap.duckdb") as snap:
-        browser = Browser(snap)
+        browser = snap.browse()
         assert browser._button.disabled
         browser.select(VIEW)
         assert list(browser.changes["added"]) == [7, 1] and "browse-bot" in browser._rows.value

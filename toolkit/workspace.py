@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -21,6 +22,7 @@ from toolkit import forms
 from toolkit.connection.connection import Connection, Screens, bind
 from toolkit.http.client import connect
 from toolkit.pull import freshness, refresh
+from toolkit.storage import snapshots
 from toolkit.storage.store import Store
 
 SCREENS = Screens(form=forms.Form, gallery=forms.Gallery)
@@ -114,3 +116,23 @@ class Workspace(Store):
     def __repr__(self) -> str:
         state = "closed" if self.closed else ", ".join(self.connections) or "nothing connected"
         return f"<toolkit.Workspace {self.where} ({state})>"
+
+
+class Snapshot(snapshots.Snapshot):
+    """An exported snapshot, read-only (toolkit.storage.snapshots), that a notebook can browse."""
+
+    def browse(self) -> Any:
+        """The workspace browser over the snapshot (toolkit.glance.browser), without a refresh button.
+
+            tk.open_snapshot("snapshot.duckdb").browse()
+        """
+        from toolkit.glance.browser import Browser
+        return Browser(self)
+
+
+def open_snapshot(path: str | Path) -> Snapshot:
+    """A snapshot (DuckDB file or Parquet folder) opened read-only.
+
+        snap = toolkit.open_snapshot("snapshot-2026-11-22.duckdb"); snap.read("translation", "targets")
+    """
+    return Snapshot(path)
