@@ -82,6 +82,16 @@ def png(figure: Figure) -> bytes:
     return buffer.getvalue()
 
 
+class Picture:
+    """A PNG a notebook displays as an image."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def _repr_png_(self) -> bytes:
+        return self.data
+
+
 class Browser:
     """The widget's state and parts: `views`, `view` (picked), `loads` (its load ids), `before`/`after`
     (picked for the diff), and `widget` (an ipywidgets VBox). `select`, `pick` and `refresh` do what
@@ -180,6 +190,10 @@ class Browser:
             if diff[name]["rows"]:
                 parts.append(f"<p>{name}</p>" + pd.DataFrame(diff[name]["rows"]).to_html(index=False))
         self._diff.value = "".join(parts)
+
+    def plot(self) -> Picture:
+        """The picked view's loads over time, the plot its "loads" tab shows, as an image of its own."""
+        return Picture(bytes(self._plot.value))
 
     def refresh(self) -> None:
         """Pull the view picked (every view when none is) again through what the workspace handed in."""
