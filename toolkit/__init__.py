@@ -15,7 +15,7 @@ _ERRORS = ("AnswerError", "ApiError", "AuthError", "ContractError", "DriftWarnin
            "RateLimitError", "RedirectError", "ServerError", "ToolkitError", "TransportError", "UnknownNameError", "ValidationError", "VersionError",
            "WorkspaceBusyError", "WorkspaceDamagedError", "WorkspaceError", "WorkspaceInUseError", "WorkspaceOpenHereError")
 _WHERE = {"Client": "toolkit.http.client", "connect": "toolkit.http.client", "Connection": "toolkit.connection.connection", "doctor": "toolkit.checkup.doctor", "F": "toolkit.http.filters", "Secret": "toolkit.http.session",
-          "Snapshot": "toolkit.storage.snapshots", "open_snapshot": "toolkit.storage.snapshots", "actions": "toolkit.catalog.tables",
+          "Snapshot": "toolkit.workspace", "open_snapshot": "toolkit.workspace", "actions": "toolkit.catalog.tables",
           "resources": "toolkit.catalog.tables", "Workspace": "toolkit.workspace", **dict.fromkeys(_ERRORS, "toolkit.errors")}
 
 if _TYPE_CHECKING:
@@ -50,8 +50,7 @@ if _TYPE_CHECKING:
     from toolkit.http.client import Client, connect
     from toolkit.http.filters import F
     from toolkit.http.session import Secret
-    from toolkit.storage.snapshots import Snapshot, open_snapshot
-    from toolkit.workspace import Workspace
+    from toolkit.workspace import Snapshot, Workspace, open_snapshot
 
 
 def __getattr__(name: str) -> _Any:

@@ -495,6 +495,25 @@ def _read_only_waiting(path: Path, wait: float | None) -> duckdb.DuckDBPyConnect
             time.sleep(0.1)
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    """Serve a workspace, snapshot or team lake read-only over MCP on stdin/stdout (toolkit.glance)."""
+    from toolkit.errors import ToolkitError
+    if _missing(args, "mcp"):
+        return 2
+    try:
+        from toolkit.glance import mcp_server, reading
+    except ImportError as error:
+        print(f"toolkit mcp: the MCP SDK is missing ({error.name}): pip install 'toolkit[mcp]'", file=sys.stderr)
+        return 2
+    try:
+        source = reading.open_source(args.workspace, args.data_path or None)
+    except ToolkitError as error:
+        return _failed("mcp", error)
+    with source:       # stdout is the protocol's: every word for a person goes to stderr
+        mcp_server.serve(source)
+    return 0
+
+
 def _migrate(args: argparse.Namespace) -> int:
     import duckdb
 
@@ -620,6 +639,10 @@ def parser() -> argparse.ArgumentParser:
                       help="a table that fits the terminal (default), JSON or CSV")
     show.add_argument("--wait", type=float, metavar="SECONDS", help=WAIT_HELP)
     show.set_defaults(run=_show)
+    assistant = sub.add_parser("mcp", help="serve a workspace read-only to an assistant over the Model Context "
+                                           "Protocol (stdio): its views, columns, history, diffs and SELECTs")
+    _workspace_options(assistant, "the workspace's DuckDB file, or a snapshot (file or Parquet folder)")
+    assistant.set_defaults(run=_mcp)
     migrate = sub.add_parser("migrate", help="bring a workspace written by an older toolkit to the current "
                                              "layout (a read-write open does it too)")
     migrate.add_argument("--workspace", required=True, help="the workspace's DuckDB file")

@@ -14,6 +14,7 @@
     ├── WorkspaceError         no such load or resource in the workspace; a load written wrongly
     │   ├── SnapshotNotFoundError  no snapshot at the path given (a FileNotFoundError too)
     │   ├── SnapshotExistsError    an export onto a path that exists, without overwrite (a FileExistsError too)
+    │   ├── QueryRefusedError      an assistant's query that could write or read beyond the views (toolkit mcp)
     │   ├── LakeUnreachableError   a team workspace's catalog (PostgreSQL) cannot be reached: try again later
     │   ├── WorkspaceDamagedError  the file of a workspace or snapshot is corrupt (DuckDB's checksums say so)
     │   └── WorkspaceInUseError  the DuckDB file is open for writing in another process
@@ -37,7 +38,7 @@ No error message ever holds a secret: `toolkit.http.session` scrubs them before 
 from __future__ import annotations
 
 __all__ = ["AnswerError", "ApiError", "AuthError", "ContractError", "CredentialsError", "DriftWarning", "Interrupted", "LakeUnreachableError",
-           "ModeError", "NotFoundError", "PagingError", "RateLimitError", "RedirectError", "ServerError",
+           "ModeError", "NotFoundError", "PagingError", "QueryRefusedError", "RateLimitError", "RedirectError", "ServerError",
            "SnapshotExistsError", "SnapshotNotFoundError", "SnapshotStorageWarning", "ToolkitError", "TransportError", "UnknownNameError", "ValidationError",
            "VersionError", "WorkspaceBusyError", "WorkspaceDamagedError", "WorkspaceError",
            "WorkspaceInUseError", "WorkspaceOpenHereError", "did_you_mean", "error_for", "printable",
@@ -252,6 +253,11 @@ class SnapshotNotFoundError(WorkspaceError, FileNotFoundError):
 class SnapshotExistsError(WorkspaceError, FileExistsError):
     """An export onto a path that exists, without `overwrite=True`: a ToolkitError (one line in a
     notebook, not four frames) and a FileExistsError, as it was."""
+
+
+class QueryRefusedError(WorkspaceError):
+    """A query an assistant sent (`toolkit mcp`) that could write or read beyond the workspace's views:
+    refused before it ran, nothing changed."""
 
 
 class LakeUnreachableError(WorkspaceError):

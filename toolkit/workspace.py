@@ -15,6 +15,7 @@ __all__ = ["SCREENS", "Workspace"]
 
 from collections.abc import Callable, Iterable
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -23,6 +24,7 @@ from toolkit import forms
 from toolkit.connection.connection import Connection, Screens, bind
 from toolkit.http.client import connect
 from toolkit.pull import freshness, refresh
+from toolkit.storage import snapshots
 from toolkit.storage.store import Store
 
 SCREENS = Screens(form=forms.Form, gallery=forms.Gallery)
@@ -99,6 +101,40 @@ class Workspace(Store):
         self._check_open()
         return freshness.freshness(self)
 
+    def browse(self) -> Any:
+        """The workspace browser (toolkit.glance.browser): its views sortable, a view's rows, loads over
+        time, the diff of two loads and its drift; its button refreshes the view picked through this
+        workspace's connections (connect them first).
+
+            ws.browse()
+        """
+        from toolkit.glance.browser import Browser
+        self._check_open()
+        return Browser(self, refresh=None if self.read_only else self._refresh_views)
+
+    def _refresh_views(self, views: list[str]) -> pd.DataFrame:
+        return self.refresh(resources=views)
+
     def __repr__(self) -> str:
         state = "closed" if self.closed else ", ".join(self.connections) or "nothing connected"
         return f"<toolkit.Workspace {self.where} ({state})>"
+
+
+class Snapshot(snapshots.Snapshot):
+    """An exported snapshot, read-only (toolkit.storage.snapshots), that a notebook can browse."""
+
+    def browse(self) -> Any:
+        """The workspace browser over the snapshot (toolkit.glance.browser), without a refresh button.
+
+            tk.open_snapshot("snapshot.duckdb").browse()
+        """
+        from toolkit.glance.browser import Browser
+        return Browser(self)
+
+
+def open_snapshot(path: str | Path) -> Snapshot:
+    """A snapshot (DuckDB file or Parquet folder) opened read-only.
+
+        snap = toolkit.open_snapshot("snapshot-2026-11-22.duckdb"); snap.read("translation", "targets")
+    """
+    return Snapshot(path)
