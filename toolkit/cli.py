@@ -503,10 +503,10 @@ def _mcp(args: argparse.Namespace) -> int:
     try:
         from toolkit.glance import mcp_server, reading
     except ImportError as error:
-        print(f"toolkit mcp: the MCP SDK is missing ({error.name}): pip install 'toolkit[mcp]'", file=sys.stderr)
+        print(f"toolkit mcp: the MCP SDK is missing ({error.name}): pip install -e '.[mcp]' in the clone", file=sys.stderr)
         return 2
     try:
-        source = reading.open_source(args.workspace, args.data_path or None)
+        source = reading.open_source(args.workspace, args.data_path or None, wait=args.wait)
     except ToolkitError as error:
         return _failed("mcp", error)
     with source:       # stdout is the protocol's: every word for a person goes to stderr
@@ -642,6 +642,7 @@ def parser() -> argparse.ArgumentParser:
     assistant = sub.add_parser("mcp", help="serve a workspace read-only to an assistant over the Model Context "
                                            "Protocol (stdio): its views, columns, history, diffs and SELECTs")
     _workspace_options(assistant, "the workspace's DuckDB file, or a snapshot (file or Parquet folder)")
+    assistant.add_argument("--wait", type=float, metavar="SECONDS", help=WAIT_HELP)
     assistant.set_defaults(run=_mcp)
     migrate = sub.add_parser("migrate", help="bring a workspace written by an older toolkit to the current "
                                              "layout (a read-write open does it too)")

@@ -11,7 +11,7 @@ it; what they need of it they are handed.
 """
 from __future__ import annotations
 
-__all__ = ["SCREENS", "Workspace"]
+__all__ = ["SCREENS", "Snapshot", "Workspace", "open_snapshot"]
 
 from collections.abc import Callable, Iterable
 from datetime import timedelta

@@ -26,7 +26,7 @@ from toolkit.glance import reading
 from toolkit.storage.snapshots import Snapshot
 from toolkit.storage.store import Store
 
-__all__ = ["Browser", "history_figure", "summary_html", "views_frame"]
+__all__ = ["Browser", "Picture", "history_figure", "png", "summary_html", "views_frame"]
 
 ROWS_SHOWN = 100
 SORTS = {"view": True, "rows": False, "last load": False, "confirmed h ago": False, "drift": False,

@@ -27,18 +27,18 @@ from toolkit.storage.readback import to_frame
 from toolkit.storage.snapshots import Snapshot
 from toolkit.storage.store import Store
 
-__all__ = ["CAP", "PAGE", "describe_view", "list_views", "load_changes", "open_source", "run_sql",
-           "view_diff", "view_history"]
+__all__ = ["CAP", "PAGE", "clean", "describe_view", "list_views", "load_changes", "open_source", "resolve",
+           "run_sql", "view_diff", "view_history", "views"]
 
 CAP = 10_000       # rows a query gives at most, over all its pages: an assistant reads, it does not export
 PAGE = 200         # rows a page gives by default
 MAX_PAGE = 1_000
 
 
-def open_source(path: str | Path, data_path: str | None = None) -> Store | Snapshot:
+def open_source(path: str | Path, data_path: str | None = None, wait: float | None = None) -> Store | Snapshot:
     """A workspace file or team lake opened read-only, or a snapshot (a folder, or a file with `_manifest`)."""
     if is_lake(path):
-        return Store(str(path), read_only=True, data_path=data_path)
+        return Store(str(path), read_only=True, data_path=data_path, wait=wait)
     where = Path(path).expanduser()
     if where.is_dir():
         return Snapshot(where)
@@ -47,7 +47,7 @@ def open_source(path: str | Path, data_path: str | None = None) -> Store | Snaps
     with duckdb.connect(str(where), read_only=True) as con:
         snapshot = con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
                                "AND schema_name = 'main' AND table_name = '_manifest'").fetchall()[0][0]
-    return Snapshot(where) if snapshot else Store(where, read_only=True)
+    return Snapshot(where) if snapshot else Store(where, read_only=True, wait=wait)
 
 
 def clean(value: Any) -> Any:
