@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Iterator
 
 import pytest
 from local_postgres import LocalPostgres, binaries
@@ -31,14 +32,25 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(pytest.mark.skip(reason=why))
 
 
-@pytest.fixture(scope="session")
-def postgres(tmp_path_factory):
+def _running() -> Iterator[LocalPostgres]:
     server = LocalPostgres(binaries())
     try:
         server.start()
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres(tmp_path_factory):
+    """The session's PostgreSQL: each test's lake is a database of its own on it."""
+    yield from _running()
+
+
+@pytest.fixture
+def own_postgres():
+    """A PostgreSQL of the test's own, for a test that stops it, or makes roles and databases of its own."""
+    yield from _running()
 
 
 @pytest.fixture

@@ -6,20 +6,8 @@ import logging
 import warnings
 
 import pytest
-from local_postgres import LocalPostgres, binaries
 
 import toolkit as tk
-
-
-@pytest.fixture
-def own_postgres():
-    """A PostgreSQL of this test's own, since the test stops it."""
-    server = LocalPostgres(binaries())
-    try:
-        server.start()
-        yield server
-    finally:
-        server.stop()
 
 
 def test_a_lost_catalog_never_shows_its_password(own_postgres, tmp_path, capsys, caplog, monkeypatch):

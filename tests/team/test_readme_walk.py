@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from local_postgres import LocalPostgres, binaries
 
 import toolkit as tk
 
@@ -29,13 +28,8 @@ def walk() -> tuple[str, str]:
 
 
 @pytest.fixture
-def server():
-    own = LocalPostgres(binaries())
-    try:
-        own.start()
-        yield own
-    finally:
-        own.stop()
+def server(own_postgres):
+    return own_postgres
 
 
 def test_the_team_walk_runs_as_printed_from_an_empty_postgres(server, tmp_path, monkeypatch):
