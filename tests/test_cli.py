@@ -483,3 +483,19 @@ def test_a_failed_commands_line_never_shows_a_connection_strings_password(capsys
     assert _failed("refresh", error) == 2
     said = capsys.readouterr().err
     assert "hunter2-pw" not in said and "password=***" in said and said.startswith("toolkit refresh: WorkspaceError")
+
+
+def test_export_takes_some_resources_and_the_loads_since_a_date(env, tmp_path, capsys):
+    """issue 34: this week's audiences and targets as a snapshot, from the command as from Python."""
+    workspace = str(tmp_path / "w.duckdb")
+    assert main(["pull", "translation", "submissions", "targets", "--workspace", workspace]) == 0
+    out = str(tmp_path / "week.duckdb")
+    assert main(["export", "--workspace", workspace, "--out", out, "--resource", "translation.targets",
+                 "--since", "2000-01-01"]) == 0
+    assert "of translation.targets" in capsys.readouterr().out
+    with tk.open_snapshot(out) as snap:
+        manifest = snap.manifest()
+        assert list(manifest.resource) == ["targets"] and manifest.since.notna().all()
+    assert main(["export", "--workspace", workspace, "--out", str(tmp_path / "x.duckdb"), "--since", "soon"]) == 2
+    assert main(["export", "--workspace", workspace, "--out", str(tmp_path / "y.duckdb"),
+                 "--resource", "translation.nothing"]) == 2

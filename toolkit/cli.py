@@ -465,14 +465,17 @@ def _export(args: argparse.Namespace) -> int:
     try:
         with _open(args, wait=args.wait) as ws:
             where = ws.where
-            path = ws.export(args.out, format=args.format, history=args.history, overwrite=args.overwrite)
+            path = ws.export(args.out, format=args.format, history=args.history, overwrite=args.overwrite,
+                             resources=args.resource, since=args.since)
     except WorkspaceBusyError as error:
         return _failed("export", error)
     except (ToolkitError, FileExistsError, ValueError) as error:
         # the CLI's own words for the option the Python error names
         print(f"toolkit export: {_cli_words(str(error))}", file=sys.stderr)
         return 2
-    print(f"exported {where} to {path} ({args.format}{', every load' if args.history else ''})")
+    kept = ", every load" if args.history else f", the loads since {args.since}" if args.since else ""
+    some = f" of {', '.join(args.resource)}" if args.resource else ""
+    print(f"exported {where}{some} to {path} ({args.format}{kept})")
     return 0
 
 
@@ -668,6 +671,10 @@ def parser() -> argparse.ArgumentParser:
                         help="one DuckDB file (default), or a folder of Parquet files, one per resource")
     export.add_argument("--history", action="store_true", help="every load, not only the latest of each resource")
     export.add_argument("--overwrite", action="store_true", help="replace what is at --out")
+    export.add_argument("--resource", action="append", default=None, metavar="SERVICE.RESOURCE",
+                        help="only this resource (repeatable; default every one the workspace holds)")
+    export.add_argument("--since", metavar="DATE", help="the loads finished since then too, with their row "
+                                                        "versions (\"2026-11-20\", or a time): this week's data")
     export.add_argument("--wait", type=float, metavar="SECONDS", help=WAIT_HELP)
     export.set_defaults(run=_export)
     lake = sub.add_parser("lake", help="a team workspace's upkeep (DuckLake)").add_subparsers(
