@@ -4,6 +4,12 @@ would find whichever conftest.py was imported first: tests/sandbox has its own).
 """
 from __future__ import annotations
 
+import contextlib
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
 import responses
 
 import toolkit
@@ -43,3 +49,16 @@ def stub_token(stub, access: str = "access-0a1b2c", expires_in: int = 3600, refr
     if refresh:
         body["refresh_token"] = refresh
     stub.add(responses.POST, TOKEN_URL, json=body, status=status)
+
+
+@contextlib.contextmanager
+def held_elsewhere(path: Path) -> Iterator[subprocess.Popen]:
+    """`path` held by another process (a plain duckdb.connect that keeps it) until the block ends."""
+    keeper = subprocess.Popen([sys.executable, "-c", f"import duckdb; c = duckdb.connect({str(path)!r}); "
+                               "print('held', flush=True); input()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert keeper.stdout.readline().strip() == "held"
+        yield keeper
+    finally:
+        keeper.communicate("\n", timeout=30)

@@ -8,6 +8,7 @@ import re
 
 import duckdb
 import pytest
+from stubbed_services import held_elsewhere
 
 import toolkit as tk
 from toolkit import catalog
@@ -339,15 +340,9 @@ def test_every_command_uses_the_credentials_file_the_sandbox_writes(box, tmp_pat
 @pytest.mark.parametrize("command", [["refresh"], ["pull", "translation", "submissions"], ["export", "--out", "x"]])
 def test_a_workspace_still_held_after_the_wait_exits_75_not_2(tmp_path, capsys, command):
     """Busy is not bad arguments: cron may simply run again (EX_TEMPFAIL), and the line says who holds it."""
-    import subprocess
-    import sys
     path = tmp_path / "ws.duckdb"
     tk.Workspace(path).close()
-    keeper = subprocess.Popen([sys.executable, "-c", f"import duckdb; c = duckdb.connect({str(path)!r}); "
-                               "print('held', flush=True); input()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True)
-    try:
-        assert keeper.stdout.readline().strip() == "held"
+    with held_elsewhere(path) as keeper:
         argv = [*command[:1], "--workspace", str(path), *command[1:]]
         if command[0] == "export":
             argv[-1] = str(tmp_path / "snapshot.duckdb")
@@ -360,8 +355,6 @@ def test_a_workspace_still_held_after_the_wait_exits_75_not_2(tmp_path, capsys, 
             del os.environ["TOOLKIT_WORKSPACE_WAIT"]
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and f"WorkspaceBusyError: {path} is still held by process {keeper.pid}" in err[0]
-    finally:
-        keeper.communicate("\n", timeout=30)
 
 
 def test_the_workspace_may_come_from_the_environment_and_a_missing_one_is_one_line(tmp_path, capsys, monkeypatch):

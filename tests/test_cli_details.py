@@ -11,6 +11,7 @@ import sys
 import time
 
 import pytest
+from stubbed_services import held_elsewhere
 
 import toolkit as tk
 from toolkit.cli import main, parser
@@ -80,11 +81,7 @@ def test_every_command_that_opens_a_workspace_takes_wait():
 def test_the_busy_error_names_the_flag_the_command_takes(tmp_path, capsys, command):
     path = tmp_path / "ws.duckdb"
     tk.Workspace(path).close()
-    keeper = subprocess.Popen([sys.executable, "-c", f"import duckdb; c = duckdb.connect({str(path)!r}); "
-                               "print('held', flush=True); input()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True)
-    try:
-        assert keeper.stdout.readline().strip() == "held"
+    with held_elsewhere(path):
         argv = [command[0], "--workspace", str(path), *command[1:], "--wait", "0.5"]
         if command[0] == "export":
             argv[argv.index("snap.duckdb")] = str(tmp_path / "snap.duckdb")
@@ -93,8 +90,6 @@ def test_the_busy_error_names_the_flag_the_command_takes(tmp_path, capsys, comma
         err = capsys.readouterr().err.strip()
         assert code == 75 and time.monotonic() - started < 30
         assert "--wait 300" in err and "toolkit.Workspace(path, wait=300)" not in err, err
-    finally:
-        keeper.communicate("\n", timeout=30)
 
 
 def test_another_shell_moves_the_clock_of_a_served_sandbox_and_a_refresh_sees_time_pass(tmp_path, capsys,
