@@ -470,7 +470,7 @@ def test_unknown_services_and_resources_of_refresh_and_doctor_exit_2_with_the_cl
 
 
 def test_a_failed_commands_line_never_shows_a_connection_strings_password(capsys):
-    from toolkit.cli import _failed
+    from toolkit.cli.options import failed as _failed
     error = tk.WorkspaceError("the team workspace ducklake:postgres:dbname=lake user=cron password=hunter2-pw "
                               "is gone")
     assert _failed("refresh", error) == 2

@@ -187,7 +187,7 @@ def test_an_integer_no_64_bit_field_holds_is_refused_not_a_type_error(world):
                                            ("1.5h", 5400), ("PT6H", 21_600), (3600, 3600),
                                            (dt.timedelta(hours=1), 3600), ("45", 45)])
 def test_one_duration_parser_for_python_and_the_cli(text, seconds):
-    from toolkit.cli import _seconds
+    from toolkit.cli.options import duration as _seconds
     assert span_seconds(text) == seconds
     if isinstance(text, str):
         assert _seconds(text) == seconds
