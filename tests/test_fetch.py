@@ -22,7 +22,7 @@ import toolkit
 from toolkit import Workspace, WorkspaceError, catalog
 from toolkit.errors import ToolkitError
 from toolkit.http.session import RateBudget, RetryPolicy
-from toolkit.pull import decoding, fetch, frames
+from toolkit.pull import decoding, fetch, frames, page_drift
 from toolkit.sandbox import Fault, available
 from toolkit.storage import readback, writer
 
@@ -283,7 +283,7 @@ def test_one_pass_conversion_matches_column_by_column(box, service, name, monkey
     # the same page decoded straight into the Resource's Structs gives the same table; the decoder
     # declines a page with something for `extra` (a field no column reads), and only such a page
     body = decoding.page_decoder(resource, action.paging)(page.response.content)
-    assert (body is None) == (frames._extra(rows, resource).null_count < len(rows))
+    assert (body is None) == (page_drift.extra_column(rows, resource).null_count < len(rows))
     if body is not None:
         decoded = decoding.rows_of(resource, action, body)
         assert isinstance(decoded, decoding.Rows) and len(decoded) == len(rows)

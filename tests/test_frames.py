@@ -10,7 +10,7 @@ import pytest
 
 from toolkit import Workspace, catalog
 from toolkit.catalog.spec import Column, Resource
-from toolkit.pull import frames
+from toolkit.pull import columns, frames
 
 INSTANT = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
 INSTANT_MS = int(INSTANT.timestamp() * 1000)
@@ -244,7 +244,7 @@ def test_json_text_from_the_wire_equals_orjsons_of_the_parsed_value(text):
     import msgspec
     raw = msgspec.json.decode(text, type=list[msgspec.Raw]) + [None]          # None: the field was absent
     parsed = orjson.loads(text) + [None]
-    assert frames.json_of_raw(raw).equals(frames._json_text(parsed))
+    assert frames.json_of_raw(raw).equals(columns.json_text(parsed))
 
 
 def test_json_text_from_the_wire_keeps_no_object_alive():
