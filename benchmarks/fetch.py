@@ -336,10 +336,10 @@ def paging(records: int, runs: int = 3, rest_api_records: int = 0, styles: Seque
 def _pull_limited(service: str, name: str, credentials: dict, limit: int) -> dict:
     """A pull that stops after `limit` rows: the same code path, a smaller N."""
     import toolkit
-    from toolkit.pull import fetch
+    from toolkit.pull import plans
     ws = toolkit.Workspace(Path(tempfile.mkdtemp()) / "bench.duckdb")
     client = connect(service, credentials, ws)
-    original = fetch._walk
+    original = plans.walk
 
     def walk(*args, **kwargs):
         seen = 0
@@ -348,7 +348,7 @@ def _pull_limited(service: str, name: str, credentials: dict, limit: int) -> dic
             seen += table.num_rows
             if seen >= limit:
                 return
-    fetch._walk = walk
+    plans.walk = walk
     started = time.perf_counter()
     result = client.pull(name, progress=False)
     return {"rows": result.rows, "seconds": time.perf_counter() - started}

@@ -22,7 +22,7 @@ import toolkit
 from toolkit import Workspace, WorkspaceError, catalog
 from toolkit.errors import ToolkitError
 from toolkit.http.session import RateBudget, RetryPolicy
-from toolkit.pull import decoding, fetch, frames, page_drift
+from toolkit.pull import decoding, fetch, frames, page_drift, plans
 from toolkit.sandbox import Fault, available
 from toolkit.storage import readback, writer
 
@@ -274,7 +274,7 @@ def test_one_pass_conversion_matches_column_by_column(box, service, name, monkey
     resource = catalog.resource(service, name)
     action = catalog.ACTIONS[resource.action]
     client = toolkit.connect(service, **box.credentials(service))
-    _, params = fetch._split_filters(client, resource, action, filters_for(box, service, name))
+    _, params = plans.split_filters(client, resource, action, filters_for(box, service, name))
     page = next(client.pages(action, **params))
     rows = decoding.rows_of(resource, action, page.body)
     assert rows, f"the sandbox has {name}"

@@ -8,7 +8,7 @@ import pytest
 import toolkit
 from toolkit import catalog, sandbox
 from toolkit.errors import TransportError
-from toolkit.pull import fetch, refresh
+from toolkit.pull import fetch, plans, refresh
 
 # parents first, as a refresh pulls them: a fan-out's strategy reads its parent's latest load
 # the strategies whose loads equal a full pull; a freshness budget ("rotation") confirms each parent
@@ -220,7 +220,7 @@ def test_an_interrupted_incremental_load_leaves_the_previous_view(box, monkeypat
     tm.pull("submissions", progress=False)
     box.advance(hours=6)
     before = view(ws, "translation", "submissions")
-    real = fetch._plan
+    real = plans.plan
 
     def breaking(*args, **kwargs):
         part = real(*args, **kwargs)
@@ -232,13 +232,13 @@ def test_an_interrupted_incremental_load_leaves_the_previous_view(box, monkeypat
         part.tables = some_then_fail
         return part
 
-    monkeypatch.setattr(fetch, "_plan", breaking)
+    monkeypatch.setattr(plans, "plan", breaking)
     with pytest.raises(TransportError):
         tm.pull("submissions", incremental=True, progress=False)
     last = ws.loads().iloc[-1]
     assert (last["status"], last["kind"]) == ("failed", "incremental")
     assert view(ws, "translation", "submissions").equals(before)
-    monkeypatch.setattr(fetch, "_plan", real)
+    monkeypatch.setattr(plans, "plan", real)
     assert tm.pull("submissions", incremental=True, progress=False).kind == "incremental"
 
 
