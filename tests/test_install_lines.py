@@ -1,7 +1,7 @@
 """Every install line the project prints installs this project, never a stranger's package of the same
 name: PyPI's `toolkit` is someone else's, so a line naming `toolkit` by name would fetch theirs. The
-lines of the README, ARCHITECTURE, docs/, the notebooks and the Makefile are read and each checked:
-our distribution only from a folder of the clone with extras it declares, and `make` targets that exist."""
+lines of the README, ARCHITECTURE, docs/ (its folders too), the notebooks and the Makefile are read and
+each checked: our distribution only from a folder of the clone with extras it declares, and `make` targets that exist."""
 from __future__ import annotations
 
 import json
@@ -22,7 +22,7 @@ VALUED = {"-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--e
 def documents() -> dict[str, str]:
     """The text of every place an install line is printed for a reader, by its path in the repository."""
     found = {p: p.read_text() for p in [ROOT / "README.md", ROOT / "ARCHITECTURE.md", ROOT / "Makefile",
-                                        *sorted((ROOT / "docs").glob("*.md"))] if p.exists()}
+                                        *sorted((ROOT / "docs").rglob("*.md"))] if p.exists()}
     for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
         cells = json.loads(notebook.read_text())["cells"]
         found[notebook] = "\n".join("".join(cell["source"]) for cell in cells)
