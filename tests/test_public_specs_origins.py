@@ -11,7 +11,7 @@ from toolkit import catalog
 
 SPECS = (Path(__file__).resolve().parent.parent / "docs" / "public-specs.md").read_text()
 SOURCES = set(re.findall(r"^- \*\*(\w+)\*\*", SPECS, re.M))
-SEED_TRANSLATION_ACTIONS = 82          # the document's tables (ARCHITECTURE.md: decisions)
+SEED_TRANSLATION_ACTIONS = 82          # the document's tables (docs/architecture/decisions.md)
 
 
 def originated() -> list[tuple[str, str, tuple[str, ...]]]:

@@ -10,7 +10,7 @@ most IN_FLIGHT pages wait, so memory stays bounded. Once the helper is up, every
 goes to it, whatever its size, so that a fan-out member's pages travel together.
 
 The helper imports only what typing needs, no pandas, DuckDB or widgets, so it stays small (its
-size is in ARCHITECTURE.md). Pages are typed here until it is up, and here for good if it cannot start or dies (the pages in flight are
+size is in docs/architecture/pull-speed.md). Pages are typed here until it is up, and here for good if it cannot start or dies (the pages in flight are
 typed again here): the result is the same table either way. TOOLKIT_TYPING_HELPER=0 turns it off.
 """
 from __future__ import annotations
