@@ -9,7 +9,7 @@ ValidationErrors, other exception types by type, and the cases whose request wen
     .venv/bin/python benchmarks/bad_input_sweep.py [--show 5]
 
 It needs nothing of the project but the public client, so that it runs on an older checkout too
-(PYTHONPATH=<worktree>) and gives the before figures; tests/test_bad_input.py keeps its own recorder
+(PYTHONPATH=<worktree>) and gives the before figures; tests/http/test_bad_input.py keeps its own recorder
 for the same reason the other way round: a test does not import a benchmark.
 """
 from __future__ import annotations

@@ -12,7 +12,7 @@ cron job's hourly refresh is measured: the file is copied, one copy refreshed in
 both from the same state against the same sandbox (a read changes nothing there), `repeat` times
 alternately from fresh copies (the seconds are medians). Every resource the workspace holds is
 refreshed, the asset library's fan-outs included: the clients' rate budgets are off, as in
-tests/test_reports.py, since the asset library's 15 requests a second would make each full refresh
+tests/reports/test_reports.py, since the asset library's 15 requests a second would make each full refresh
 of its fan-outs about 45 s of waiting; the seconds are then the toolkit's and the sandbox's work,
 and the time the budgets would add is printed beside them. Last, every view of the two copies is
 compared, row for row and value for value (as ../shared/checks/check_refresh.py compares them); a

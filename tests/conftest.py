@@ -14,7 +14,7 @@ from stubbed_services import BASE, CREDENTIALS, TOKEN_URL, Sleeps, make_client, 
 from toolkit.http.session import RetryPolicy
 
 # Pages are typed in the walk's process: a typing helper started by one test would stay up for the
-# tests after it and type their pages out of reach of their monkeypatches. tests/test_typist.py turns
+# tests after it and type their pages out of reach of their monkeypatches. tests/pull/test_typist.py turns
 # it on where it tests it.
 os.environ["TOOLKIT_TYPING_HELPER"] = "0"
 

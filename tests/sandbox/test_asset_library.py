@@ -446,7 +446,7 @@ def test_small_upload_and_download(api, ex):
     got = requests.get(url, timeout=10)                  # a pre-signed URL: no key headers
     assert got.status_code == 200 and got.content == data and got.headers["Content-Type"] == "application/pdf"
     assert requests.get(url.replace("signature=", "signature=0"), timeout=10).status_code == 403
-    # recordedAt may be omitted (the vendor SDK's type): tests/test_public_specs_assets.py
+    # recordedAt may be omitted (the vendor SDK's type): tests/catalog/test_public_specs_assets.py
     for bad in ({"fileName": "x", "ext": "jpg", "size": 0, "mime": "image/jpeg", "recordedAt": "2026-01-01T00:00:00Z"},
                 {"fileName": "x", "ext": "jpg", "mime": "image/jpeg", "recordedAt": "2026-01-01T00:00:00Z"}):
         api.fails(400, "POST", "/uploads", json=bad)

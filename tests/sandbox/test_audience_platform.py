@@ -640,7 +640,7 @@ def test_every_action_answers_its_example(version):
     {"type": "enclosed", "audience": {"id": "vip", "name": "VIP"}},
     {"type": "enclosed", "audience": {"id": "vip", "name": "VIP"}, "members": ["p1", 2]}])
 def test_the_import_refuses_the_packages_the_client_refuses(api, package):
-    """tests/test_seed_rules.py refuses each of these before sending; the emulator answers 400."""
+    """tests/http/test_seed_rules.py refuses each of these before sending; the emulator answers 400."""
     error_of(api("POST", "/actions/audience/import", json=package), 400)
 
 

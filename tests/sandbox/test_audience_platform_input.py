@@ -1,7 +1,7 @@
 """The audience platform emulator refuses malformed filters and durations with a 400, never a 500.
 
-Over real HTTP with plain requests. The same edges are checked on the client side in tests/test_rules.py
-and tests/test_filters.py; both sides read the language and the durations the same way.
+Over real HTTP with plain requests. The same edges are checked on the client side in tests/http/test_rules.py
+and tests/http/test_filters.py; both sides read the language and the durations the same way.
 """
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ declared type (an integer for a number is fine), and each flattened object (`cov
 only the fields the columns read. Anything else (an undeclared field for `extra`, a number where
 text is declared) makes `decode` return None, and the page is parsed the general way
 (`frames.to_arrow` over dicts), which types it the same. The tables are equal either way
-(tests/test_fetch.py checks every paged resource of the sandbox).
+(tests/pull/test_fetch.py checks every paged resource of the sandbox).
 
 So an answer that drifts from the declared shapes costs the general parse, never a failure, and a
 page that fits costs nothing more for drift: `frames` looks for what it can still hold (a list

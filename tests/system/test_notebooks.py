@@ -21,7 +21,7 @@ import pytest
 
 import toolkit as tk
 
-FOLDER = Path(__file__).resolve().parent.parent / "notebooks"
+FOLDER = Path(__file__).resolve().parents[2] / "notebooks"
 BOOKS = sorted(FOLDER.glob("*.ipynb"))
 RUN_ELSEWHERE = {"40_write_actions.ipynb"}      # tests/forms/test_write_actions_notebook.py runs it
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import toolkit
 from toolkit import catalog
 
-SPECS = (Path(__file__).resolve().parent.parent / "docs" / "public-specs.md").read_text()
+SPECS = (Path(__file__).resolve().parents[2] / "docs" / "public-specs.md").read_text()
 SOURCES = set(re.findall(r"^- \*\*(\w+)\*\*", SPECS, re.M))
 SEED_TRANSLATION_ACTIONS = 82          # the document's tables (docs/architecture/decisions.md)
 

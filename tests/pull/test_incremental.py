@@ -12,7 +12,7 @@ from toolkit.pull import fetch, plans, refresh
 
 # parents first, as a refresh pulls them: a fan-out's strategy reads its parent's latest load
 # the strategies whose loads equal a full pull; a freshness budget ("rotation") confirms each parent
-# within a day instead, by design (tests/test_freshness.py)
+# within a day instead, by design (tests/pull/test_freshness.py)
 WITH_STRATEGY = sorted(((s, n) for (s, n), r in catalog.RESOURCES.items()
                         if r.incremental is not None and r.incremental.strategy != "rotation"),
                        key=lambda found: refresh.depth(*found))

@@ -1,8 +1,8 @@
 """Every catalog row replayed from its cassette with the network closed; no secret in any cassette;
 re-recording from the sandbox gives the committed bytes.
 
-    pytest tests/test_cassettes.py                                   # cassettes/ (from the sandbox)
-    TOOLKIT_CASSETTES=cassettes-real pytest tests/test_cassettes.py  # what a real service answered
+    pytest tests/cassettes/test_cassettes.py                                   # cassettes/ (from the sandbox)
+    TOOLKIT_CASSETTES=cassettes-real pytest tests/cassettes/test_cassettes.py  # what a real service answered
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from toolkit import cassettes, catalog, sandbox
 from toolkit.cassettes.scrub import AUTH_HEADERS, MASK, mask_fields
 from toolkit.catalog.paging import Unpaged
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEFAULT = ROOT / cassettes.FOLDER
 FOLDER = Path(os.environ.get("TOOLKIT_CASSETTES") or DEFAULT)
 if not FOLDER.is_absolute():

@@ -12,7 +12,7 @@ import pytest
 from toolkit import Workspace, WorkspaceError, open_snapshot
 
 URL = "http://127.0.0.1:9/PD"
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 
 def rows(*pairs: tuple[int, str]) -> pa.Table:

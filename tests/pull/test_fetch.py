@@ -3,7 +3,7 @@ failures, the cache, diffs, snapshots, secrets, progress and the translation ser
 
 One sandbox per module (scale 1) serves most tests; tests that inject faults or change data get their own.
 The clients' rate budget is off and their retry waits are recorded instead of slept: pacing and backoff
-have their own tests (tests/test_http.py), here they would only cost time.
+have their own tests (tests/http/test_http.py), here they would only cost time.
 """
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ import shlex
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 NAME = PROJECT["name"]
 EXTRAS = set(PROJECT.get("optional-dependencies", {}))

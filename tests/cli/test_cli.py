@@ -169,7 +169,7 @@ def test_migrate_brings_an_old_workspace_to_row_versions(tmp_path, capsys):
     import gzip
     from pathlib import Path
     path = tmp_path / "old.duckdb"
-    with gzip.open(Path(__file__).parent / "fixtures" / "copy_per_load.duckdb.gz") as packed:
+    with gzip.open(Path(__file__).parents[1] / "fixtures" / "copy_per_load.duckdb.gz") as packed:
         path.write_bytes(packed.read())
     with pytest.raises(tk.WorkspaceError, match="toolkit migrate --workspace"):
         tk.Workspace(path, read_only=True)

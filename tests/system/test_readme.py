@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"
 TOOLKIT = Path(sys.executable).with_name("toolkit")
 
 
