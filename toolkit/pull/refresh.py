@@ -160,8 +160,11 @@ def refresh(store: Store, connections: Mapping[str, Any], services: tuple[str, .
                         if load_id:
                             run.done(f"{service}.{name}", load_id)
                 except Interrupted as stop:   # it checkpointed what it walked; the run keeps what is done
+                    # kept without its frames, so that the walk they hold (its threads, its typing helper)
+                    # closes now rather than when the notebook lets go of the error
+                    stop.__context__ = None
                     with lock:
-                        stopped.append(stop)
+                        stopped.append(stop.with_traceback(None))
                     break
                 except Exception as error:
                     row = _row(service, name, "failed",
