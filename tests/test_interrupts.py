@@ -268,3 +268,23 @@ def test_a_refresh_interrupted_in_a_notebook_says_what_it_kept_in_one_line_and_t
     if refreshed:   # the bar counts the resources left, not those the interrupted run refreshed
         assert progress[-1].startswith(f"refresh (resuming: {refreshed} of {total} already refreshed): "
                                        f"{total - refreshed}/{total - refreshed} "), progress
+
+
+def test_a_pull_handed_a_set_cancel_flag_stops_at_its_next_parent_and_the_next_pull_asks_for_the_rest(box, held):
+    """The flag a refresh's workers are handed: set from another thread, the pull stops as Ctrl-C stops it."""
+    from toolkit.errors import Interrupted
+    from toolkit.pull import fetch
+    path, _, parents = held
+    cancel = threading.Event()
+    with tk.Workspace(path) as ws:
+        conn = ws.connect("translation", **box.credentials("translation"))
+        start = asked(box)
+        when_sent(box, 0.3, parents, cancel.set, lambda: not cancel.is_set())
+        with pytest.raises(Interrupted) as stopped:
+            fetch.pull(conn.client, ws, "documents", refresh=True, progress=False, cancel=cancel)
+        kept, total = stopped.value.kept, stopped.value.total
+        assert total == parents and 0 < kept < parents
+        assert asked(box) - start < parents        # it did not walk on to the end
+        before = asked(box)
+        result = conn.pull("documents", refresh=True, progress=False)
+    assert result.resumed == kept and asked(box) - before == parents - kept
