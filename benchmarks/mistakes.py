@@ -1,11 +1,12 @@
-"""What a new analyst reads after 57 typical mistakes, before and after issue 28 (the first 41) and
-issue 35 (the 16 after them, run against 4235939): the message and its
-length, how many lines a notebook shows for it (the error's `_render_traceback_`, else the whole
+"""What a new analyst reads after 69 typical mistakes, before and after issue 28 (the first 41) and
+issue 35 (the 28 after them, run against 4235939; the last two, an interrupted refresh, against
+6bd8cbb): the message and its length, how many lines a notebook shows for it (the error's `_render_traceback_`, else the whole
 traceback) and how many requests reached the sandbox first.
 
     .venv/bin/python benchmarks/mistakes.py                  # after (this tree) against c0d4f47
     .venv/bin/python benchmarks/mistakes.py --before REV     # against another commit
     .venv/bin/python benchmarks/mistakes.py --json           # this tree only, as JSON
+    .venv/bin/python benchmarks/mistakes.py --only refresh   # the mistakes whose name holds "refresh"
 
 "Before" runs this same file in a child process over `git archive REV`, unpacked in a temporary folder
 first on the child's path. Everything runs against embedded sandboxes on 127.0.0.1; the CLI cases run
@@ -113,6 +114,13 @@ MISTAKES += [
     ("an integer wider than 64 bits in a filter", "al.fetch('assets', created_at_gte=-2**63 - 1)"),
     ("a filter property that is no name", "tk.F(5) == 'alert'"),
     ("no worker threads", "tm.fetch('submissions', workers=0, refresh=True)"),
+]
+
+# --- issue 35 item 3 for a refresh (branch issue-35c): Ctrl-C let every service's worker pull to its end,
+# then a bare KeyboardInterrupt (the notebook's traceback) or "toolkit refresh: interrupted"
+MISTAKES += [
+    ("Ctrl-C halfway through a refresh (notebook)", "refresh_ctrl_c()"),
+    ("CLI: SIGTERM halfway through a refresh", "cli_refresh_interrupted()"),
 ]
 
 
@@ -239,9 +247,50 @@ def _edges(tk, box, creds: dict, scratch: str, cli) -> dict:
         shown = err.strip() or "(nothing)"
         raise _Shown(f"exit {proc.returncode}", shown, len(err.strip().splitlines()))
 
+    def held_by_three(folder: str) -> tuple[str, Path]:
+        """A workspace holding the documents' fan-out beside two other services' resources, and their
+        credentials file: a refresh runs a worker for each service."""
+        path = os.path.join(tempfile.mkdtemp(dir=folder), "w.duckdb")
+        services = ("translation", "media_review", "asset_library")
+        with tk.Workspace(path) as ws:
+            for service, name in [("translation", "submissions"), ("translation", "documents"),
+                                  ("media_review", "teams"), ("asset_library", "tags")]:
+                ws.connect(service, **slow.credentials(service)).pull(name, progress=False)
+        file = Path(path).with_name("slow.json")
+        file.write_text(json.dumps({service: slow.credentials(service) for service in services}))
+        file.chmod(0o600)
+        return path, file
+
+    def refresh_ctrl_c() -> None:
+        path, file = held_by_three(folder)
+        with tk.Workspace(path) as ws:
+            for service, creds_of in json.loads(file.read_text()).items():
+                ws.connect(service, **creds_of)
+            running = threading.Event()
+            running.set()
+            previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+            interrupted_at_half(lambda: os.kill(os.getpid(), signal.SIGINT), running.is_set)
+            try:
+                ws.refresh(incremental=False, progress=False)
+            except KeyboardInterrupt as error:
+                raise _Shown(type(error).__name__, str(error) or "(no message)", shown_lines(error)) from None
+            finally:
+                running.clear()
+                signal.signal(signal.SIGINT, previous)
+
+    def cli_refresh_interrupted() -> None:
+        path, file = held_by_three(folder)
+        code = ("import sys; from toolkit.cli import main; sys.exit(main(['refresh', '--full', "
+                f"'--workspace', {path!r}, '--credentials', {str(file)!r}]))")
+        proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env={**os.environ, "TOOLKIT_PROGRESS": "0"})
+        interrupted_at_half(lambda: proc.send_signal(signal.SIGTERM), lambda: proc.poll() is None)
+        out, err = proc.communicate(timeout=120)
+        raise _Shown(f"exit {proc.returncode}", err.strip() or "(nothing)", len(err.strip().splitlines()))
+
     return dict(folder=folder, fifo=fifo, held=held, other_path=other_path, existing=existing, failed_ws=failed_ws,
                 credentials_file=credentials_file, ctrl_c=ctrl_c, cli_interrupted=cli_interrupted, json=json,
-                os=os)
+                os=os, refresh_ctrl_c=refresh_ctrl_c, cli_refresh_interrupted=cli_refresh_interrupted)
 
 
 class _Shown(Exception):
@@ -261,10 +310,10 @@ def shown_lines(error: BaseException) -> int:
     return len("".join(traceback.format_exception(error)).splitlines())
 
 
-def measure() -> list[dict]:
+def measure(only: str = "") -> list[dict]:
     names = world()
     found = []
-    for what, code in MISTAKES:
+    for what, code in [(what, code) for what, code in MISTAKES if only.lower() in what.lower()]:
         started, before = time.perf_counter(), names["box"].stats()["requests"]
         try:
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
@@ -283,14 +332,14 @@ def measure() -> list[dict]:
     return found
 
 
-def before(rev: str) -> list[dict]:
+def before(rev: str, only: str = "") -> list[dict]:
     """This file run over `rev`'s tree, unpacked in a temporary folder."""
     with tempfile.TemporaryDirectory(prefix="mistakes-before-") as folder:
         archive = subprocess.run(["git", "-C", str(HERE), "archive", rev], capture_output=True, check=True).stdout
         with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(folder, filter="data")
         env = {**os.environ, "PYTHONPATH": folder}
-        run = subprocess.run([sys.executable, __file__, "--json"], capture_output=True, text=True, env=env,
+        run = subprocess.run([sys.executable, __file__, "--json", "--only", only], capture_output=True, text=True, env=env,
                              timeout=900, cwd=folder)
         if run.returncode:
             raise SystemExit(run.stderr[-3000:])
@@ -306,13 +355,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--before", default=BEFORE, help=f"the commit to compare with (default {BEFORE})")
     parser.add_argument("--json", action="store_true", help="measure this tree only and print JSON")
+    parser.add_argument("--only", default="", metavar="TEXT", help="only the mistakes whose name holds TEXT")
     args = parser.parse_args()
     if args.json:
         import toolkit
         assert Path(toolkit.__file__).resolve().is_relative_to(Path.cwd().resolve()) or Path.cwd() == HERE
-        print(json.dumps(measure()))
+        print(json.dumps(measure(args.only)))
         return
-    old, new = before(args.before), measure()
+    old, new = before(args.before, args.only), measure(args.only)
     print(f"| # | mistake | before ({args.before}): kind, chars, notebook lines, requests sent, message | "
           "after: kind, chars, notebook lines, requests sent, message |")
     print("|---|---|---|---|")

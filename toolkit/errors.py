@@ -34,11 +34,12 @@ No error message ever holds a secret: `toolkit.http.session` scrubs them before 
 
     KeyboardInterrupt
     └── Interrupted            Ctrl-C (SIGINT, SIGTERM in the command) stopped a pull: what it kept, in one line
+        └── RefreshInterrupted ... stopped a refresh: the resources refreshed, what each pull stopped kept
 """
 from __future__ import annotations
 
 __all__ = ["AnswerError", "ApiError", "AuthError", "ContractError", "CredentialsError", "DriftWarning", "Interrupted", "LakeUnreachableError",
-           "ModeError", "NotFoundError", "PagingError", "QueryRefusedError", "RateLimitError", "RedirectError", "ServerError",
+           "ModeError", "NotFoundError", "PagingError", "QueryRefusedError", "RateLimitError", "RedirectError", "RefreshInterrupted", "ServerError",
            "SnapshotExistsError", "SnapshotNotFoundError", "SnapshotStorageWarning", "ToolkitError", "TransportError", "UnknownNameError", "ValidationError",
            "VersionError", "WorkspaceBusyError", "WorkspaceDamagedError", "WorkspaceError",
            "WorkspaceInUseError", "WorkspaceOpenHereError", "did_you_mean", "error_for", "printable",
@@ -230,6 +231,21 @@ class Interrupted(KeyboardInterrupt):
     def _render_traceback_(self) -> list[str]:
         """One line in a notebook, not the 64 of toolkit's, concurrent.futures' and threading's frames."""
         return [str(self)]
+
+
+class RefreshInterrupted(Interrupted):
+    """Ctrl-C stopped a refresh (SIGINT or SIGTERM in the `toolkit` command): every service's worker
+    stopped at its next safe point, and one line says so ("3 of 7 resources refreshed;
+    translation.documents: 120 of 300 parents checkpointed"). `kept` and `total` count resources here;
+    `pulls` are the pulls it stopped, each with what it kept."""
+
+    def __init__(self, kept: int, total: int, pulls: list[Interrupted]) -> None:
+        self.resource, self.kept, self.total, self.pulls = "", kept, total, list(pulls)
+        stopped = [f"{pull.resource}: {pull.kept:,} of {pull.total:,} parents checkpointed" if pull.total is not None
+                   else f"{pull.resource}: nothing kept (a paged walk is not checkpointed)" for pull in self.pulls]
+        self.what = "; ".join([f"{kept:,} of {total:,} resources refreshed", *stopped])
+        KeyboardInterrupt.__init__(self, f"interrupted: {self.what}; run the same refresh again to go on "
+                                         f"(it asks only for what is left)")
 
 
 class DriftWarning(UserWarning):

@@ -76,7 +76,9 @@ class Workspace(Store):
         `max_age` (seconds) keeps a load younger than it as it is, and is the freshness budget of the
         fan-outs without a change signal (versions, guests, ...: every parent confirmed within it;
         None: the catalog's, a day; 0: every parent asked again). A refresh that died (kill -9,
-        Ctrl-C) resumes when run again with the same arguments.
+        Ctrl-C) resumes when run again with the same arguments. Ctrl-C stops every service at its
+        next page or parent, each checkpointing what it walked: `RefreshInterrupted` (a
+        KeyboardInterrupt) says in one line how many resources were refreshed and what was kept.
 
         A name not held raises ValidationError (listing what is held) before anything is sent. A
         held parent left out of `resources` is not pulled: its children read its latest load

@@ -53,6 +53,8 @@ from toolkit.storage.file import filtered_of
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
+    import threading
+
     import pandas as pd
 
     from toolkit.http.client import Client
@@ -102,7 +104,7 @@ def _parent_ids(client: Client, store: Store, service: str, parent_name: str, co
 def pull(client: Client, store: Store, name: str, /, *, refresh: bool = False, max_age: float | str | timedelta | None = None,
          on_error: str = "raise", workers: int | None = None, progress: bool | None = None,
          incremental: bool = False, contract: str = "evolve", budget: float | str | timedelta | None = None,
-         **filters: Any) -> LoadResult:
+         cancel: threading.Event | None = None, **filters: Any) -> LoadResult:
     """Pull one resource with the client into the store; the load is reused when younger than max_age.
     With `incremental=True` only what may have changed since the resource's previous complete load
     with the same filters is asked for, as its catalog entry declares (toolkit.pull.increments); without
@@ -110,15 +112,18 @@ def pull(client: Client, store: Store, name: str, /, *, refresh: bool = False, m
     parents confirmed longest ago, every one within `budget` (seconds; None: the catalog's default;
     0: all of them). Answers that differ from the declared shapes are kept
     and reported (`contract="evolve"`), or refused with nothing written (`contract="freeze"`:
-    `ContractError` at the first difference)."""
+    `ContractError` at the first difference). `cancel` set (a refresh's Ctrl-C, in another thread)
+    stops the pull at its next page or parent as Ctrl-C does: `Interrupted`, with what was checkpointed."""
     return _pull(client, store, name, False, refresh=refresh, max_age=max_age, on_error=on_error, workers=workers,
-                 progress=progress, incremental=incremental, contract=contract, budget=budget, **filters)[0]
+                 progress=progress, incremental=incremental, contract=contract, budget=budget, cancel=cancel,
+                 **filters)[0]
 
 
 def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bool = False,
           max_age: float | str | timedelta | None = None, on_error: str = "raise", workers: int | None = None,
           progress: bool | None = None, incremental: bool = False, contract: str = "evolve",
-          budget: float | str | timedelta | None = None, **filters: Any) -> tuple[LoadResult, list[pa.Table] | None]:
+          budget: float | str | timedelta | None = None, cancel: threading.Event | None = None,
+          **filters: Any) -> tuple[LoadResult, list[pa.Table] | None]:
     """The pull; with `keep`, also the batches it wrote (None when the load was reused or builds on
     another, whose batches are not the whole view)."""
     # everything given is checked before anything is sent or stored (toolkit.pull.given)
@@ -195,6 +200,8 @@ def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bo
                     bar.set_postfix_str(f"rows={batcher.rows:,}, requests={client.requests_sent - before:,}"
                                         + limited.told(bar.n), refresh=False)
                     saver.maybe()
+                    if cancel is not None and cancel.is_set():
+                        raise KeyboardInterrupt     # Ctrl-C in the refresh's main thread: stopped here as by one
             batcher.flush(wait=True)
             if batcher.rows == 0:
                 load.write(frames.empty(resource))

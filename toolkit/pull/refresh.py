@@ -19,11 +19,12 @@ from __future__ import annotations
 
 __all__ = ["COLUMNS", "chosen", "depth", "held", "refresh"]
 
+import contextlib
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,7 @@ import pandas as pd
 
 from toolkit import catalog
 from toolkit.catalog.masking import MASK, mask_passwords
-from toolkit.errors import ValidationError, WorkspaceError, printable
+from toolkit.errors import Interrupted, RefreshInterrupted, ValidationError, WorkspaceError, printable
 from toolkit.http.durations import span_seconds
 from toolkit.pull import fetch
 from toolkit.pull.progress import bar as progress_bar
@@ -116,50 +117,97 @@ def refresh(store: Store, connections: Mapping[str, Any], services: tuple[str, .
     for service, name, params in todo:
         by_service.setdefault(service, []).append((name, params))
     rows: list[dict] = []
-    bar = progress_bar(len(todo), "refresh", "resources", progress)
-
-    def line(text: str, resource: str) -> None:
-        with lock:
-            # the plain line first, with a bar on the terminal lifted out of its way, then the bar on
-            if bar.disable:
-                _say(text, say)
-            else:
-                with type(bar).external_write_mode():
-                    _say(text, say)
-            bar.set_postfix_str(resource, refresh=False)
-            bar.update(1)
-
+    stopped: list[Interrupted] = []     # the pulls an interrupt stopped, each with what it kept
+    cancel = threading.Event()          # set on Ctrl-C: every worker stops at its pull's next safe point
     asked = {"run": "refresh", "resources": [f"{service}.{name}" for service, name, _ in todo],
              "max_age": str(max_age), "incremental": incremental}
-    run = store.run(asked)
+    with store.run(asked) as run:
+        earlier = _earlier(store, run, todo)
+        # a run that goes on says so and counts what it has left, as a resumed pull does
+        told = f" (resuming: {len(earlier):,} of {len(todo):,} already refreshed)" if earlier else ""
+        if told:
+            _say(f"refresh: resuming: {len(earlier):,} of {len(todo):,} resources already refreshed by the "
+                 "interrupted run", say)
+        bar = progress_bar(len(todo) - len(earlier), f"refresh{told}", "resources", progress)
 
-    def one_service(service: str) -> list[dict]:
-        conn = connections.get(service)
-        done = []
-        for name, params in by_service[service]:
-            try:   # everything a resource does is its own row: a lost lake fails it, not the refresh
-                earlier = store.completed_rows(service, name, run.resumed.get(f"{service}.{name}"))
-                if conn is None:
-                    row = _row(service, name, "skipped",
-                               error=f"{service} is not connected: ws.connect({service!r}, ...) first")
-                elif earlier is not None:
-                    row = _row(service, name, "resumed", rows=earlier)
+        def line(text: str, resource: str, counted: bool = True) -> None:
+            with lock:
+                # the plain line first, with a bar on the terminal lifted out of its way, then the bar on
+                if bar.disable:
+                    _say(text, say)
                 else:
-                    row, load_id = _pull(conn.client, store, service, name, params, max_age, incremental)
-                    if load_id:
-                        run.done(f"{service}.{name}", load_id)
-            except Exception as error:
-                row = _row(service, name, "failed", error=f"{type(error).__name__}: {mask_passwords(printable(error))}")
-            line(_said(row), row["resource"])
-            done.append(row)
-        return done
+                    with type(bar).external_write_mode():
+                        _say(text, say)
+                if counted:
+                    bar.set_postfix_str(resource, refresh=False)
+                    bar.update(1)
 
-    with bar, run:
-        if by_service:
-            with ThreadPoolExecutor(max_workers=len(by_service), thread_name_prefix="toolkit-refresh") as pool:
-                for done in pool.map(one_service, list(by_service)):
-                    rows.extend(done)
+        def one_service(service: str) -> list[dict]:
+            conn = connections.get(service)
+            done = []
+            for name, params in by_service[service]:
+                if cancel.is_set():     # the resources not begun are the next run's
+                    break
+                try:   # everything a resource does is its own row: a lost lake fails it, not the refresh
+                    if conn is None:
+                        row = _row(service, name, "skipped",
+                                   error=f"{service} is not connected: ws.connect({service!r}, ...) first")
+                    elif (service, name) in earlier:
+                        row = _row(service, name, "resumed", rows=earlier[service, name])
+                    else:
+                        row, load_id = _pull(conn.client, store, service, name, params, max_age, incremental,
+                                             cancel)
+                        if load_id:
+                            run.done(f"{service}.{name}", load_id)
+                except Interrupted as stop:   # it checkpointed what it walked; the run keeps what is done
+                    # kept without its frames, so that the walk they hold (its threads, its typing helper)
+                    # closes now rather than when the notebook lets go of the error
+                    stop.__context__ = None
+                    with lock:
+                        stopped.append(stop.with_traceback(None))
+                    break
+                except Exception as error:
+                    row = _row(service, name, "failed",
+                               error=f"{type(error).__name__}: {mask_passwords(printable(error))}")
+                line(_said(row), row["resource"], row["kind"] != "resumed")
+                done.append(row)
+            return done
+
+        with bar:
+            if by_service:
+                with ThreadPoolExecutor(max_workers=len(by_service), thread_name_prefix="toolkit-refresh") as pool:
+                    futures = [pool.submit(one_service, service) for service in by_service]
+                    _waited(futures, cancel)
+                for future in futures:
+                    rows.extend(future.result())
+        if cancel.is_set() and (stopped or len(rows) < len(todo)):
+            refreshed = sum(row["kind"] not in ("failed", "skipped") for row in rows)
+            raise RefreshInterrupted(refreshed, len(todo), stopped)
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _earlier(store: Store, run: Any, todo: list[tuple[str, str, dict]]) -> dict[tuple[str, str], int]:
+    """The resources an interrupted run of the same ask completed that are still as it left them, with
+    their rows; one that cannot be read is pulled again (and fails there, as its own row)."""
+    found = {}
+    for service, name, _ in todo:
+        with contextlib.suppress(Exception):
+            rows = store.completed_rows(service, name, run.resumed.get(f"{service}.{name}"))
+            if rows is not None:
+                found[service, name] = rows
+    return found
+
+
+def _waited(futures: list[Future], cancel: threading.Event) -> None:
+    """Wait for the workers. Ctrl-C (SIGINT, SIGTERM in the command) lands here, in the main thread:
+    it tells them to stop at their next safe point, and the wait goes on until they have checkpointed
+    (a request or a page away), however many more interrupts come, so that nothing walked is lost."""
+    while True:
+        try:
+            wait(futures)
+            return
+        except KeyboardInterrupt:
+            cancel.set()
 
 
 def _say(text: str, say: Callable[[str], None] | None) -> None:
@@ -170,8 +218,10 @@ def _say(text: str, say: Callable[[str], None] | None) -> None:
 
 
 def _pull(client: Any, store: Store, service: str, name: str, params: dict,
-          max_age: float | timedelta | None, incremental: bool) -> tuple[dict, str | None]:
-    """The resource's row of the table, and its load when one completed."""
+          max_age: float | timedelta | None, incremental: bool, cancel: threading.Event | None = None
+          ) -> tuple[dict, str | None]:
+    """The resource's row of the table, and its load when one completed; `Interrupted` (what the pull
+    kept) when `cancel` is set before it ends."""
     started, before = time.perf_counter(), client.requests_sent
     masked = sorted(k for k, v in params.items() if _holds_mask(v))
     if masked:  # a secret is never stored: sending its mask would ask the service for something else
@@ -183,7 +233,7 @@ def _pull(client: Any, store: Store, service: str, name: str, params: dict,
     budgeted = incremental and how is not None and how.strategy == "rotation"
     try:
         result = fetch.pull(client, store, name, refresh=max_age is None or budgeted, max_age=max_age,
-                            incremental=incremental, progress=False, budget=max_age, **params)
+                            incremental=incremental, progress=False, budget=max_age, cancel=cancel, **params)
     except Exception as error:  # one resource's failure is its row; the others go on
         return _row(service, name, "failed", requests=client.requests_sent - before,
                     seconds=time.perf_counter() - started,
