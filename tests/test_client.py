@@ -460,7 +460,7 @@ def test_requests_are_counted(stub, assets):
     ("audience_platform.list_notifications", {"filter": "type:audienceImport", "size": 1000}, {"offset": 2000}),
 ])
 def test_a_next_page_is_the_first_page_with_its_paging_params_changed(make, action, params, paging):
-    from toolkit.http.client import _repaged
+    from toolkit.http.walks import _repaged
     client = make(catalog.action(action).service)
     first = client.prepare(action, **params)
     following = {**params, **paging}
@@ -468,7 +468,7 @@ def test_a_next_page_is_the_first_page_with_its_paging_params_changed(make, acti
 
 
 def test_a_next_page_with_another_list_is_prepared_afresh(make):
-    from toolkit.http.client import _repaged
+    from toolkit.http.walks import _repaged
     client = make("translation")
     params = {"submission_ids": [1, 2]}
     first = client.prepare("translation.list_targets", **params)
