@@ -83,12 +83,13 @@ class Answering(HTTPAdapter):
         return self.build_response(request, self.answer(request))
 
 
-def answered(service: str, answer: Answer, sleeps: Sleeps | None = None, **extra) -> toolkit.Client:
+def answered(service: str, answer: Answer, sleeps: Sleeps | None = None, token: str = "access-0a1b2c",
+             **extra) -> toolkit.Client:
     """A client of `service` whose requests `answer` answers (a translation client's token request is
-    answered here, one token valid for an hour). `client.transport.session.sent` holds what it sent."""
+    answered here: `token`, valid for an hour). `client.transport.session.sent` holds what it sent."""
     def with_token(request: requests.PreparedRequest) -> urllib3.HTTPResponse:
         if service == "translation" and request.url == TOKEN_URL:
-            return reply(json_body={"access_token": "access-0a1b2c", "token_type": "bearer", "expires_in": 3600})
+            return reply(json_body={"access_token": token, "token_type": "bearer", "expires_in": 3600})
         return answer(request)
 
     adapter = Answering(with_token)
