@@ -1,18 +1,30 @@
 """The four services' stubbed addresses and credentials, and a client of each behind them: what the
 shared fixtures (conftest.py) build on, importable by name from a test module (`from conftest import`
 would find whichever conftest.py was imported first: tests/sandbox has its own).
+
+Two ways to answer a client without a network: the `stub` fixture (`responses`, which patches every
+requests Session of the process), or a Session handed to the client (`answered`), whose adapter asks a
+function for each answer, as httpx's users hand a MockTransport: the test then holds the one thing that
+answers, and a request the function does not expect fails in the test, loudly.
 """
 from __future__ import annotations
 
 import contextlib
+import http
+import io
+import json
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import requests
 import responses
+import urllib3
+from requests.adapters import HTTPAdapter
 
 import toolkit
+from toolkit.http.origins import OneOriginSession
 
 BASE = {
     "media_review": "http://127.0.0.1:9/v2",
@@ -41,6 +53,51 @@ def make_client(service: str, sleeps: Sleeps | None = None, **extra) -> toolkit.
     client = toolkit.connect(service, base_url=BASE[service], **{**CREDENTIALS[service], **extra})
     client.transport.sleep = sleeps if sleeps is not None else Sleeps()
     return client
+
+
+def reply(status: int = 200, body: bytes | str = b"", headers: dict | None = None, *,
+          json_body: object = None) -> urllib3.HTTPResponse:
+    """An answer for `answered`'s function to give: `json_body` as JSON, else `body` as it is."""
+    headers = dict(headers or {})
+    if json_body is not None:
+        body = json.dumps(json_body)
+        headers.setdefault("Content-Type", "application/json")
+    data = body.encode() if isinstance(body, str) else body
+    return urllib3.HTTPResponse(body=io.BytesIO(data), headers=headers, status=status, preload_content=False,
+                                reason=http.HTTPStatus(status).phrase, decode_content=False)
+
+
+Answer = Callable[[requests.PreparedRequest], urllib3.HTTPResponse]
+
+
+class Answering(HTTPAdapter):
+    """A requests adapter that sends nothing: `answer(request)` gives each answer (`reply`). Every request
+    it was given is in `sent`."""
+
+    def __init__(self, answer: Answer) -> None:
+        super().__init__(max_retries=0)
+        self.answer, self.sent = answer, []
+
+    def send(self, request: requests.PreparedRequest, *args, **kwargs) -> requests.Response:
+        self.sent.append(request)
+        return self.build_response(request, self.answer(request))
+
+
+def answered(service: str, answer: Answer, sleeps: Sleeps | None = None, token: str = "access-0a1b2c",
+             **extra) -> toolkit.Client:
+    """A client of `service` whose requests `answer` answers (a translation client's token request is
+    answered here: `token`, valid for an hour). `client.transport.session.sent` holds what it sent."""
+    def with_token(request: requests.PreparedRequest) -> urllib3.HTTPResponse:
+        if service == "translation" and request.url == TOKEN_URL:
+            return reply(json_body={"access_token": token, "token_type": "bearer", "expires_in": 3600})
+        return answer(request)
+
+    adapter = Answering(with_token)
+    session = OneOriginSession()
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    session.sent = adapter.sent
+    return make_client(service, sleeps, session=session, **extra)
 
 
 def stub_token(stub, access: str = "access-0a1b2c", expires_in: int = 3600, refresh: str | None = None,

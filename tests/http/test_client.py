@@ -460,7 +460,7 @@ def test_requests_are_counted(stub, assets):
     ("audience_platform.list_notifications", {"filter": "type:audienceImport", "size": 1000}, {"offset": 2000}),
 ])
 def test_a_next_page_is_the_first_page_with_its_paging_params_changed(make, action, params, paging):
-    from toolkit.http.client import _repaged
+    from toolkit.http.walks import _repaged
     client = make(catalog.action(action).service)
     first = client.prepare(action, **params)
     following = {**params, **paging}
@@ -468,7 +468,7 @@ def test_a_next_page_is_the_first_page_with_its_paging_params_changed(make, acti
 
 
 def test_a_next_page_with_another_list_is_prepared_afresh(make):
-    from toolkit.http.client import _repaged
+    from toolkit.http.walks import _repaged
     client = make("translation")
     params = {"submission_ids": [1, 2]}
     first = client.prepare("translation.list_targets", **params)
@@ -515,3 +515,29 @@ def test_method_signatures_give_ids_the_type_their_service_uses():
     assets = inspect.signature(client_class("asset_library").get_asset).parameters
     assert translation["submission_id"].annotation is int
     assert assets["asset_id"].annotation is str
+
+
+# --- the session it sends through ---------------------------------------------------------------------------
+
+def test_a_client_makes_its_own_session_that_keeps_to_one_origin(assets):
+    from toolkit.http.origins import OneOriginSession
+    assert type(assets.transport.session) is OneOriginSession
+    assert assets.transport.session.headers["User-Agent"].startswith("toolkit/")
+
+
+def test_a_session_handed_in_is_what_the_client_sends_through_with_its_auth_and_retries():
+    from stubbed_services import BASE, CREDENTIALS, answered, reply
+    answers = iter([reply(503), reply(json_body={"id": "a1"})])
+    client = answered("asset_library", lambda request: next(answers))
+    assert client.get_asset(asset_id="a1") == {"id": "a1"}
+    first, second = client.transport.session.sent
+    assert first.url == second.url == BASE["asset_library"] + "/assets/a1"
+    assert second.headers["x-api-key"] == CREDENTIALS["asset_library"]["api_key"]     # the client's auth
+    assert client.requests_sent == 2 and len(client.transport.sleep) == 1    # the 503 retried once
+    # and through a workspace's connect, which hands it on
+    from requests import Session
+    own = Session()
+    with toolkit.Workspace() as ws:
+        conn = ws.connect("media_review", base_url=BASE["media_review"], session=own,
+                          **CREDENTIALS["media_review"])
+        assert conn.client.transport.session is own

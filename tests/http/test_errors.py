@@ -1,8 +1,12 @@
-"""Status → error class for each service's error body, through Client.call against stubs."""
+"""Status → error class for each service's error body, through Client.call against answers the test
+gives: each client here is handed a Session that answers from the test (`answered`), and a request other
+than the one the test expects fails it."""
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import pytest
-import responses
+from stubbed_services import BASE, answered, reply
 
 import toolkit
 from toolkit import catalog, errors
@@ -48,16 +52,29 @@ def test_error_for_maps_status_to_class(status, cls):
 
 # --- each service's error body ---------------------------------------------------------------------------
 
-def stub_error(stub, method, url, status, body, request_id="req-7f3a"):
-    stub.add(method, url, json=body, status=status, headers={"x-request-id": request_id} if request_id else {})
+def answering(service: str, method: str, path: str, answer) -> toolkit.Client:
+    """A client of `service` whose requests must be `method path` (below its base URL), each answered
+    by `answer()`; a translation client's token requests are answered with a token."""
+    where = urlsplit(BASE[service]).path + path
+
+    def checked(request):
+        assert (request.method, urlsplit(request.url).path) == (method, where)
+        return answer()
+    return answered(service, checked)
+
+
+def refusing(service: str, method: str, path: str, status: int, body, request_id: str | None = "req-7f3a"):
+    """A client whose every answer to `method path` is `status` with the service's error `body`."""
+    headers = {"x-request-id": request_id} if request_id else {}
+    return answering(service, method, path, lambda: reply(status, headers=headers, json_body=body))
 
 
 @pytest.mark.parametrize(("status", "cls"), STATUS_CLASSES)
-def test_media_review_errors(stub, media, status, cls):
+def test_media_review_errors(status, cls):
     body = {"code": status, "message": "Request failed",
             "errors": [{"code": status, "detail": "page_size must be at most 100", "status": status,
                         "title": "Invalid"}]}
-    stub_error(stub, responses.GET, media.base_url + "/teams", status, body)
+    media = refusing("media_review", "GET", "/teams", status, body)
     with pytest.raises(cls) as info:
         media.call("media_review.list_teams")
     error = info.value
@@ -71,8 +88,8 @@ def test_media_review_errors(stub, media, status, cls):
 
 
 @pytest.mark.parametrize(("status", "cls"), STATUS_CLASSES)
-def test_asset_library_errors(stub, assets, status, cls):
-    stub_error(stub, responses.GET, assets.base_url + "/assets/a1", status, {"message": "Asset not available"})
+def test_asset_library_errors(status, cls):
+    assets = refusing("asset_library", "GET", "/assets/a1", status, {"message": "Asset not available"})
     with pytest.raises(cls) as info:
         assets.call("asset_library.get_asset", asset_id="a1")
     error = info.value
@@ -81,9 +98,9 @@ def test_asset_library_errors(stub, assets, status, cls):
 
 
 @pytest.mark.parametrize(("status", "cls"), STATUS_CLASSES)
-def test_audience_platform_errors(stub, audience, status, cls):
+def test_audience_platform_errors(status, cls):
     body = {"message": "Validation failed", "errors": ["itemId must not be blank", "properties.email: not an email"]}
-    stub_error(stub, responses.POST, audience.base_url + "/api/v2/profiles", status, body)
+    audience = refusing("audience_platform", "POST", "/api/v2/profiles", status, body)
     with pytest.raises(cls) as info:
         audience.call("audience_platform.create_profile", item_id="p1")
     error = info.value
@@ -93,38 +110,37 @@ def test_audience_platform_errors(stub, audience, status, cls):
 
 
 @pytest.mark.parametrize(("status", "cls"), STATUS_CLASSES)
-def test_translation_errors(stub, tms, status, cls):
+def test_translation_errors(status, cls):
     body = {"messages": ["Submission 1234 not found", "Check the submission id"]}
-    stub_error(stub, responses.GET, tms.base_url + "/rest/v0/submissions/1234", status, body)
-    if status == 401:       # a 401 first fetches a new token once; the second 401 is the error
-        stub_error(stub, responses.GET, tms.base_url + "/rest/v0/submissions/1234", status, body)
-        stub.add(responses.POST, tms.base_url + "/oauth/token", json={"access_token": "t2", "expires_in": 3600})
+    tms = refusing("translation", "GET", "/rest/v0/submissions/1234", status, body)
     with pytest.raises(cls) as info:
         tms.call("translation.get_submission", submission_id=1234)
+    if status == 401:       # a 401 first fetches a new token once; the second 401 is the error
+        assert [r.url.endswith("/oauth/token") for r in tms.transport.session.sent] == [True, False, True, False]
     error = info.value
     assert (error.service, error.action, error.status) == ("translation", "translation.get_submission", status)
     assert error.message == "Submission 1234 not found; Check the submission id"
     assert error.request_id == "req-7f3a"
 
 
-def test_request_id_is_none_without_the_header(stub, assets):
-    stub_error(stub, responses.GET, assets.base_url + "/assets/a1", 404, {"message": "gone"}, request_id=None)
+def test_request_id_is_none_without_the_header():
+    assets = refusing("asset_library", "GET", "/assets/a1", 404, {"message": "gone"}, request_id=None)
     with pytest.raises(NotFoundError) as info:
         assets.call("asset_library.get_asset", asset_id="a1")
     assert info.value.request_id is None and "[request" not in str(info.value)
 
 
-def test_a_body_that_is_not_json_becomes_the_message(stub, assets):
-    stub.add(responses.GET, assets.base_url + "/assets/a1", body="upstream timed out", status=504,
-             content_type="text/plain")
+def test_a_body_that_is_not_json_becomes_the_message():
+    assets = answering("asset_library", "GET", "/assets/a1",
+                       lambda: reply(504, "upstream timed out", {"Content-Type": "text/plain"}))
     assets.transport.retry = type(assets.transport.retry)(attempts=1)
     with pytest.raises(ServerError) as info:
         assets.call("asset_library.get_asset", asset_id="a1")
     assert info.value.message == "upstream timed out"
 
 
-def test_an_empty_body_falls_back_to_the_reason(stub, assets):
-    stub.add(responses.DELETE, assets.base_url + "/tags/t1", body="", status=409)
+def test_an_empty_body_falls_back_to_the_reason():
+    assets = answering("asset_library", "DELETE", "/tags/t1", lambda: reply(409))
     with pytest.raises(ApiError) as info:
         assets.call("asset_library.delete_tag", tag_id="t1")
     assert info.value.status == 409 and info.value.message == "Conflict"

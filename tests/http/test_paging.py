@@ -1,29 +1,36 @@
-"""Paging: each style's stop conditions, alone and through Client.pages against stubs."""
+"""Paging: each style's stop conditions, alone and through Client.pages against scripted answers.
+
+The clients here are handed a Session whose adapter answers from the test's script (`answered`): the
+script is all that answers, and a request it does not expect fails the test where it is sent."""
 from __future__ import annotations
 
 import json
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-import responses
+from stubbed_services import answered, reply
 
 from toolkit.catalog.paging import Cursor, Offset, PageNumber, Unpaged, dig
 from toolkit.errors import PagingError, ToolkitError
 
 
 class Pages:
-    """A stub that answers successive requests from a script and records each request's query."""
+    """Answers successive requests of `method` to `path` (below the client's base URL) from a script,
+    and records each request's query; any other request fails the test. A client answered by it:
+    `answered(service, script)` (tests/stubbed_services.py), its Session handed in."""
 
-    def __init__(self, stub, method: str, url: str, answers: list) -> None:
-        self.answers, self.queries = list(answers), []
-        stub.add_callback(method, url, callback=self)
+    def __init__(self, method: str, path: str, answers: list) -> None:
+        self.method, self.path, self.answers, self.queries = method, path, list(answers), []
 
     def __call__(self, request):
-        self.queries.append({k: v if len(v) > 1 else v[0] for k, v in parse_qs(urlsplit(request.url).query).items()})
+        asked = urlsplit(request.url)
+        if request.method != self.method or not asked.path.endswith(self.path):
+            raise AssertionError(f"{request.method} {asked.path} was not expected: only {self.method} {self.path}")
+        self.queries.append({k: v if len(v) > 1 else v[0] for k, v in parse_qs(asked.query).items()})
         if len(self.queries) > len(self.answers):
             raise AssertionError(f"request {len(self.queries)} was not expected: the walk should have stopped")
         body, headers = self.answers[len(self.queries) - 1]
-        return 200, headers, json.dumps(body)
+        return reply(200, json.dumps(body), headers)
 
 
 def rows(n: int, start: int = 0) -> list[dict]:
@@ -199,12 +206,13 @@ def walk(client, action, **params):
     return [page.rows for page in client.pages(action, **params)]
 
 
-def test_cursor_walk_repeats_the_filters_on_every_page(stub, assets):
-    script = Pages(stub, responses.GET, assets.base_url + "/assets", [
+def test_cursor_walk_repeats_the_filters_on_every_page():
+    script = Pages("GET", "/assets", [
         ({"data": rows(2), "pagination": {"hasMore": True, "cursor": "c1"}}, {}),
         ({"data": rows(2, 2), "pagination": {"hasMore": True, "cursor": "c2"}}, {}),
         ({"data": rows(1, 4), "pagination": {"hasMore": False, "cursor": None}}, {}),
     ])
+    assets = answered("asset_library", script)
     got = walk(assets, "asset_library.list_assets", limit=2, tag=["hero", "q2"], parent_board_id="b1")
     assert got == [rows(2), rows(2, 2), rows(1, 4)]
     assert [q.get("cursor") for q in script.queries] == [None, "c1", "c2"]
@@ -212,24 +220,27 @@ def test_cursor_walk_repeats_the_filters_on_every_page(stub, assets):
         assert query["tag"] == ["hero", "q2"] and query["parentBoardId"] == "b1" and query["limit"] == "2"
 
 
-def test_cursor_walk_asks_for_500_by_default(stub, assets):
-    script = Pages(stub, responses.GET, assets.base_url + "/tags",
+def test_cursor_walk_asks_for_500_by_default():
+    script = Pages("GET", "/tags",
                    [({"data": rows(1), "pagination": {"hasMore": False, "cursor": None}}, {})])
+    assets = answered("asset_library", script)
     assert assets.rows("asset_library.list_tags") == rows(1)
     assert script.queries == [{"limit": "500"}]
 
 
-def test_cursor_null_stops_even_when_has_more(stub, assets):
-    Pages(stub, responses.GET, assets.base_url + "/boards",
+def test_cursor_null_stops_even_when_has_more():
+    script = Pages("GET", "/boards",
           [({"data": rows(2), "pagination": {"hasMore": True, "cursor": None}}, {})])
+    assets = answered("asset_library", script)
     assert walk(assets, "asset_library.list_boards") == [rows(2)]
 
 
-def test_cursor_that_does_not_advance_raises_instead_of_looping(stub, assets):
-    script = Pages(stub, responses.GET, assets.base_url + "/assets", [
+def test_cursor_that_does_not_advance_raises_instead_of_looping():
+    script = Pages("GET", "/assets", [
         ({"data": rows(2), "pagination": {"hasMore": True, "cursor": "c1"}}, {}),
         ({"data": rows(2, 2), "pagination": {"hasMore": True, "cursor": "c1"}}, {}),
     ])
+    assets = answered("asset_library", script)
     pages = assets.pages("asset_library.list_assets")
     assert next(pages).rows == rows(2)
     assert next(pages).rows == rows(2, 2)
@@ -238,122 +249,136 @@ def test_cursor_that_does_not_advance_raises_instead_of_looping(stub, assets):
     assert len(script.queries) == 2
 
 
-def test_page_numbers_stop_at_the_total_pages_header(stub, media):
-    script = Pages(stub, responses.GET, media.base_url + "/teams", [
+def test_page_numbers_stop_at_the_total_pages_header():
+    script = Pages("GET", "/teams", [
         (rows(2), {"total-pages": "2", "total": "4"}),
         (rows(2, 2), {"total-pages": "2", "total": "4"}),
         ([], {"total-pages": "2", "total": "4"}),
     ])
+    media = answered("media_review", script)
     # the last page by the header came back full: one more request makes sure nothing follows
     assert walk(media, "media_review.list_teams", page_size=2) == [rows(2), rows(2, 2), []]
     assert [(q["page"], q["page_size"]) for q in script.queries] == [("1", "2"), ("2", "2"), ("3", "2")]
 
 
-def test_page_numbers_stop_at_the_total_size_header(stub, tms):
-    script = Pages(stub, responses.GET, tms.base_url + "/rest/v0/submissions", [
+def test_page_numbers_stop_at_the_total_size_header():
+    script = Pages("GET", "/rest/v0/submissions", [
         (rows(2), {"total-size": "4"}),
         (rows(2, 2), {"total-size": "4"}),
         ([], {"total-size": "4"}),
     ])
+    tms = answered("translation", script)
     got = walk(tms, "translation.list_submissions", page_size=2, statuses=["READY", "IN_PROCESS"])
     assert got == [rows(2), rows(2, 2), []]
     assert [q["pageNumber"] for q in script.queries] == ["0", "1", "2"]
     assert all(q["statuses"] == "READY,IN_PROCESS" and q["pageSize"] == "2" for q in script.queries)
 
 
-def test_page_numbers_stop_on_a_short_page(stub, tms):
-    script = Pages(stub, responses.GET, tms.base_url + "/rest/v0/submissions/claimable",
+def test_page_numbers_stop_on_a_short_page():
+    script = Pages("GET", "/rest/v0/submissions/claimable",
                    [(rows(2), {}), (rows(1, 2), {})])
+    tms = answered("translation", script)
     assert walk(tms, "translation.list_claimable_submissions", page_size=2, phase_name="Translation") == \
         [rows(2), rows(1, 2)]
     assert all(q["phaseName"] == "Translation" for q in script.queries)
 
 
-def test_page_numbers_stop_on_an_empty_page(stub, tms):
-    script = Pages(stub, responses.GET, tms.base_url + "/rest/v0/submissions",
+def test_page_numbers_stop_on_an_empty_page():
+    script = Pages("GET", "/rest/v0/submissions",
                    [(rows(2), {}), (rows(2, 2), {}), ([], {})])
+    tms = answered("translation", script)
     assert sum(walk(tms, "translation.list_submissions", page_size=2), []) == rows(4)
     assert [q["pageNumber"] for q in script.queries] == ["0", "1", "2"]
 
 
-def test_a_page_that_does_not_advance_raises_instead_of_looping(stub, tms):
+def test_a_page_that_does_not_advance_raises_instead_of_looping():
     # a service that ignores pageNumber and sends no total: the same full page would come forever
-    script = Pages(stub, responses.GET, tms.base_url + "/rest/v0/submissions", [(rows(2), {})] * 3)
+    script = Pages("GET", "/rest/v0/submissions", [(rows(2), {})] * 3)
+    tms = answered("translation", script)
     with pytest.raises(PagingError, match="page 2 of the walk is page 1 again"):
         walk(tms, "translation.list_submissions", page_size=2)
     assert len(script.queries) == 2
 
 
-def test_offset_walk_stops_at_total_size_in_the_body(stub, audience):
-    url = audience.base_url + "/api/v2/audiences"
-    script = Pages(stub, responses.GET, url, [
+def test_offset_walk_stops_at_total_size_in_the_body():
+    url = "/api/v2/audiences"
+    script = Pages("GET", url, [
         ({"list": rows(2), "offset": 0, "pageSize": 2, "totalSize": 5}, {}),
         ({"list": rows(2, 2), "offset": 2, "pageSize": 2, "totalSize": 5}, {}),
         ({"list": rows(1, 4), "offset": 4, "pageSize": 2, "totalSize": 5}, {}),
     ])
+    audience = answered("audience_platform", script)
     got = walk(audience, "audience_platform.list_audiences", size=2, tags="vip,!test", sort="name:asc")
     assert sum(got, []) == rows(5)
     assert [q["offset"] for q in script.queries] == ["0", "2", "4"]
     assert all(q["tags"] == "vip,!test" and q["sort"] == "name:asc" and q["size"] == "2" for q in script.queries)
 
 
-def test_offset_walk_asks_once_more_when_the_total_is_reached_on_a_full_page(stub, audience):
-    script = Pages(stub, responses.GET, audience.base_url + "/api/v2/schemas/profile/properties", [
+def test_offset_walk_asks_once_more_when_the_total_is_reached_on_a_full_page():
+    script = Pages("GET", "/api/v2/schemas/profile/properties", [
         ({"list": rows(2), "totalSize": 4}, {}), ({"list": rows(2, 2), "totalSize": 4}, {}),
         ({"list": [], "totalSize": 4}, {}),
     ])
+    audience = answered("audience_platform", script)
     assert len(audience.rows("audience_platform.list_profile_properties", size=2)) == 4
     assert len(script.queries) == 3       # the full page at the total is followed by one more request
 
 
-def test_offset_walk_accepts_a_bare_array(stub, audience):
-    script = Pages(stub, responses.GET, audience.base_url + "/api/v1/audiences",
+def test_offset_walk_accepts_a_bare_array():
+    script = Pages("GET", "/api/v1/audiences",
                    [(rows(2), {}), (rows(1, 2), {})])
+    audience = answered("audience_platform", script)
     got = walk(audience, "audience_platform.list_audience_metadata", version="v1", size=2, names="Newsletter")
     assert got == [rows(2), rows(1, 2)]
     assert [q["offset"] for q in script.queries] == ["0", "2"]
     assert all(q["names"] == "Newsletter" for q in script.queries)
 
 
-def test_offset_walk_with_size_minus_one_is_one_request(stub, audience):
-    script = Pages(stub, responses.GET, audience.base_url + "/api/v2/ext/warehouse/query/audience",
+def test_offset_walk_with_size_minus_one_is_one_request():
+    script = Pages("GET", "/api/v2/ext/warehouse/query/audience",
                    [({"list": rows(7), "totalSize": 7}, {})])
+    audience = answered("audience_platform", script)
     assert len(audience.rows("audience_platform.list_warehouse_audience_queries", size=-1)) == 7
     assert script.queries == [{"offset": "0", "size": "-1"}]
 
 
-def test_offset_walk_stops_on_an_empty_page(stub, audience):
-    script = Pages(stub, responses.GET, audience.base_url + "/api/v2/metrics",
+def test_offset_walk_stops_on_an_empty_page():
+    script = Pages("GET", "/api/v2/metrics",
                    [(rows(2), {}), ([], {})])
+    audience = answered("audience_platform", script)
     assert len(audience.rows("audience_platform.get_metric", metric_id="profiles.created", size=2)) == 2
     assert len(script.queries) == 2 and all(q["metricId"] == "profiles.created" for q in script.queries)
 
 
-def test_notification_cap_pages_through_everything_with_size_minus_one(stub, audience):
-    url = audience.base_url + "/api/v2/notifications"
-    script = Pages(stub, responses.GET, url, [(rows(1000), {}), (rows(1000, 1000), {}), (rows(500, 2000), {})])
+def test_notification_cap_pages_through_everything_with_size_minus_one():
+    url = "/api/v2/notifications"
+    script = Pages("GET", url, [(rows(1000), {}), (rows(1000, 1000), {}), (rows(500, 2000), {})])
+    audience = answered("audience_platform", script)
     got = audience.rows("audience_platform.list_notifications", size=-1, filter="read:false")
     assert got == rows(2500)
     assert [(q["offset"], q["size"]) for q in script.queries] == [("0", "-1"), ("1000", "1000"), ("2000", "1000")]
     assert all(q["filter"] == "read:false" for q in script.queries)
 
 
-def test_notification_pages_are_never_larger_than_the_cap(stub, audience):
-    script = Pages(stub, responses.GET, audience.base_url + "/api/v2/notifications",
+def test_notification_pages_are_never_larger_than_the_cap():
+    script = Pages("GET", "/api/v2/notifications",
                    [({"list": rows(3), "totalSize": 3}, {})])
+    audience = answered("audience_platform", script)
     audience.rows("audience_platform.list_notifications")
     assert script.queries[0]["size"] == "1000"
 
 
-def test_unpaged_list_is_one_request(stub, assets):
-    script = Pages(stub, responses.GET, assets.base_url + "/assets/a1/versions",
+def test_unpaged_list_is_one_request():
+    script = Pages("GET", "/assets/a1/versions",
                    [({"data": rows(3), "total": 3}, {})])
+    assets = answered("asset_library", script)
     assert walk(assets, "asset_library.list_asset_versions", asset_id="a1") == [rows(3)]
     assert len(script.queries) == 1
 
 
-def test_page_objects_carry_the_answer(stub, tms):
-    Pages(stub, responses.GET, tms.base_url + "/rest/v0/submissions", [(rows(1), {"total-size": "1"})])
+def test_page_objects_carry_the_answer():
+    script = Pages("GET", "/rest/v0/submissions", [(rows(1), {"total-size": "1"})])
+    tms = answered("translation", script)
     page = next(tms.pages("translation.list_submissions"))
     assert page.rows == rows(1) and page.body == rows(1)
     assert page.response.headers["total-size"] == "1"
@@ -365,32 +390,36 @@ def test_pages_of_an_action_that_is_not_a_list(assets):
         next(assets.pages("asset_library.get_asset", asset_id="a1"))
 
 
-def test_every_page_request_is_checked(stub, assets):
+def test_every_page_request_is_checked():
+    assets = answered("asset_library", Pages("GET", "/assets", []))
     with pytest.raises(ToolkitError, match="limit=900"):
         next(assets.pages("asset_library.list_assets", limit=900))
-    assert len(stub.calls) == 0
+    assert assets.transport.session.sent == []
 
 
 # --- asking for pages ahead -------------------------------------------------------------------------------
 
 class ByPage:
-    """A stub that answers each request by the page it names (requests ahead arrive in any order)."""
+    """Answers each GET of `path` by the page it names (requests ahead arrive in any order)."""
 
-    def __init__(self, stub, url: str, param: str, answers: dict) -> None:
-        self.param, self.answers, self.asked = param, answers, []
-        stub.add_callback(responses.GET, url, callback=self)
+    def __init__(self, path: str, param: str, answers: dict) -> None:
+        self.path, self.param, self.answers, self.asked = path, param, answers, []
 
     def __call__(self, request):
-        page = parse_qs(urlsplit(request.url).query)[self.param][0]
+        asked = urlsplit(request.url)
+        if request.method != "GET" or not asked.path.endswith(self.path):
+            raise AssertionError(f"{request.method} {asked.path} was not expected: only GET {self.path}")
+        page = parse_qs(asked.query)[self.param][0]
         self.asked.append(page)
         body, headers = self.answers.get(page, ([], {}))
-        return 200, headers, json.dumps(body)
+        return reply(200, json.dumps(body), headers)
 
 
-def test_page_numbers_asked_ahead_give_the_pages_of_a_walk_one_at_a_time(stub, tms):
+def test_page_numbers_asked_ahead_give_the_pages_of_a_walk_one_at_a_time():
     answers = {str(n): (rows(2, 2 * n), {"total-size": "9"}) for n in range(4)}
     answers["4"] = (rows(1, 8), {"total-size": "9"})
-    script = ByPage(stub, tms.base_url + "/rest/v0/submissions", "pageNumber", answers)
+    script = ByPage("/rest/v0/submissions", "pageNumber", answers)
+    tms = answered("translation", script)
     one_at_a_time = walk(tms, "translation.list_submissions", page_size=2)
     asked = len(script.asked)
     ahead = [page.rows for page in tms.pages("translation.list_submissions", page_size=2, ahead=3)]
@@ -398,29 +427,32 @@ def test_page_numbers_asked_ahead_give_the_pages_of_a_walk_one_at_a_time(stub, t
     assert sorted(script.asked[asked:]) == ["0", "1", "2", "3", "4"]   # none past the total
 
 
-def test_offsets_asked_ahead_give_the_pages_of_a_walk_one_at_a_time(stub, audience):
+def test_offsets_asked_ahead_give_the_pages_of_a_walk_one_at_a_time():
     answers = {str(o): ({"list": rows(min(2, 7 - o), o), "totalSize": 7}, {}) for o in range(0, 8, 2)}
-    ByPage(stub, audience.base_url + "/api/v2/audiences", "offset", answers)
+    script = ByPage("/api/v2/audiences", "offset", answers)
+    audience = answered("audience_platform", script)
     one_at_a_time = walk(audience, "audience_platform.list_audiences", size=2)
     ahead = [page.rows for page in audience.pages("audience_platform.list_audiences", size=2, ahead=4)]
     assert ahead == one_at_a_time and sum(ahead, []) == rows(7)
 
 
-def test_a_short_page_drops_the_pages_asked_ahead_of_it(stub, tms):
+def test_a_short_page_drops_the_pages_asked_ahead_of_it():
     # the total says 8, but the data moved: page 1 comes back short, so the walk ends there
     answers = {"0": (rows(2), {"total-size": "8"}), "1": (rows(1, 2), {"total-size": "8"}),
                "2": (rows(2, 90), {"total-size": "8"}), "3": (rows(2, 92), {"total-size": "8"})}
-    script = ByPage(stub, tms.base_url + "/rest/v0/submissions", "pageNumber", answers)
+    script = ByPage("/rest/v0/submissions", "pageNumber", answers)
+    tms = answered("translation", script)
     ahead = [page.rows for page in tms.pages("translation.list_submissions", page_size=2, ahead=3)]
     assert ahead == [rows(2), rows(1, 2)]
     assert "2" in script.asked            # it was asked for ahead, and its rows dropped
 
 
-def test_a_cursor_walk_does_not_ask_ahead(stub, assets):
-    script = Pages(stub, responses.GET, assets.base_url + "/assets", [
+def test_a_cursor_walk_does_not_ask_ahead():
+    script = Pages("GET", "/assets", [
         ({"data": rows(2), "pagination": {"hasMore": True, "cursor": "c1"}}, {}),
         ({"data": rows(2, 2), "pagination": {"hasMore": False}}, {}),
     ])
+    assets = answered("asset_library", script)
     assert [page.rows for page in assets.pages("asset_library.list_assets", limit=2, ahead=5)] == [rows(2), rows(2, 2)]
     assert len(script.queries) == 2
 

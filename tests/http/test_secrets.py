@@ -1,12 +1,17 @@
-"""Secrets never show: not in reprs, errors, log lines or request previews."""
+"""Secrets never show: not in reprs, errors, log lines or request previews.
+
+A service that echoes what it was sent is a client handed a Session that answers from the test
+(`answered`); the log-line test stubs four services' paths at once with `responses`."""
 from __future__ import annotations
 
+import json
 import logging
 import pickle
 
 import pytest
 import requests
 import responses
+from stubbed_services import answered, reply
 
 import toolkit
 from toolkit.errors import ApiError, ValidationError
@@ -92,14 +97,15 @@ def test_repr_of_the_auth_objects_holds_no_secret(make):
     ("translation", "translation.get_submission", {"submission_id": 1}, "/rest/v0/submissions/1",
      ["tm-pass-6a9b2d", "tm-secret-1f4e8c", "access-echo-9d8c"]),
 ])
-def test_a_service_echoing_the_credentials_is_scrubbed_from_the_error(stub, make, token, service, action, params,
-                                                                       path, own):
-    token(access="access-echo-9d8c")
-    client = make(service)
+def test_a_service_echoing_the_credentials_is_scrubbed_from_the_error(service, action, params, path, own):
     echo = " ".join(own)
     body = {"message": f"bad credentials: {echo}", "messages": [f"bad credentials: {echo}"],
             "errors": [{"detail": echo}]}
-    stub.add(responses.GET, client.base_url + path, json=body, status=400)
+
+    def echoing(request):
+        assert request.method == "GET" and request.path_url.endswith(path)
+        return reply(400, json_body=body)
+    client = answered(service, echoing, token="access-echo-9d8c")
     with pytest.raises(ApiError) as info:
         client.call(action, **params)
     error = info.value
@@ -108,9 +114,12 @@ def test_a_service_echoing_the_credentials_is_scrubbed_from_the_error(stub, make
     assert "bad credentials: ***" in error.message
 
 
-def test_a_secret_param_echoed_back_is_scrubbed(stub, audience):
-    stub.add(responses.POST, audience.base_url + "/api/v2/security/users", status=400,
-             json={"message": "password 'Pa55word-x9!' is too weak"})
+def test_a_secret_param_echoed_back_is_scrubbed():
+    def echoing(request):
+        sent = json.loads(request.body)
+        assert request.path_url.endswith("/api/v2/security/users") and sent["password"] == "Pa55word-x9!"
+        return reply(400, json_body={"message": f"password '{sent['password']}' is too weak"})
+    audience = answered("audience_platform", echoing)
     with pytest.raises(ApiError) as info:
         audience.call("audience_platform.create_user", username="bot", password="Pa55word-x9!")
     assert "Pa55word-x9!" not in str(info.value) and "Pa55word-x9!" not in repr(info.value.body)
@@ -195,10 +204,12 @@ def test_preview_shows_files_by_size(make):
     assert "[file file: home.html, 13 bytes]" in text
 
 
-def test_secret_params_can_be_given_as_secrets(stub, audience):
-    stub.add(responses.PATCH, audience.base_url + "/api/v2/docgen/configuration", json={"enabled": True})
+def test_secret_params_can_be_given_as_secrets():
+    audience = answered("audience_platform", lambda request: reply(json_body={"enabled": True}))
     audience.call("audience_platform.update_document_generation_configuration", client_secret=Secret("cs-99-real"))
-    assert b'"clientSecret":"cs-99-real"' in stub.calls[0].request.body
+    [sent] = audience.transport.session.sent
+    assert sent.method == "PATCH" and sent.path_url.endswith("/api/v2/docgen/configuration")
+    assert b'"clientSecret":"cs-99-real"' in sent.body
 
 
 def test_a_token_asked_for_through_a_connection_is_never_shown(stub, make, token):

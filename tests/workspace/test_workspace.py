@@ -476,8 +476,8 @@ def test_long_text_is_stored_with_zstd_and_short_text_and_keys_with_duckdbs_defa
 
 
 def test_a_duckdb_without_per_column_compression_stores_long_text_its_own_way(tmp_path, monkeypatch):
-    from toolkit.storage import loads
-    monkeypatch.setattr(loads, "_per_column_compression", lambda: False)
+    from toolkit.storage import schema
+    monkeypatch.setattr(schema, "_per_column_compression", lambda: False)
     details = [f'{{"value": {i}, "audienceId": "subscription-renewals-{i % 7}"}}' for i in range(5000)]
     with Workspace(tmp_path / "ws.duckdb") as ws:
         with ws.load("audience_platform", URL, "notifications", {}, ("id",)) as load:

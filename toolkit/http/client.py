@@ -12,15 +12,11 @@ from __future__ import annotations
 
 __all__ = ["Client", "Page", "client_class", "connect", "credentials_from_env", "log"]
 
-import dataclasses
 import hashlib
 import ipaddress
 import logging
 import os
-from collections import deque
-from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -30,9 +26,7 @@ import orjson
 import requests
 
 from toolkit import catalog
-from toolkit.catalog import paging
 from toolkit.catalog.masking import scrub_url
-from toolkit.catalog.paging import Watch
 from toolkit.catalog.spec import CONTENT_TYPES, Action, Service
 from toolkit.errors import (
     AnswerError,
@@ -46,6 +40,7 @@ from toolkit.errors import (
 from toolkit.http import answers, rules
 from toolkit.http import credentials as resolution
 from toolkit.http.bodies import patch_problem
+from toolkit.http.failures import Failures, scrubbed
 from toolkit.http.methods import with_methods
 from toolkit.http.session import (
     ApiKeyAuth,
@@ -60,28 +55,24 @@ from toolkit.http.session import (
     request_id,
     retry_after,
 )
+from toolkit.http.walks import Page, Walks
 from toolkit.http.wire import MASK, Prepared, Upload, file_part, opened_files, wire_value
 
 log = logging.getLogger("toolkit.http.session")
 
 
-@dataclass
-class Page:
-    """One page of a walk: its rows, the parsed answer and the HTTP answer (headers, timing)."""
-    rows: list
-    body: Any
-    response: requests.Response
-    params: dict[str, Any]
-    total: int | None = None      # the rows the service says the walk holds, where its style reads one
-    full: bool = False            # as many rows as were asked for: another page may follow
+class Client(Walks, Failures):
+    """A connection to one service: `call`, `pages`, and one method per action of the service.
 
-
-class Client:
-    """A connection to one service: `call`, `pages`, and one method per action of the service."""
+    Its requests go through a requests Session it makes (one origin, pooled), or through `session`
+    when one is handed in: any object with Session's `request` (a Session whose adapter answers from
+    a function, say), used as it is.
+    """
 
     def __init__(self, service: str, *, base_url: str, version: str | None = None, mode: str = "client",
                  system_version: str | None = None, timeout: tuple[float, float] = (10.0, 60.0),
-                 retry: RetryPolicy | None = None, source: str = "the arguments given", **credentials: Any) -> None:
+                 retry: RetryPolicy | None = None, source: str = "the arguments given",
+                 session: requests.Session | None = None, **credentials: Any) -> None:
         self.service: Service = catalog.SERVICES[service]
         self.base_url = base_url.rstrip("/")
         self.source = source      # where the base URL and credentials came from, for the errors that need them
@@ -106,7 +97,7 @@ class Client:
         self.transport = Transport(
             auth=self._auth(timeout), redactor=self.redactor, timeout=timeout, retry=retry,
             budget=RateBudget(self.service.rate_per_second, self.service.max_concurrency, self._shared_budget()),
-            pool=max(10, self.service.max_concurrency), trust_env=not _loopback(host))
+            pool=max(10, self.service.max_concurrency), trust_env=not _loopback(host), session=session)
 
     def _shared_budget(self) -> Path | None:
         """Where the processes of this machine that use the same key share the service's documented
@@ -254,12 +245,12 @@ class Client:
                 idempotent=prepared.idempotent, auth=self._auth_for(entry),
                 repeatable=all(u.repeatable for u in uploads.values()))   # a file object that cannot be rewound
         except TransportError as error:
-            raise _scrubbed(self._unreached(entry, error), self.redactor) from None
+            raise scrubbed(self._unreached(entry, error), self.redactor) from None
         except AuthError as error:      # the login a request needed first was refused
-            raise _scrubbed(self._refused(error), self.redactor) from None
+            raise scrubbed(self._refused(error), self.redactor) from None
         except RedirectError as error:
             error.args = (f"{entry.id}: {error.args[0]}",)
-            raise _scrubbed(error, self.redactor) from None
+            raise scrubbed(error, self.redactor) from None
         if response.status_code >= 400:
             try:
                 body = response.json()
@@ -274,35 +265,8 @@ class Client:
                 error.args = (f"{entry.id}: {response.status_code} {error.message}",)
             if isinstance(error, AuthError):
                 error = self._refused(error)
-            raise _scrubbed(error, self.redactor)
+            raise scrubbed(error, self.redactor)
         return response
-
-    def _unreached(self, entry: Action, error: TransportError) -> TransportError:
-        """What an analyst needs when the service gave no answer: which service, at which address,
-        where that address came from, and what to check (a sandbox's port changes at each start)."""
-        how = ("did not answer in time" if "Timeout" in error.failure else
-               "refused or dropped the connection" if error.failure else "could not be reached")
-        told = TransportError(
-            f"{entry.id}: no answer from {self.service.key} at {self.base_url}: it {how} "
-            f"({error.tries} tries in {error.seconds:.1f} s). Check that the service runs at that address; "
-            f"the address came from {self.source}. A sandbox serves on a new port each time it starts: "
-            f"start it (tk.sandbox.start(), or `toolkit sandbox`) and connect with its credentials")
-        told.failure, told.tries, told.seconds = error.failure, error.tries, error.seconds
-        return told
-
-    def _refused(self, error: AuthError) -> AuthError:
-        """The service's refusal, with which credentials to check and where they came from; its own
-        message stays `error.message`, the advice is `error.hint` and part of the text."""
-        names = ", ".join(c for c in self.service.credentials if c not in ("mode", "system_version"))
-        if error.status == 403:
-            error.hint = (f"{self.service.key} at {self.base_url} knows these credentials but does not allow "
-                          f"this: check the account's role or the token's scopes ({self.source} gave them)")
-        else:
-            error.hint = (f"{self.service.key} at {self.base_url} refused the credentials ({names}), "
-                          f"which came from {self.source}: check them")
-        rid = f" [request {error.request_id}]" if error.request_id else ""
-        error.args = (f"{error.action}: {error.status} {error.message}{rid}. {error.hint}",)
-        return error
 
     def call(self, action: str | Action, *, version: str | None = None,
              headers: Mapping[str, str] | None = None, content_type: str | None = None, **params: Any) -> Any:
@@ -356,106 +320,12 @@ class Client:
             except AnswerError as error:
                 policy = self.transport.retry
                 if not prepared.idempotent or tries >= policy.attempts:
-                    raise _scrubbed(error, self.redactor) from None
+                    raise scrubbed(error, self.redactor) from None
                 wait = policy.wait(tries, None)
                 log.info("%s: %s; retry %d in %.2f s", entry.id, error.problem, tries, wait)
                 self.transport.sleep(wait)
                 tries += 1
                 response = self.send(prepared)
-
-    def pages(self, action: str | Action, *, version: str | None = None,
-              headers: Mapping[str, str] | None = None, ahead: int = 0,
-              decode: Callable[[bytes], Any | None] | None = None, max_pages: int | None = None,
-              **params: Any) -> Iterator[Page]:
-        """Walk every page of a list action with the service's paging style.
-
-        `ahead`: with page numbers or offsets, ask for up to this many following pages on threads
-        while this one is read, supposing each comes back full; a page that does not (the data moved)
-        drops the guesses after it and the walk goes on from the page the service says is next. The
-        pages, their order and their rows are those of a walk one request at a time.
-        `decode`: reads an answer's bytes into its body, or None to have it parsed as JSON
-        (the fetchers pass `toolkit.pull.decoding.page_decoder`).
-        `max_pages`: the walk's ceiling (`paging.Watch` says what it is when not given). A cursor,
-        page or offset asked for twice, or a page whose rows came before, raises PagingError.
-        """
-        entry = self.action(action)
-        style = entry.paging or (self.service.paging if entry.response == "page" else None)
-        if style is None:
-            raise ToolkitError(f"{entry.id} is not a list action")
-        # the styles speak wire names (`pageNumber`), the params Python names (`page_number`)
-        to_wire = {p.name: p.wire for p in entry.params if p.where == "query"}
-        to_name = {wire: name for name, wire in to_wire.items()}
-        first: tuple[Prepared, dict] | None = None
-
-        def prepared_for(request: dict) -> tuple[Prepared, dict]:
-            nonlocal first
-            named = {to_name.get(k, k): v for k, v in request.items()}
-            prepared = _repaged(entry, first, named) if first else None
-            if prepared is None:
-                prepared = self.prepare(entry, version=version, headers=headers, **named)
-                first = first or (prepared, named)
-            return prepared, named
-
-        pool = ThreadPoolExecutor(ahead, thread_name_prefix="toolkit-page") \
-            if ahead > 0 and hasattr(style, "after_full") else None
-        # pages asked for ahead, in walk order: (params, rows before it, (request, params by name), answer)
-        asked: deque[tuple[dict, int, tuple[Prepared, dict], Future]] = deque()
-        request = style.start({to_wire.get(k, k): v for k, v in params.items() if v is not None})
-        watch = Watch(entry.id, style, max_pages)
-        seen = 0
-        try:
-            while request is not None:
-                watch.asking(request)
-                if asked:                  # _ask_ahead keeps the walk's next page at the front
-                    _, _, (prepared, named), answer = asked.popleft()
-                    body, response = self.exchange(prepared, decode, answer.result())
-                else:
-                    prepared, named = prepared_for(request)
-                    body, response = self.exchange(prepared, decode)
-                rows = style.rows(body)
-                total = paging.total_of(style, body, response.headers)
-                watch.answered(request, rows, response.content, total)
-                seen += len(rows)
-                page = Page(rows, body, response, named, total, paging.full(style, request, rows))
-                if pool is None:
-                    yield page
-                    request = style.next(request, body, response.headers, rows, seen)
-                else:          # the following pages are asked for before this one is handed over
-                    request = style.next(request, body, response.headers, rows, seen)
-                    self._ask_ahead(pool, asked, ahead, style, request, seen, body, response.headers, prepared_for)
-                    yield page
-        finally:
-            if pool is not None:
-                for *_, answer in asked:
-                    answer.cancel()
-                pool.shutdown(wait=False, cancel_futures=True)
-
-    def _ask_ahead(self, pool: ThreadPoolExecutor, asked: deque, ahead: int, style: Any, request: dict | None,
-                   seen: int, body: Any, headers: Mapping, prepared_for: Any) -> None:
-        """Keep `ahead` pages asked for, starting at `request`; guesses a short page proved wrong go."""
-        if asked and asked[0][0] != request:
-            for *_, answer in asked:
-                answer.cancel()           # one already sent is answered and its answer dropped
-            asked.clear()
-        if request is None:
-            return
-
-        def ask(params: dict, before: int) -> None:
-            prepared, named = prepared_for(params)
-            asked.append((params, before, (prepared, named), pool.submit(self.send, prepared)))
-
-        if not asked:
-            ask(request, seen)
-        while len(asked) < ahead:
-            last, before, *_ = asked[-1]
-            guess = style.after_full(last, body, headers, before)
-            if guess is None:
-                break
-            ask(guess, before + int(last[style.size]))
-
-    def rows(self, action: str | Action, **params: Any) -> list:
-        """Every row of a list action, all pages walked."""
-        return [row for page in self.pages(action, **params) for row in page.rows]
 
     @property
     def requests_sent(self) -> int:
@@ -465,23 +335,6 @@ class Client:
     def service_clock(self) -> datetime | None:
         """The service's clock at its latest answer (its Date header), None before one carried it."""
         return self.transport.clock.latest
-
-
-def _scrubbed(error: ToolkitError, redactor: Redactor) -> ToolkitError:
-    error.args = tuple(redactor.scrub(a) for a in error.args)
-    if hasattr(error, "message"):
-        error.message = redactor.scrub(error.message)
-    if getattr(error, "body", None) is not None:
-        error.body = _scrub_json(error.body, redactor)
-    return error
-
-
-def _scrub_json(value: Any, redactor: Redactor) -> Any:
-    if isinstance(value, dict):
-        return {k: _scrub_json(v, redactor) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_scrub_json(v, redactor) for v in value]
-    return redactor.scrub(value) if isinstance(value, str) else value
 
 
 def _unchanged_by_sending(url: str, entry: Action) -> str:
@@ -518,32 +371,13 @@ def credentials_from_env(service: str, given: Mapping[str, Any]) -> dict[str, An
     return resolution.from_env(service, given)
 
 
-def _repaged(entry: Action, first: tuple[Prepared, dict], named: dict) -> Prepared | None:
-    """The next page's request built from the first page's checked one when only scalar query params
-    (the page, offset or cursor the paging style set) differ: a walk of /targets with 100 submission
-    ids would otherwise check and encode the same ids again on every page. None: prepare it afresh."""
-    prepared, before = first
-    by_name = {p.name: p for p in entry.params}
-    changed = [name for name in named.keys() | before.keys() if named.get(name) != before.get(name)]
-    if any(name not in by_name or by_name[name].where != "query" or isinstance(named.get(name), list | tuple | dict)
-           for name in changed):
-        return None
-    wires = {by_name[name].wire for name in changed}
-    query = []
-    for param in entry.params:           # the order prepare() gives, so the query reads the same
-        if param.wire not in wires:
-            query.extend(item for item in prepared.query if item[0] == param.wire)
-        elif named.get(param.name) is not None:
-            query.append((param.wire, str(wire_value(param, named[param.name], True))))
-    return dataclasses.replace(prepared, query=query, headers=dict(prepared.headers))
-
-
 def connect(service: str, *, source: str | None = None, credentials_file: str | os.PathLike[str] | None = None,
-            **given: Any) -> Client:
+            session: requests.Session | None = None, **given: Any) -> Client:
     """A client of one service: `base_url` plus its credentials; what is not given comes from the
     credentials file (`credentials_file`, else TOOLKIT_CREDENTIALS), then TOOLKIT_<SERVICE>_<FIELD>
     (toolkit.http.credentials: the one resolution the `toolkit` command uses too). `source` says where
-    the caller found them, for the errors that ask the analyst to check them."""
+    the caller found them, for the errors that ask the analyst to check them; `session`, the requests
+    Session to send through instead of the client's own (`Client`)."""
     if service not in catalog.SERVICES:
         catalog.service(service)
     found, told = resolution.resolve(service, given, credentials_file, source)
@@ -555,4 +389,4 @@ def connect(service: str, *, source: str | None = None, credentials_file: str | 
             or not urlsplit(base).hostname:
         shown = scrub_url(base) if isinstance(base, str) else type(base).__name__
         raise rules.ValidationError("base_url", shown, f"is no http:// or https:// address (it came from {told})")
-    return client_class(service)(service, source=told, **found)
+    return client_class(service)(service, source=told, session=session, **found)

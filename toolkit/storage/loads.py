@@ -15,14 +15,16 @@ the hash of all its values (and its place among equal rows, so duplicates count)
 whose row the load lacks stop being valid in it, and the load's rows no valid version has become new
 versions. Unchanged rows cost nothing, with or without a key; the temporary table spills to DuckDB's
 temp directory under the memory limit, never into the file.
+
+A Load is cut along what its commit does: `toolkit.storage.schema` (Evolution) makes and widens the
+table of row versions to take each batch, `toolkit.storage.merge` (Merge) turns the staged rows into
+versions; this module records, stages and commits.
 """
 from __future__ import annotations
 
 __all__ = ["LONG_TEXT_BYTES", "Load", "load_id", "params_json"]
 
 import contextlib
-import functools
-import re
 import secrets
 import threading
 import time
@@ -34,7 +36,6 @@ import duckdb
 import orjson
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from toolkit.catalog.masking import scrub, scrub_url
 from toolkit.errors import WorkspaceError
@@ -44,22 +45,17 @@ from toolkit.storage.file import (
     history_view_sql,
     loads_view_sql,
     quote,
-    row_hash,
     versions_of,
     view_sql,
 )
 from toolkit.storage.handle import FileHandle
 from toolkit.storage.lake import TRIES, conflicted, pause, settled
+from toolkit.storage.merge import Merge
 from toolkit.storage.processes import this_process
-from toolkit.storage.readback import casts_unchanged
+from toolkit.storage.readback import kept_batch
+from toolkit.storage.schema import LONG_TEXT_BYTES, Evolution, nested, untyped_kind
 from toolkit.storage.stage import Checkpoint, Stage, discard, resumable
 from toolkit.storage.writer import Writer
-
-# text columns whose values average this many bytes or more (free text, JSON, URLs) are stored with
-# zstd: for notifications' messages and details it took less CPU than DuckDB's default (DICT_FSST),
-# stored them smaller and read back as fast (benchmarks/workspace_io.py). Shorter ones (ids, names,
-# statuses) keep the default, which is smaller for them and quicker to look up.
-LONG_TEXT_BYTES = 40
 
 
 def load_id(started: datetime) -> str:
@@ -82,12 +78,7 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _nested(kind: str) -> bool:
-    """Whether a DuckDB type holds lists or structs (whose casts can lose values inside)."""
-    return kind.endswith("]") or kind.upper().startswith(("STRUCT", "MAP", "UNION"))
-
-
-class Load:
+class Load(Evolution, Merge):
     """One pull being written: batches go into a transaction that commits when the `with` block ends.
 
     `requests` and `failed_ids` are counters the fetcher updates; they are saved with the load, and so
@@ -238,7 +229,7 @@ class Load:
             self.rows += table.num_rows
             self.batches += 1
             if self.kept is not None:
-                self.kept.append(_kept(given, self._encoded))
+                self.kept.append(kept_batch(given, self._encoded))
 
     def _insert(self, table: pa.Table) -> None:
         """A staged batch into the workspace, inside the commit's transaction."""
@@ -249,7 +240,7 @@ class Load:
         incoming = {name: kind for name, kind in cursor.execute(
             "SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM _toolkit_batch)").fetchall()}
         for field in table.schema:  # DuckDB 1.5 gives a list of only nulls as INTEGER[]: say it is untyped
-            untyped = _untyped(field.type)
+            untyped = untyped_kind(field.type)
             if untyped and field.name in incoming:
                 incoming[field.name] = untyped
         if self._columns is None:
@@ -259,27 +250,13 @@ class Load:
                 self._choose_target()
             self._evolve(incoming, table)
         # lists and structs into a column widened to text go in as JSON, as the stored ones were
-        texts = [quote(n) for n, k in incoming.items() if _nested(k) and self._columns.get(n) == "VARCHAR"]
+        texts = [quote(n) for n, k in incoming.items() if nested(k) and self._columns.get(n) == "VARCHAR"]
         rows = f"* REPLACE ({', '.join(f'to_json({n})::VARCHAR AS {n}' for n in texts)})" if texts else "*"
         if self._stage:
             cursor.execute(f"INSERT INTO {self._stage} BY NAME SELECT {rows} FROM _toolkit_batch")
         else:
             cursor.execute(f"INSERT INTO {self._versions} BY NAME SELECT {rows}, ? AS _valid_from "
                            "FROM _toolkit_batch", [self.seq])
-
-    def _create(self, incoming: dict[str, str], table: pa.Table) -> None:
-        # an all-null column has no type yet: VARCHAR until a later batch brings values (see _evolve)
-        long = {name for name, kind in incoming.items() if kind == "VARCHAR" and name not in self.key
-                and _long_text(table.column(name))} if _per_column_compression() and self.handle.lake is None \
-            else set()  # a lake's Parquet files take no per-column compression
-        columns = ", ".join(f"{quote(n)} {_typed(t)}"
-                            + (" USING COMPRESSION zstd" if n in long else "") for n, t in incoming.items())
-        columns += ", " if columns else ""
-        self._cursor.execute(f"CREATE TABLE {self._versions} ({columns}_valid_from BIGINT, _valid_to BIGINT)")
-        self._columns = {n: _typed(t) for n, t in incoming.items()}
-        self._columns.update(dict.fromkeys(VALIDITY, "BIGINT"))
-        self._targets = [self._versions]
-        self._ddl = True
 
     def _choose_target(self) -> None:
         """Write straight into the versions when none is valid (every row is then new), else into a stage."""
@@ -289,78 +266,6 @@ class Load:
             self._cursor.execute(f"CREATE TEMP TABLE {quote('_toolkit_stage_' + self.load_id)} AS "
                                  f"SELECT * EXCLUDE (_valid_from, _valid_to) FROM {self._versions} LIMIT 0")
         self._targets = [self._versions] + ([self._stage] if self._stage else [])
-
-    def _evolve(self, incoming: dict[str, str], table: pa.Table) -> None:
-        """Union by name: add new columns; widen a column whose type the batch does not fit."""
-        for name, kind in incoming.items():
-            have = self._columns.get(name)
-            if have is None:
-                kind = _typed(kind)
-                for target in self._targets:
-                    self._cursor.execute(f"ALTER TABLE {target} ADD COLUMN {quote(name)} {kind}")
-            elif kind in (_NULL, have) or (_NO_TYPE.search(kind) and self._holds(name, have, table)):
-                continue
-            else:
-                kind = self._wider(name, have, _typed(kind), table)
-                if kind == have:
-                    continue
-                # a list or struct widened to text is kept as its JSON, which reads back exactly
-                using = f" USING to_json({quote(name)})::VARCHAR" if kind == "VARCHAR" and _nested(have) else ""
-                for target in self._targets:
-                    self._retype(target, name, kind, using)
-            self._columns[name] = kind
-            self._ddl = True
-
-    def _retype(self, target: str, name: str, kind: str, using: str) -> None:
-        """A stored column to a wider type. DuckLake changes a type in place only to a wider number,
-        and with no expression; and DuckDB gives no list or struct to text stored with zstd
-        (LONG_TEXT_BYTES), where a failed ALTER would abort the commit: there the versions table is
-        written anew, its column cast."""
-        rewrite = self.handle.lake is not None or (self._columns.get(name) == "VARCHAR" and _nested(kind))
-        if target != self._versions or not rewrite:
-            self._cursor.execute(f"ALTER TABLE {target} ALTER COLUMN {quote(name)} TYPE {kind}{using}")
-            return
-        value = using.removeprefix(" USING ") if using else f"CAST({quote(name)} AS {kind})"
-        fresh = f"{quote(self.service)}.{quote(self.resource + '__retyped')}"
-        self._cursor.execute(f"CREATE TABLE {fresh} AS SELECT * REPLACE ({value} AS {quote(name)}) FROM {target}")
-        self._cursor.execute(f"DROP TABLE {target}")
-        self._cursor.execute(f"ALTER TABLE {fresh} RENAME TO {quote(self.resource + '__versions')}")
-
-    def _holds(self, name: str, have: str, table: pa.Table) -> bool:
-        """Whether the stored column takes a batch's column of a type with an untyped part (a list of
-        only empty lists is `"NULL"[]`) as it is: the typed parts cast unchanged and the untyped ones
-        hold no value. So a batch of empty lists keeps VARCHAR[] (or a list of structs) as it is,
-        where widening to the union of the two would make every stored list text."""
-        stored = self._cursor.sql(f"SELECT {quote(name)} FROM {self._versions} LIMIT 0").to_arrow_table()
-        return casts_unchanged(table.schema.field(name).type, stored.schema.field(0).type)
-
-    def _wider(self, name: str, have: str, kind: str, table: pa.Table) -> str:
-        """The type both the stored values and the batch's fit, found without an error (an error would
-        abort the load's transaction): the batch's when nothing is stored yet, else DuckDB's union of
-        the two if every value casts to it, else VARCHAR."""
-        column, cursor = quote(name), self._cursor
-        _toolkit_batch = table  # read by DuckDB's replacement scan below
-        if sum(cursor.execute(f"SELECT count({column}) FROM {target}").fetchall()[0][0]
-               for target in self._targets) == 0:
-            return kind
-        try:  # on the shared connection, outside the transaction: this one may fail harmlessly
-            with self.handle.lock:
-                union = self.handle.con.execute(f"SELECT typeof(x) FROM (SELECT NULL::{have} AS x "
-                                                    f"UNION ALL SELECT NULL::{kind}) LIMIT 1").fetchall()[0][0]
-        except duckdb.Error:
-            return "VARCHAR"
-        lost = f"SELECT count(*) FROM {{}} WHERE {column} IS NOT NULL AND TRY_CAST({column} AS {union}) IS NULL"
-        if _nested(have) or _nested(kind):
-            # a cast that nulls an element or a field leaves the list or struct itself non-null, and the
-            # ALTER's plain CAST would then fail the load (text tags that turn into objects): count the
-            # nulls inside too, as JSON shows them
-            cast = f"to_json(TRY_CAST({column} AS {union}))"
-            lost += (f" OR length({cast}) - length(replace({cast}, 'null', '')) > "
-                     f"length(to_json({column})) - length(replace(to_json({column}), 'null', ''))")
-        for target in [*self._targets, "_toolkit_batch"]:  # a loop, not a generator: the scan sees this frame
-            if cursor.execute(lost.format(target)).fetchall()[0][0]:
-                return "VARCHAR"
-        return union
 
     def _decode_dictionaries(self, table: pa.Table) -> pa.Table:
         """Categoricals are stored as their values (an ENUM would refuse the next load's new status);
@@ -484,74 +389,6 @@ class Load:
             [_now(), self.rows, self.requests, [str(i) for i in self.failed_ids], self.seq, self._drift_json(),
              self.service_clock, round(time.monotonic() - began, 4), self.conflicts], "load_id = ?", [self.load_id])
 
-    def _one_row_per_key(self) -> None:
-        """One load never holds two rows of one key: a walk over data that moved, or a service that
-        repeats rows, keeps the later one, and the load's drift counts the others (`duplicate_key`).
-        Rows whose key is incomplete are left alone: NULLs are not equal keys."""
-        key = [k for k in self.key if k in (self._columns or {})]
-        if not key or not self._targets:
-            return
-        target = self._stage or self._versions
-        mine = "" if self._stage else f"_valid_from = {int(self.seq)} AND _valid_to IS NULL AND "
-        keys = ", ".join(quote(k) for k in key)
-        where = mine + " AND ".join(f"{quote(k)} IS NOT NULL" for k in key)
-        doubled = self._cursor.execute(f"SELECT count(*) - count(DISTINCT ({keys})) FROM {target} "
-                                       f"WHERE {where}").fetchone()[0]
-        if not doubled:
-            return
-        self._cursor.execute(f"DELETE FROM {target} WHERE rowid IN (SELECT r FROM (SELECT rowid AS r, "
-                             f"row_number() OVER (PARTITION BY {keys} ORDER BY rowid DESC) AS n FROM {target} "
-                             f"WHERE {where}) WHERE n > 1)")
-        self.rows -= doubled
-        self.kept = None        # the batches held the doubles: the caller reads the load back
-        self.drift = [*(self.drift or []), {"field": ", ".join(key), "kind": "duplicate_key", "count": doubled,
-                                            "example": "the later row of each key is kept"}]
-
-    def _merge(self) -> None:
-        """The staged rows become this load's view (module docstring); without a stage, the rows went
-        straight in, or none came and every valid version stops being valid here."""
-        cursor, versions, seq = self._cursor, self._versions, self.seq
-        if not self._targets:  # no batch: a load of no rows
-            cursor.execute(f"UPDATE {versions} SET _valid_to = ? WHERE _valid_to IS NULL", [seq])
-            return
-        if self._stage is None:
-            return
-        if self.carry is not None:
-            self._carry()
-        data = [name for name in self._columns if name not in VALIDITY]
-        old, new = (quote(f"_toolkit_{side}_{self.load_id}") for side in ("old", "new"))
-        for name, source, where in ((old, versions, "WHERE _valid_to IS NULL"), (new, self._stage, "")):
-            cursor.execute(f"CREATE TEMP TABLE {name} AS SELECT rowid AS r, {row_hash(data)} AS h "
-                           f"FROM {source} {where}")
-        match = "h"
-        if any(cursor.execute(f"SELECT count(*) FROM (SELECT h FROM temp.main.{name} GROUP BY h "
-                              "HAVING count(*) > 1)").fetchall()[0][0] for name in (old, new)):
-            # equal rows: each is matched by its place among them, so that a duplicate gained or lost
-            # counts; numbering every row costs a sort (1 s a million), so only when there are some
-            for name in (old, new):
-                cursor.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT r, h, "
-                               f"row_number() OVER (PARTITION BY h) AS n FROM temp.main.{name}")
-            match = "h, n"
-        cursor.execute(f"UPDATE {versions} SET _valid_to = ? WHERE _valid_to IS NULL AND rowid IN "
-                       f"(SELECT r FROM temp.main.{old} ANTI JOIN temp.main.{new} USING ({match}))", [seq])
-        cursor.execute(f"INSERT INTO {versions} BY NAME SELECT *, ? AS _valid_from FROM {self._stage} WHERE "
-                       f"rowid IN (SELECT r FROM temp.main.{new} ANTI JOIN temp.main.{old} USING ({match}))", [seq])
-        for name in (old, new):
-            cursor.execute(f"DROP TABLE temp.main.{name}")
-        cursor.execute(f"DROP TABLE {self._stage}")
-
-    def _carry(self) -> None:
-        """An incremental load: the valid versions it keeps join its rows before the merge, so that
-        they match themselves and stay as they are (those whose key its rows hold are replaced)."""
-        condition, args = self.carry
-        if not self.key:
-            raise WorkspaceError(f"{self.service}.{self.resource} has no key: it cannot be pulled incrementally")
-        keys = ", ".join(quote(k) for k in self.key)
-        data = ", ".join(f"v.{quote(name)}" for name in self._columns if name not in VALIDITY)
-        self._cursor.execute(f"INSERT INTO {self._stage} BY NAME SELECT {data} FROM (SELECT * FROM "
-                             f"{self._versions} WHERE _valid_to IS NULL AND ({condition})) v "
-                             f"ANTI JOIN (SELECT {keys} FROM {self._stage}) s USING ({keys})", args)
-
     def _fail(self, error: BaseException | None) -> None:
         text = f"{type(error).__name__}: {error}".rstrip(": ")
         text += f" (after {self.rows} rows in {self.batches} batches, rolled back)"
@@ -570,96 +407,6 @@ class Load:
     def __repr__(self) -> str:
         return (f"<toolkit.Load {self.load_id} {self.service}.{self.resource}: {self.status}, "
                 f"{self.rows} rows, {self.requests} requests>")
-
-
-# DuckDB's type of a column, or part of one, with no value to type it by: `"NULL"`, a list of only
-# empty lists `"NULL"[]`, a struct's field `STRUCT(roles "NULL"[])`; never a field named NULL, which
-# a space and its type follow
-_NULL = '"NULL"'
-_NO_TYPE = re.compile(r'"NULL"(?=[\[\),]|$)')
-
-
-_SIMPLE = {pa.bool_(): "BOOLEAN", pa.int8(): "TINYINT", pa.int16(): "SMALLINT", pa.int32(): "INTEGER",
-           pa.int64(): "BIGINT", pa.uint8(): "UTINYINT", pa.uint16(): "USMALLINT", pa.uint32(): "UINTEGER",
-           pa.uint64(): "UBIGINT", pa.float32(): "FLOAT", pa.float64(): "DOUBLE", pa.string(): "VARCHAR",
-           pa.large_string(): "VARCHAR", pa.binary(): "BLOB", pa.large_binary(): "BLOB", pa.date32(): "DATE"}
-
-
-def _untyped(kind: pa.DataType) -> str | None:
-    """DuckDB's type of an Arrow type with a part that has no values to type it by (a list of only
-    empty lists), with `"NULL"` for that part as DuckDB 2 writes it; None when there is no such part
-    (or a part this does not spell), and DuckDB's own description stands."""
-    def spelled(part: pa.DataType) -> tuple[str, bool] | None:
-        if pa.types.is_null(part):
-            return _NULL, True
-        if pa.types.is_list(part) or pa.types.is_large_list(part):
-            inner = spelled(part.value_type)
-            return None if inner is None else (inner[0] + "[]", inner[1])
-        if pa.types.is_struct(part):
-            fields = [(part.field(i).name, spelled(part.field(i).type)) for i in range(part.num_fields)]
-            if any(inner is None for _, inner in fields):
-                return None
-            names = [name if re.fullmatch(r"[a-z_][a-z0-9_]*", name) else quote(name) for name, _ in fields]
-            return (f"STRUCT({', '.join(f'{n} {inner[0]}' for n, (_, inner) in zip(names, fields, strict=True))})",
-                    any(inner[1] for _, inner in fields))
-        if pa.types.is_dictionary(part):
-            return spelled(part.value_type)
-        if pa.types.is_timestamp(part):
-            return ("TIMESTAMP WITH TIME ZONE" if part.tz else "TIMESTAMP"), False
-        return (_SIMPLE[part], False) if part in _SIMPLE else None
-
-    found = spelled(kind)
-    return found[0] if found and found[1] and not pa.types.is_null(kind) else None
-
-
-def _typed(kind: str) -> str:
-    """A batch column's type as a stored column's: a part with no values yet (`"NULL"`, a list of only
-    empty lists `"NULL"[]`, a struct's field) is text until a later batch brings values (`_evolve`)."""
-    return _NO_TYPE.sub("VARCHAR", kind)
-
-
-@functools.cache
-def _per_column_compression() -> bool:
-    """Whether this DuckDB takes `USING COMPRESSION` in a column's definition (asked once, of a
-    database in memory: a statement that fails inside the load's transaction would abort it)."""
-    try:
-        with duckdb.connect() as con:
-            con.execute("CREATE TABLE t (x VARCHAR USING COMPRESSION zstd)")
-    except duckdb.Error:
-        return False
-    return True
-
-
-def _long_text(column: pa.ChunkedArray) -> bool:
-    if pa.types.is_dictionary(column.type):
-        return False  # a status: few distinct values
-    valid = len(column) - column.null_count
-    return valid > 0 and pc.sum(pc.binary_length(column)).as_py() >= LONG_TEXT_BYTES * valid
-
-
-def _kept(table: pa.Table, categoricals: frozenset[str] = frozenset()) -> pa.Table:
-    """A batch as a fetch keeps it for its DataFrame: each column already as the DataFrame will hold it,
-    so that making the frame at the end allocates as little as it can beside the rows it keeps.
-
-    Contiguous, so the pages' many small buffers are freed and memory does not fragment; strings
-    large, as pandas holds them, so that making the frame copies none of them; categoricals still
-    dictionary-encoded (a status is then a byte, not its text); timestamps in microseconds, the unit
-    DuckDB gives back, cast batch by batch rather than all at once at the end.
-    """
-    table = table.unify_dictionaries().combine_chunks()
-    return pa.Table.from_arrays([_as_kept(column, name in categoricals) for name, column in
-                                 zip(table.column_names, table.columns, strict=True)], names=table.column_names)
-
-
-def _as_kept(column: pa.ChunkedArray, categorical: bool) -> pa.ChunkedArray:
-    kind = column.type
-    if categorical and (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
-        return column.dictionary_encode()
-    if pa.types.is_string(kind):
-        return column.cast(pa.large_string())
-    if pa.types.is_timestamp(kind) and kind.unit in ("s", "ms"):
-        return column.cast(pa.timestamp("us", tz=kind.tz))
-    return column
 
 
 def _arrow(batch: pa.Table | pa.RecordBatch | pd.DataFrame) -> pa.Table:

@@ -13,7 +13,7 @@ Python lists would cost memory and seconds for every million rows.
 """
 from __future__ import annotations
 
-__all__ = ["casts_unchanged", "categorical", "lists_in_structs", "pandas_type", "python_nested", "shaped",
+__all__ = ["casts_unchanged", "categorical", "kept_batch", "lists_in_structs", "pandas_type", "python_nested", "shaped",
            "to_frame", "with_python_nested"]
 
 from collections.abc import Mapping, Sequence
@@ -179,3 +179,28 @@ def categorical(column: pa.ChunkedArray, known: Sequence[str]) -> pa.ChunkedArra
     if codes is not None:  # the encoded column's codes, through its dictionary, to the known ones
         indices = pc.take(indices, codes)
     return pa.chunked_array([pa.DictionaryArray.from_arrays(indices.cast(pa.int32()), dictionary)])
+
+
+def kept_batch(table: pa.Table, categoricals: frozenset[str] = frozenset()) -> pa.Table:
+    """A batch as a fetch keeps it for its DataFrame: each column already as the DataFrame will hold it,
+    so that making the frame at the end allocates as little as it can beside the rows it keeps.
+
+    Contiguous, so the pages' many small buffers are freed and memory does not fragment; strings
+    large, as pandas holds them, so that making the frame copies none of them; categoricals still
+    dictionary-encoded (a status is then a byte, not its text); timestamps in microseconds, the unit
+    DuckDB gives back, cast batch by batch rather than all at once at the end.
+    """
+    table = table.unify_dictionaries().combine_chunks()
+    return pa.Table.from_arrays([_as_kept(column, name in categoricals) for name, column in
+                                 zip(table.column_names, table.columns, strict=True)], names=table.column_names)
+
+
+def _as_kept(column: pa.ChunkedArray, categorical: bool) -> pa.ChunkedArray:
+    kind = column.type
+    if categorical and (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        return column.dictionary_encode()
+    if pa.types.is_string(kind):
+        return column.cast(pa.large_string())
+    if pa.types.is_timestamp(kind) and kind.unit in ("s", "ms"):
+        return column.cast(pa.timestamp("us", tz=kind.tz))
+    return column

@@ -1,0 +1,126 @@
+"""Auth per `Service.auth`: a bearer token, an API key with its workspace, HTTP Basic, and the OAuth
+password grant whose token is fetched, refreshed and fetched again after a 401 (`Transport.send`).
+"""
+from __future__ import annotations
+
+__all__ = ["ApiKeyAuth", "BasicAuth", "BearerAuth", "OAuthPasswordAuth"]
+
+import base64
+import json
+import threading
+import time
+from collections.abc import Callable
+from urllib.parse import urljoin
+
+import requests
+
+from toolkit.errors import AuthError, error_for, service_message
+from toolkit.http.origins import shown_origin
+from toolkit.http.redaction import Redactor, Secret
+
+
+class BearerAuth(requests.auth.AuthBase):
+    def __init__(self, token: Secret) -> None:
+        self.token = token
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        request.headers["Authorization"] = f"Bearer {self.token.reveal()}"
+        return request
+
+
+class ApiKeyAuth(requests.auth.AuthBase):
+    def __init__(self, api_key: Secret, workspace_id: str) -> None:
+        self.api_key, self.workspace_id = api_key, workspace_id
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        request.headers["x-api-key"] = self.api_key.reveal()
+        request.headers["x-air-workspace-id"] = self.workspace_id
+        return request
+
+
+class BasicAuth(requests.auth.AuthBase):
+    def __init__(self, username: str, password: Secret) -> None:
+        self.username, self.password = username, password
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        pair = f"{self.username}:{self.password.reveal()}".encode()
+        request.headers["Authorization"] = "Basic " + base64.b64encode(pair).decode()
+        return request
+
+
+class OAuthPasswordAuth(requests.auth.AuthBase):
+    """The OAuth password grant with Basic client credentials; the token is refreshed before it expires
+    and once more when the service answers 401 (see `Transport.send`)."""
+
+    def __init__(self, token_url: str, client_id: str, client_secret: Secret, username: str,
+                 password: Secret, redactor: Redactor, timeout: tuple[float, float]) -> None:
+        self.token_url, self.client_id, self.client_secret = token_url, client_id, client_secret
+        self.username, self.password, self.redactor, self.timeout = username, password, redactor, timeout
+        self._access: Secret | None = None
+        self._refresh: Secret | None = None
+        self._expires = 0.0
+        self._lock = threading.Lock()
+        # set by the Transport it is given to, so that the token request is retried like any other
+        self.post: Callable[..., requests.Response] | None = None
+        self.fetches = 0
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self._expires = 0.0
+
+    def token(self) -> Secret:
+        with self._lock:
+            if self._access is None or time.monotonic() >= self._expires - 30:
+                self._fetch()
+            assert self._access is not None
+            return self._access
+
+    def _fetch(self) -> None:
+        form = {"grant_type": "password", "username": self.username, "password": self.password.reveal()}
+        if self._refresh is not None:
+            form = {"grant_type": "refresh_token", "refresh_token": self._refresh.reveal()}
+        client = (self.client_id, self.client_secret.reveal())
+        # a token request never follows a redirect, even within the origin: its body is the password
+        if self.post is not None:
+            answer = self.post(self.token_url, data=form, auth=client, allow_redirects=False)
+        else:
+            answer = requests.post(self.token_url, data=form, timeout=self.timeout, auth=client,
+                                   allow_redirects=False)
+        if answer.is_redirect:
+            raise AuthError("translation", "translation.create_token", answer.status_code,
+                            f"the token request was answered with a redirect ({answer.status_code} to "
+                            f"{shown_origin(urljoin(self.token_url, answer.headers.get('Location', '')))}); "
+                            f"toolkit never sends a password after one: check base_url")
+        if answer.status_code in (400, 401) and self._refresh is not None:
+            self._refresh = None             # the refresh token expired too: start again from the password
+            return self._fetch()
+        if answer.status_code != 200:
+            try:        # the service's own words ("Bad credentials"), not its JSON
+                body = answer.json()
+            except ValueError:
+                body = answer.text[:300]
+            body = json.loads(self.redactor.scrub(json.dumps(body)))
+            if answer.status_code == 429 or answer.status_code >= 500:   # still failing after the retries
+                raise error_for("translation", "translation.create_token", answer.status_code, "messages", body)
+            text = service_message("messages", body, "token request refused")
+            raise AuthError("translation", "translation.create_token", answer.status_code, text, body=body)
+        try:
+            body = answer.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict) or not isinstance(body.get("access_token"), str) or not body["access_token"]:
+            raise AuthError("translation", "translation.create_token", answer.status_code,
+                            "the token answer holds no access_token: check base_url points at the service")
+        self._access = Secret(body["access_token"])
+        self.redactor.add(self._access)
+        if body.get("refresh_token"):
+            self._refresh = Secret(body["refresh_token"])
+            self.redactor.add(self._refresh)
+        self._expires = time.monotonic() + float(body.get("expires_in") or 3600)
+        self.fetches += 1
+
+    def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
+        # the token was made fresh before the request took its slot (Transport.send)
+        access = self._access if self._access is not None else self.token()
+        request.headers["Authorization"] = f"Bearer {access.reveal()}"
+        return request
