@@ -1,7 +1,8 @@
 """The errors toolkit raises, mapped from each service's answer in one place.
 
     ToolkitError
-    ├── ValidationError        a param breaks a rule; nothing was sent
+    ├── ValidationError        a param breaks a rule; nothing was sent (a ValueError too)
+    │   ├── UnknownNameError   no such service, action or resource: the closest names (a KeyError too)
     │   └── CredentialsError   a credentials file that cannot be taken (not a file, too big, not JSON ...)
     ├── ModeError              the action exists only in the other translation mode; nothing was sent
     ├── VersionError           the action needs a newer system version; nothing was sent
@@ -12,12 +13,14 @@
     ├── PagingError            a walk that repeats a cursor, page or offset, or runs past its ceiling
     ├── ContractError          contract="freeze": an answer differs from the declared shapes; nothing written
     ├── WorkspaceError         no such load or resource in the workspace; a load written wrongly
+    │   ├── UnknownTableError      a query names a table the workspace lacks (DuckDB's CatalogException too)
     │   ├── SnapshotNotFoundError  no snapshot at the path given (a FileNotFoundError too)
     │   ├── SnapshotExistsError    an export onto a path that exists, without overwrite (a FileExistsError too)
     │   ├── QueryRefusedError      an assistant's query that could write or read beyond the views (toolkit mcp)
     │   ├── LakeUnreachableError   a team workspace's catalog (PostgreSQL) cannot be reached: try again later
     │   ├── WorkspaceDamagedError  the file of a workspace or snapshot is corrupt (DuckDB's checksums say so)
-    │   └── WorkspaceInUseError  the DuckDB file is open for writing in another process
+    │   └── WorkspaceInUseError    the DuckDB file is open for writing in another process
+    │       ├── WorkspaceBusyError      ... and stayed held longer than this one would wait (exit 75)
     │       └── WorkspaceOpenHereError  ... or open in this process the other way (read-only, read-write)
     └── ApiError               the service answered with an error status
         ├── AuthError          401, 403
@@ -34,12 +37,26 @@ No error message ever holds a secret: `toolkit.http.session` scrubs them before 
 
     KeyboardInterrupt
     └── Interrupted            Ctrl-C (SIGINT, SIGTERM in the command) stopped a pull: what it kept, in one line
+
+    ValueError
+    └── FilterSyntaxError      a filter expression off the filter language (toolkit.http.filters); the rules
+                               turn it into a ValidationError naming the param
+
+    ImportError
+    └── EmulatorImportError    a registered emulator of the sandbox does not import: it would lack a service
+
+Every exception class of the package is defined here (tests/test_errors_home.py finds any other), but
+the sandbox's own wire signals (`sandbox.exchange.Reject`, `sandbox.framing.Malformed`: an answer to
+send, not an error to show), and each module that raised one before re-exports it.
 """
 from __future__ import annotations
 
-__all__ = ["AnswerError", "ApiError", "AuthError", "ContractError", "CredentialsError", "DriftWarning", "Interrupted", "LakeUnreachableError",
+__all__ = ["AnswerError", "ApiError", "AuthError", "ContractError", "CredentialsError", "DriftWarning", "EmulatorImportError",
+           "FilterSyntaxError", "Interrupted", "LakeUnreachableError",
            "ModeError", "NotFoundError", "PagingError", "QueryRefusedError", "RateLimitError", "RedirectError", "ServerError",
-           "SnapshotExistsError", "SnapshotNotFoundError", "SnapshotStorageWarning", "ToolkitError", "TransportError", "UnknownNameError", "ValidationError",
+           "SnapshotExistsError", "SnapshotNotFoundError", "SnapshotStorageWarning", "ToolkitError", "TransportError", "UnknownNameError",
+           "UnknownTableError",  # noqa: F822 (made on first use, by __getattr__ below)
+           "ValidationError",
            "VersionError", "WorkspaceBusyError", "WorkspaceDamagedError", "WorkspaceError",
            "WorkspaceInUseError", "WorkspaceOpenHereError", "did_you_mean", "error_for", "printable",
            "service_message", "shortened"]
@@ -48,6 +65,7 @@ import difflib
 import os
 import re
 import reprlib
+import threading
 import traceback
 from typing import Any
 
@@ -245,6 +263,32 @@ class WorkspaceError(ToolkitError):
     """The workspace has no such load or resource, or was asked for something its state does not allow."""
 
 
+# UnknownTableError is DuckDB's CatalogException too, so that code that caught DuckDB's error goes on
+# working; errors.py is imported by the HTTP client, which must stand without DuckDB, so the class is
+# made on first use (`from toolkit.errors import UnknownTableError` makes it).
+_LAZY_LOCK = threading.Lock()
+
+
+def _unknown_table_error() -> type[WorkspaceError]:
+    import duckdb
+
+    class UnknownTableError(WorkspaceError, duckdb.CatalogException):
+        """A query names a table the workspace does not hold; says what it holds (a CatalogException too,
+        so code that caught DuckDB's error goes on working)."""
+
+    UnknownTableError.__module__, UnknownTableError.__qualname__ = __name__, "UnknownTableError"
+    return UnknownTableError
+
+
+def __getattr__(name: str) -> Any:
+    if name == "UnknownTableError":
+        with _LAZY_LOCK:
+            if "UnknownTableError" not in globals():
+                globals()["UnknownTableError"] = _unknown_table_error()
+        return globals()["UnknownTableError"]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 class SnapshotNotFoundError(WorkspaceError, FileNotFoundError):
     """No snapshot at the path given: a ToolkitError (so a notebook shows it in three lines, not
     eleven) and a FileNotFoundError, as it was."""
@@ -326,6 +370,18 @@ class WorkspaceOpenHereError(WorkspaceInUseError):
                     "a snapshot, or duckdb.connect): close it there (.close()) before opening the file "
                     "to write")
         WorkspaceError.__init__(self, text)
+
+
+class FilterSyntaxError(ValueError):
+    """The expression does not follow the filter language; `position` is where reading stopped."""
+
+    def __init__(self, message: str, position: int) -> None:
+        self.position = position
+        super().__init__(f"{message} at position {position}")
+
+
+class EmulatorImportError(ImportError):
+    """A registered emulator's module is missing or fails to import: the sandbox would lack a service."""
 
 
 class ApiError(ToolkitError):

@@ -24,6 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from toolkit.errors import EmulatorImportError
 from toolkit.sandbox.clock import Clock
 from toolkit.sandbox.control import CONTROL, Controller
 from toolkit.sandbox.drifting import Drift, DriftPlan
@@ -40,10 +41,6 @@ REGISTRY: dict[str, str] = {
     "audience_platform": "toolkit.sandbox.audience_platform.service",
     "translation": "toolkit.sandbox.translation.service",
 }
-
-
-class EmulatorImportError(ImportError):
-    """A registered emulator's module is missing or fails to import: the sandbox would lack a service."""
 
 
 def available() -> dict[str, type[Emulator]]:

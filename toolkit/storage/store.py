@@ -44,7 +44,7 @@ import pyarrow as pa
 
 from toolkit.catalog import how_to_fetch
 from toolkit.catalog.masking import scrub_url
-from toolkit.errors import WorkspaceError
+from toolkit.errors import UnknownTableError, WorkspaceError
 from toolkit.storage import exports, ledger
 from toolkit.storage.diffs import Diff, diff_loads
 from toolkit.storage.file import (
@@ -90,11 +90,6 @@ def _loads_read(dead: Sequence[str]) -> str:
 # DuckDB's words for a table it cannot find: 'Table with name targets does not exist!' or, when the
 # schema is missing too, 'Table with name "translation.targets" does not exist because schema ...'
 _MISSING_TABLE = re.compile(r'Table with name "?(?:(?P<schema>[^".\s]+)\.)?(?P<name>[^"\s!]+)"? does not exist')
-
-
-class UnknownTableError(WorkspaceError, duckdb.CatalogException):
-    """A query names a table the workspace does not hold; says what it holds (a CatalogException too,
-    so code that caught DuckDB's error goes on working)."""
 
 
 class Query:
