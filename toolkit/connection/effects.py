@@ -2,8 +2,8 @@
 
 `affected_resources(action)` is derived from the catalog: the resources whose list action's path shares
 a noun with the write's path (`/boards/{board_id}/guests` → boards, guests, asset_boards), the resources
-fanned out over those, and the few side effects a path does not show (`SIDE_EFFECTS`: a board delete
-cascades to assets, an upload creates one). Marking too much stale costs one more pull; too little
+fanned out over those, and the side effects a path does not show, which the catalog declares on the
+action (`Action.changes`: a board delete cascades to assets, an upload creates one). Marking too much stale costs one more pull; too little
 would show old rows as current, so the rule errs wide.
 
 `loss(workspace, action, values)` says in words what a destructive action removes, counted from the
@@ -12,7 +12,7 @@ boards, which the service deletes with it).
 """
 from __future__ import annotations
 
-__all__ = ["SIDE_EFFECTS", "affected_resources", "board_cascade", "loss"]
+__all__ = ["affected_resources", "board_cascade", "loss"]
 
 import functools
 from typing import TYPE_CHECKING, Any
@@ -25,29 +25,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from toolkit.storage.store import Store
-
-# noun of a write's path → resources it also changes, where the path does not say so
-SIDE_EFFECTS: dict[str, dict[str, tuple[str, ...]]] = {
-    "asset_library": {
-        "boards": ("assets",),                                  # the delete cascade; board membership
-        "uploads": ("assets", "versions", "asset_boards"),
-        "imports": ("assets", "versions", "asset_boards"),
-        "tags": ("assets", "versions"),                         # tags sit on versions
-        "customfields": ("assets", "boards", "asset_boards"),   # values sit on assets and boards
-    },
-    "translation": {
-        "submissions": ("submissions", "targets", "phases", "documents", "word_counts", "claimable"),
-        "phases": ("targets",),
-    },
-    "audience_platform": {
-        "import": ("audiences", "audience_metadata", "notifications"),
-        "profiles": ("profiles", "memberships"),
-        "audiences": ("audience_metadata", "memberships"),
-        "merge": ("configurations",),
-        "configuration": ("configurations",),
-    },
-}
-
 
 def _nouns(path: str, prefix: tuple[str, ...] = ()) -> set[str]:
     parts = [p.lower() for p in path.strip("/").split("/") if p and not p.startswith("{")]
@@ -84,8 +61,7 @@ def _affected(action_id: str) -> tuple[str, ...]:
     nouns = _nouns(entry.path, prefix)
     resources = {name: r for (s, name), r in catalog.RESOURCES.items() if s == service}
     hit = {name for name, r in resources.items() if nouns & _nouns(catalog.action(r.action).path, prefix)}
-    for noun in nouns:
-        hit.update(SIDE_EFFECTS.get(service, {}).get(noun, ()))
+    hit.update(entry.changes)
     grew = True
     while grew:                                   # what fans out over a changed resource changes with it
         children = {name for name, r in resources.items() if r.parent in hit} - hit

@@ -137,9 +137,10 @@ class Client:
             if "token" in s:
                 return BearerAuth(s["token"])
             return BasicAuth(self._need(p, "username"), self._need(s, "password"))
-        return OAuthPasswordAuth(self.base_url + "/oauth/token", self._need(p, "client_id"),
+        token = catalog.action(self.service.token_action)
+        return OAuthPasswordAuth(self.base_url + token.path, self._need(p, "client_id"),
                                  self._need(s, "client_secret"), self._need(p, "username"),
-                                 self._need(s, "password"), self.redactor, timeout)
+                                 self._need(s, "password"), self.redactor, timeout, action=token.id)
 
     def _need(self, given: Mapping[str, Any], key: str) -> Any:
         if not given.get(key):
@@ -169,7 +170,7 @@ class Client:
         """Check the params and build the request, without sending it."""
         entry = self.action(action)
         version = self._version(entry, version)
-        rules.check(entry, params, mode=self.mode if self.service.key == "translation" else None,
+        rules.check(entry, params, mode=self.mode if self.service.modes else None,
                     system_version=self.system_version, login=self.login)
         path = entry.path_for(version)
         prefix = self.service.version_prefix.format(version=version) if version else ""

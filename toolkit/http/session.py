@@ -354,7 +354,8 @@ class OAuthPasswordAuth(requests.auth.AuthBase):
     and once more when the service answers 401 (see `Transport.send`)."""
 
     def __init__(self, token_url: str, client_id: str, client_secret: Secret, username: str,
-                 password: Secret, redactor: Redactor, timeout: tuple[float, float]) -> None:
+                 password: Secret, redactor: Redactor, timeout: tuple[float, float], *, action: str) -> None:
+        self.action, self.service = action, action.split(".", 1)[0]      # the catalog's token action
         self.token_url, self.client_id, self.client_secret = token_url, client_id, client_secret
         self.username, self.password, self.redactor, self.timeout = username, password, redactor, timeout
         self._access: Secret | None = None
@@ -388,7 +389,7 @@ class OAuthPasswordAuth(requests.auth.AuthBase):
             answer = requests.post(self.token_url, data=form, timeout=self.timeout, auth=client,
                                    allow_redirects=False)
         if answer.is_redirect:
-            raise AuthError("translation", "translation.create_token", answer.status_code,
+            raise AuthError(self.service, self.action, answer.status_code,
                             f"the token request was answered with a redirect ({answer.status_code} to "
                             f"{shown_origin(urljoin(self.token_url, answer.headers.get('Location', '')))}); "
                             f"toolkit never sends a password after one: check base_url")
@@ -402,15 +403,15 @@ class OAuthPasswordAuth(requests.auth.AuthBase):
                 body = answer.text[:300]
             body = json.loads(self.redactor.scrub(json.dumps(body)))
             if answer.status_code == 429 or answer.status_code >= 500:   # still failing after the retries
-                raise error_for("translation", "translation.create_token", answer.status_code, "messages", body)
+                raise error_for(self.service, self.action, answer.status_code, "messages", body)
             text = service_message("messages", body, "token request refused")
-            raise AuthError("translation", "translation.create_token", answer.status_code, text, body=body)
+            raise AuthError(self.service, self.action, answer.status_code, text, body=body)
         try:
             body = answer.json()
         except ValueError:
             body = None
         if not isinstance(body, dict) or not isinstance(body.get("access_token"), str) or not body["access_token"]:
-            raise AuthError("translation", "translation.create_token", answer.status_code,
+            raise AuthError(self.service, self.action, answer.status_code,
                             "the token answer holds no access_token: check base_url points at the service")
         self._access = Secret(body["access_token"])
         self.redactor.add(self._access)

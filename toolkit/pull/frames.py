@@ -146,8 +146,8 @@ def _json_text(values: list) -> pa.Array:
     return pa.array([None if v is None else orjson.dumps(v).decode() for v in values], pa.string())
 
 
-# ids keep their wire type: integers for the translation service, UUID strings elsewhere
-ID_TYPES = {"translation": pa.int64()}
+# ids keep their wire type: integers where the catalog says a service's ids are, UUID strings elsewhere
+ID_TYPES = {key: pa.int64() for key, service in catalog.SERVICES.items() if service.ids == "integer"}
 @functools.cache
 def _pandas_types() -> dict[pa.DataType, Any]:
     import pandas as pd
