@@ -45,7 +45,7 @@ import pyarrow as pa
 from toolkit.catalog import how_to_fetch
 from toolkit.catalog.masking import scrub_url
 from toolkit.errors import UnknownTableError, WorkspaceError
-from toolkit.storage import exports, ledger
+from toolkit.storage import clock, exports, ledger
 from toolkit.storage.diffs import Diff, diff_loads
 from toolkit.storage.file import (
     FILTERED,
@@ -66,7 +66,7 @@ from toolkit.storage.file import (
 from toolkit.storage.grants import may_write
 from toolkit.storage.handle import FileHandle
 from toolkit.storage.lake import Lake, is_lake, orphans, settled
-from toolkit.storage.loads import Load, _now, params_json
+from toolkit.storage.loads import Load, params_json
 from toolkit.storage.processes import alive
 from toolkit.storage.readback import shaped, to_frame
 from toolkit.storage.runs import Run
@@ -318,7 +318,7 @@ class Store:
         if max_age is not None:
             seconds = max_age.total_seconds() if isinstance(max_age, timedelta) else float(max_age)
             query += " AND finished >= ?"
-            args.append(_now() - timedelta(seconds=seconds))
+            args.append(clock.now() - timedelta(seconds=seconds))
         rows = self._fetch(query + " ORDER BY finished DESC LIMIT 1", args)
         return rows[0][0] if rows else None
 
