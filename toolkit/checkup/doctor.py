@@ -29,7 +29,7 @@ import requests
 
 from toolkit import catalog
 from toolkit.catalog.masking import MASK
-from toolkit.catalog.paging import Cursor, Offset, PageNumber, Unpaged, absent, dig
+from toolkit.catalog.paging import Cursor, Offset, PageNumber, Paging, Unpaged, absent, dig
 from toolkit.catalog.spec import Action, Column, Resource
 from toolkit.checkup.report import CallSeen, Report, ResourceCheck, ServiceCheck, declared_types, json_type
 from toolkit.errors import ApiError, ModeError, ToolkitError, TransportError, ValidationError, VersionError
@@ -256,7 +256,7 @@ def _fields(result: ResourceCheck, resource: Resource, rows: list[dict]) -> None
             result.types_differ[name] = f"declared {column.dtype}, seen {'/'.join(sorted(kinds))}"
 
 
-def _paging(style: Any, action: Action, resource: Resource, body: Any, headers: Mapping[str, str]) -> tuple[str, list[str]]:
+def _paging(style: Paging | None, action: Action, resource: Resource, body: Any, headers: Mapping[str, str]) -> tuple[str, list[str]]:
     """The paging style the answer shows, and where it differs from the declared one."""
     differs: list[str] = []
     keys = sorted(_name(k) for k in body) if isinstance(body, dict) else []
@@ -351,7 +351,7 @@ def _wire_columns(resource: Resource) -> dict[str, Column]:
     return {".".join(c.path): c for c in resource.columns if made is None or ".".join(c.path) in made}
 
 
-def _small_page(style: Any, action: Action, size: int) -> dict[str, Any]:
+def _small_page(style: Paging | None, action: Action, size: int) -> dict[str, Any]:
     """The params asking for the first page of `size` rows, by Python name."""
     by_wire = {p.wire: p.name for p in action.params if p.where == "query"}
     wanted = {}
@@ -364,7 +364,7 @@ def _small_page(style: Any, action: Action, size: int) -> dict[str, Any]:
     return {by_wire[w]: v for w, v in wanted.items() if w in by_wire}
 
 
-def _style_name(style: Any, action: Action) -> str:
+def _style_name(style: Paging | None, action: Action) -> str:
     if style is None:
         return "record"
     return {Cursor: "cursor", PageNumber: "page number", Offset: "offset"}.get(type(style), "unpaged")
