@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import duckdb
 import pandas as pd
 
-from toolkit import bulk
+from toolkit import bulk, catalog
 from toolkit.storage.file import quote
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from toolkit.sandbox import Sandbox
     from toolkit.workspace import Workspace
 
-SERVICES = ("media_review", "asset_library", "audience_platform", "translation")
+SERVICES = tuple(catalog.SERVICES)          # all four, in the catalog's order
 STEPS, HOURS = 5, 3
 # what moves while the clock does: refreshed after each step
 DAILY = {"translation": ("submissions", "targets", "phases"),

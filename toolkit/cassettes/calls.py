@@ -10,7 +10,7 @@ result to what a cassette promises (types, row counts, ids, a digest) and is sto
 """
 from __future__ import annotations
 
-__all__ = ["KEEP_EXAMPLE", "WALK_PAGES", "WALK_SIZE", "example_params", "exercise", "is_token_action",
+__all__ = ["WALK_PAGES", "WALK_SIZE", "example_params", "exercise", "is_token_action",
            "row_ids", "summary", "walk_params"]
 
 import hashlib
@@ -27,11 +27,6 @@ from toolkit.http.client import Client
 
 WALK_PAGES = 3          # pages walked at most: enough to show paging replays in order
 WALK_SIZE = 10          # rows per page of the walk
-
-# (action, param) whose catalog example is kept although examples() names the param: the sandbox's
-# value would collide (creating a user who exists already).
-KEEP_EXAMPLE = frozenset({("audience_platform.create_user", "username")})
-
 
 def _candidates(action: Action, version: str, name: str) -> list[str]:
     """Keys of examples() that may hold a path param, most specific first: the param prefixed with the
@@ -57,8 +52,6 @@ def example_params(action: Action, version: str, examples: Mapping[str, Any],
     for param in action.params:
         if param.name in overrides:
             values[param.name] = overrides[param.name]
-        elif (action.id, param.name) in KEEP_EXAMPLE:
-            continue
         elif param.where == "path":
             key = next((k for k in _candidates(action, version, param.name) if k in examples), None)
             if key is not None:
