@@ -13,7 +13,7 @@ from toolkit.http import rules
 from toolkit.http.methods import RESERVED
 
 ACTIONS = list(catalog.ACTIONS.values())
-ID = re.compile(r"^(media_review|asset_library|audience_platform|translation)\.[a-z]+(_[a-z0-9]+)+$")
+ID = re.compile(rf"^({'|'.join(catalog.SERVICES)})\.[a-z]+(_[a-z0-9]+)+$")
 BODY_WHERE = {"body", "raw", "form", "file"}
 
 
