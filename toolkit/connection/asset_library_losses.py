@@ -5,17 +5,15 @@ from __future__ import annotations
 
 __all__ = ["SENTENCES", "board_cascade"]
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from toolkit.connection.held import latest, title
+from toolkit.connection.held import Read, latest, title
 
 if TYPE_CHECKING:
-    import pandas as pd
 
     from toolkit.storage.store import Store
 
-Read = Callable[[str], "pd.DataFrame | None"]
 
 
 def board_cascade(workspace: Store | None, board_id: Any) -> tuple[int, int] | None:

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 __all__ = ["SENTENCES"]
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-Read = Callable[[str], "pd.DataFrame | None"]
+from toolkit.connection.held import Read
 
 
 def _notifications(read: Read, workspace: Any, values: Mapping[str, Any]) -> str | None:

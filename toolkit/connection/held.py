@@ -1,9 +1,11 @@
 """What a workspace holds, read for a sentence about a write: the store behind what a form was handed,
-a resource's latest load, a row's title. Never raises: a sentence must not fail the form that shows it."""
+a resource's latest load (None when it cannot be read: a sentence must not fail the form that shows
+it), a row's title."""
 from __future__ import annotations
 
-__all__ = ["latest", "store_of", "title"]
+__all__ = ["Read", "latest", "store_of", "title"]
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from toolkit.storage.file import filtered_of
@@ -12,6 +14,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from toolkit.storage.store import Store
+
+# a resource of the action's service → its latest load, or None (what a loss sentence is handed)
+Read = Callable[[str], "pd.DataFrame | None"]
 
 
 def store_of(held: Any) -> Store | None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolkit.catalog.spec import Action
 from toolkit.connection import asset_library_losses, audience_platform_losses, translation_losses
-from toolkit.connection.held import latest
+from toolkit.connection.held import Read, latest
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 # (read the service's resource, the workspace, the action's values) → the sentence, or None to say
 # only what the catalog entry says
-Sentence = Callable[[Callable[[str], "pd.DataFrame | None"], Any, Mapping[str, Any]], "str | None"]
+Sentence = Callable[[Read, Any, Mapping[str, Any]], "str | None"]
 SENTENCES: Mapping[str, Sentence] = MappingProxyType({
     **asset_library_losses.SENTENCES, **audience_platform_losses.SENTENCES, **translation_losses.SENTENCES})
 

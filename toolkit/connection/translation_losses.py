@@ -4,13 +4,11 @@ from __future__ import annotations
 
 __all__ = ["SENTENCES"]
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
-if TYPE_CHECKING:
-    import pandas as pd
+from toolkit.connection.held import Read
 
-Read = Callable[[str], "pd.DataFrame | None"]
 DONE = ["DELIVERED", "CANCELLED"]       # target statuses a cancel no longer changes
 
 
