@@ -164,6 +164,14 @@ def test_every_service_lookup_is_read_by_some_param():
         assert set(service.lookups) <= names, service.key
 
 
+def test_an_api_key_service_names_the_header_of_each_credential():
+    for service in catalog.SERVICES.values():
+        if service.auth == "api_key":
+            assert set(service.key_headers) == set(service.credentials), service.key
+        else:
+            assert not service.key_headers, service.key
+
+
 def test_a_token_login_names_its_token_action():
     for service in catalog.SERVICES.values():
         if service.auth == "oauth_password":

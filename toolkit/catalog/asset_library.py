@@ -52,6 +52,7 @@ SERVICE = Service(
     doc="Assets, their versions, boards, guests, custom fields and tags of one workspace; "
         "x-api-key and x-air-workspace-id headers; cursor pages of at most 500.",
     lookups=LOOKUPS,
+    key_headers={"api_key": "x-api-key", "workspace_id": "x-air-workspace-id"},
 )
 
 # --- example ids (UUID v4 strings, as the service sends them) -----------------------------------

@@ -186,7 +186,8 @@ class Service:
     param of that name (a Param's own `lookup` says otherwise). `modes`: the modes a client of it runs
     in (the translation service's client and hosted), each action offered in its `modes`; empty: one
     mode, nothing to check. `token_action`: the action that gives an access token (auth
-    "oauth_password"); its path is where the client asks for one.
+    "oauth_password"); its path is where the client asks for one. `key_headers`: auth "api_key", the
+    header each credential is sent in (`{"api_key": "x-api-key"}`).
     """
     key: str
     title: str
@@ -205,6 +206,7 @@ class Service:
     lookups: Mapping[str, Lookup] = field(default_factory=dict, hash=False)
     modes: tuple[str, ...] = ()
     token_action: str = ""
+    key_headers: Mapping[str, str] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)

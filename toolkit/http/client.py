@@ -132,7 +132,8 @@ class Client:
         if kind == "bearer":
             return BearerAuth(self._need(s, "token"))
         if kind == "api_key":
-            return ApiKeyAuth(self._need(s, "api_key"), self._need(p, "workspace_id"))
+            return ApiKeyAuth({header: self._need(s if name in s else p, name)
+                               for name, header in self.service.key_headers.items()})
         if kind == "basic_or_bearer":
             if "token" in s:
                 return BearerAuth(s["token"])
@@ -152,7 +153,8 @@ class Client:
         """The auth headers as a preview shows them: names real, values masked."""
         kind = self.service.auth
         if kind == "api_key":
-            return {"x-api-key": MASK, "x-air-workspace-id": str(self._plain.get("workspace_id"))}
+            return {header: MASK if name in self.service.secrets else str(self._plain.get(name))
+                    for name, header in self.service.key_headers.items()}
         return {"Authorization": ("Basic " if kind == "basic_or_bearer" and "token" not in self._secrets
                                   else "Bearer ") + MASK}
 

@@ -330,12 +330,14 @@ class BearerAuth(requests.auth.AuthBase):
 
 
 class ApiKeyAuth(requests.auth.AuthBase):
-    def __init__(self, api_key: Secret, workspace_id: str) -> None:
-        self.api_key, self.workspace_id = api_key, workspace_id
+    """Credentials sent as headers of their own (the catalog's `Service.key_headers`): header → value."""
+
+    def __init__(self, headers: Mapping[str, Secret | str]) -> None:
+        self.headers = dict(headers)
 
     def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
-        request.headers["x-api-key"] = self.api_key.reveal()
-        request.headers["x-air-workspace-id"] = self.workspace_id
+        for name, value in self.headers.items():
+            request.headers[name] = value.reveal() if isinstance(value, Secret) else value
         return request
 
 
