@@ -38,10 +38,12 @@ def _docstrings(tree: ast.AST) -> set[int]:
 
 
 def _spelled(text: str) -> set[str]:
-    """The service key a string constant is, and the action ids it names, whole or as a word of a text
-    (`"translation.add_custom_attribute:name"`). A key as a word of prose is English ("the other
-    translation mode"), not a name."""
-    return ({text} & set(catalog.SERVICES)) | (set(WORD.findall(text)) & set(catalog.ACTIONS))
+    """The service key a string constant is, and the names it qualifies with a service key, whole or
+    as a word of a text: action ids (`"translation.add_custom_attribute:name"`), resources
+    (`"translation.targets"`). A key alone as a word of prose is English ("the other translation
+    mode"), not a name."""
+    qualified = {w for w in WORD.findall(text) if "." in w and w.split(".", 1)[0] in catalog.SERVICES}
+    return ({text} & set(catalog.SERVICES)) | qualified
 
 
 def _owner(path: Path) -> str | None:
@@ -77,6 +79,8 @@ def test_no_engine_module_names_a_service_or_an_action():
     ("http/client.py", 'HOSTED = "translation"', True),                      # a service key
     ("pull/frames.py", 'FIRST = "audience_platform.delete_notifications"', True),   # an action id
     ("forms/form.py", 'NOTE = f"see {1} of asset_library.delete_board"', True),   # a word of a text
+    ("storage/store.py", 'HELD = "SELECT * FROM translation.targets"', True),     # a resource it qualifies
+    ("http/rules.py", 'SAID = "only in the other translation mode"', False),     # the key as an English word
     ("forms/translation_steps.py", 'OTHER = "asset_library.create_board"', True),  # another service's
     ("forms/translation_steps.py", 'OWN = "translation.create_submission"', False),  # its own
     ("storage/store.py", '# translation ids are integers', False),          # a comment
