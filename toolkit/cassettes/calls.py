@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from toolkit import catalog
 from toolkit.catalog.paging import Cursor, Offset, PageNumber, Unpaged
 from toolkit.catalog.spec import Action, camel
 from toolkit.errors import ApiError, ToolkitError
@@ -64,8 +65,8 @@ def example_params(action: Action, version: str, examples: Mapping[str, Any],
 
 
 def is_token_action(action: Action) -> bool:
-    """The OAuth token endpoint: a form body with a grant type."""
-    return action.body == "form" and any(p.name == "grant_type" for p in action.params)
+    """The OAuth token endpoint: the action its service's catalog names for the login."""
+    return catalog.SERVICES[action.service].token_action == action.id
 
 
 def walk_params(action: Action, params: Mapping[str, Any]) -> dict[str, Any] | None:
