@@ -23,16 +23,22 @@ import mmap
 import sys
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import duckdb
 import pandas as pd
 
-from toolkit import bulk
+from toolkit import bulk, catalog
 from toolkit.storage.file import quote
 
-SERVICES = ("media_review", "asset_library", "audience_platform", "translation")
+if TYPE_CHECKING:
+    from toolkit.connection.connection import Connection
+    from toolkit.sandbox import Sandbox
+    from toolkit.workspace import Workspace
+
+SERVICES = tuple(catalog.SERVICES)          # all four, in the catalog's order
 STEPS, HOURS = 5, 3
 # what moves while the clock does: refreshed after each step
 DAILY = {"translation": ("submissions", "targets", "phases"),
@@ -94,8 +100,8 @@ Open them:
     return 0
 
 
-def populate(ws: Any, box: Any, log: Callable[[str], None] | None = print,
-             clients: dict[str, Any] | None = None, as_of: dict[str, Any] | None = None,
+def populate(ws: Workspace, box: Sandbox, log: Callable[[str], None] | None = print,
+             clients: dict[str, Connection] | None = None, as_of: dict[str, datetime] | None = None,
              refreshed: list[pd.DataFrame] | None = None) -> bool:
     """Steps 1 to 3 of the demo into workspace `ws` from sandbox `box`: pull everything, act, move the
     clock with a refresh after each step. False (having said why) when a pull failed.
@@ -139,7 +145,7 @@ def populate(ws: Any, box: Any, log: Callable[[str], None] | None = print,
     return True
 
 
-def clock_step(ws: Any, box: Any, say: Callable[[str], None]) -> pd.DataFrame | None:
+def clock_step(ws: Workspace, box: Sandbox, say: Callable[[str], None]) -> pd.DataFrame | None:
     """The sandbox clock `HOURS` on, then an incremental `ws.refresh` of what moves (MOVING) through
     the workspace's connections, and one line saying what it did; the refresh's table (with the
     clock), or None when a resource failed (each said)."""
@@ -159,7 +165,7 @@ def clock_step(ws: Any, box: Any, say: Callable[[str], None]) -> pd.DataFrame | 
     return table.assign(clock=now)
 
 
-def _queue_imports(client: Any, say: Callable[[str], None]) -> list[str]:
+def _queue_imports(client: Connection, say: Callable[[str], None]) -> list[str]:
     """Create URL imports (some will fail, by design of their URLs); their ids."""
     ids = []
     tag = client.call("asset_library.create_tag", name="demo")       # the service takes tags as [{id}]
@@ -171,7 +177,7 @@ def _queue_imports(client: Any, say: Callable[[str], None]) -> list[str]:
     return ids
 
 
-def _import_audiences(client: Any, box: Any, profile_ids: list[str], say: Callable[[str], None]) -> None:
+def _import_audiences(client: Connection, box: Sandbox, profile_ids: list[str], say: Callable[[str], None]) -> None:
     """A partner file by URL (a new audience) and an enclosed list replacing an audience's members."""
     url = f"{box.url('audience_platform')}/files/audiences/vip-event-2027.json"
     client.call("audience_platform.import_audience", package={"type": "url", "url": url})
@@ -183,7 +189,7 @@ def _import_audiences(client: Any, box: Any, profile_ids: list[str], say: Callab
           "profiles (both apply when the clock moves)")
 
 
-def _date_loads(ws: Any, box: Any, as_of: dict[str, Any]) -> None:
+def _date_loads(ws: Workspace, box: Sandbox, as_of: dict[str, datetime]) -> None:
     """Date the loads not dated yet with the sandbox's clock now (they were pulled since it last moved)."""
     now = box.clock.now()
     for load_id in ws.loads()["load_id"]:

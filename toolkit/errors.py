@@ -1,7 +1,8 @@
 """The errors toolkit raises, mapped from each service's answer in one place.
 
     ToolkitError
-    ├── ValidationError        a param breaks a rule; nothing was sent
+    ├── ValidationError        a param breaks a rule; nothing was sent (a ValueError too)
+    │   ├── UnknownNameError   no such service, action or resource: the closest names (a KeyError too)
     │   └── CredentialsError   a credentials file that cannot be taken (not a file, too big, not JSON ...)
     ├── ModeError              the action exists only in the other translation mode; nothing was sent
     ├── VersionError           the action needs a newer system version; nothing was sent
@@ -12,12 +13,14 @@
     ├── PagingError            a walk that repeats a cursor, page or offset, or runs past its ceiling
     ├── ContractError          contract="freeze": an answer differs from the declared shapes; nothing written
     ├── WorkspaceError         no such load or resource in the workspace; a load written wrongly
+    │   ├── UnknownTableError      a query names a table the workspace lacks (DuckDB's CatalogException too)
     │   ├── SnapshotNotFoundError  no snapshot at the path given (a FileNotFoundError too)
     │   ├── SnapshotExistsError    an export onto a path that exists, without overwrite (a FileExistsError too)
     │   ├── QueryRefusedError      an assistant's query that could write or read beyond the views (toolkit mcp)
     │   ├── LakeUnreachableError   a team workspace's catalog (PostgreSQL) cannot be reached: try again later
     │   ├── WorkspaceDamagedError  the file of a workspace or snapshot is corrupt (DuckDB's checksums say so)
-    │   └── WorkspaceInUseError  the DuckDB file is open for writing in another process
+    │   └── WorkspaceInUseError    the DuckDB file is open for writing in another process
+    │       ├── WorkspaceBusyError      ... and stayed held longer than this one would wait (exit 75)
     │       └── WorkspaceOpenHereError  ... or open in this process the other way (read-only, read-write)
     └── ApiError               the service answered with an error status
         ├── AuthError          401, 403
@@ -35,44 +38,37 @@ No error message ever holds a secret: `toolkit.http.session` scrubs them before 
     KeyboardInterrupt
     └── Interrupted            Ctrl-C (SIGINT, SIGTERM in the command) stopped a pull: what it kept, in one line
         └── RefreshInterrupted ... stopped a refresh: the resources refreshed, what each pull stopped kept
+
+    ValueError
+    └── FilterSyntaxError      a filter expression off the filter language (toolkit.http.filters); the rules
+                               turn it into a ValidationError naming the param
+
+    ImportError
+    └── EmulatorImportError    a registered emulator of the sandbox does not import: it would lack a service
+
+Every exception class of the package is defined here (tests/system/test_errors_home.py finds any other), but
+the sandbox's own wire signals (`sandbox.exchange.Reject`, `sandbox.framing.Malformed`: an answer to
+send, not an error to show), and each module that raised one before re-exports it.
 """
 from __future__ import annotations
 
-__all__ = ["AnswerError", "ApiError", "AuthError", "ContractError", "CredentialsError", "DriftWarning", "Interrupted", "LakeUnreachableError",
-           "ModeError", "NotFoundError", "PagingError", "QueryRefusedError", "RateLimitError", "RedirectError", "RefreshInterrupted", "ServerError",
-           "SnapshotExistsError", "SnapshotNotFoundError", "SnapshotStorageWarning", "ToolkitError", "TransportError", "UnknownNameError", "ValidationError",
+__all__ = ["AnswerError", "ApiError", "AuthError", "ContractError", "CredentialsError", "DriftWarning", "EmulatorImportError",
+           "FilterSyntaxError", "Interrupted", "LakeUnreachableError",
+           "ModeError", "NotFoundError", "PagingError", "QueryRefusedError", "RateLimitError", "RedirectError",
+           "RefreshInterrupted", "ServerError",
+           "SnapshotExistsError", "SnapshotNotFoundError", "SnapshotStorageWarning", "ToolkitError", "TransportError", "UnknownNameError",
+           "UnknownTableError",  # noqa: F822 (made on first use, by __getattr__ below)
+           "ValidationError",
            "VersionError", "WorkspaceBusyError", "WorkspaceDamagedError", "WorkspaceError",
            "WorkspaceInUseError", "WorkspaceOpenHereError", "did_you_mean", "error_for", "printable",
            "service_message", "shortened"]
 
-import difflib
 import os
-import re
-import reprlib
+import threading
 import traceback
 from typing import Any
 
-# Text from the services made safe to print: a field name, a cursor or a message holding terminal
-# escapes (`\x1b[2J`), a newline that forges a line of its own (`\nWARNING: all good`) or a
-# right-to-left override is shown as its escape, never acted on by a terminal, a log or a notebook:
-# C0 and C1 controls, DEL, and the format characters that reorder or hide text (bidi overrides and
-# isolates, zero-width joiners).
-_HIDDEN = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-
-
-def _escape(found: re.Match[str]) -> str:
-    char = found.group()
-    return _NAMED.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
-
-
-def printable(value: object, keep_lines: bool = False) -> str:
-    """`value` as text with every control and hiding character escaped; `keep_lines` leaves the
-    newlines of a message toolkit itself wrote on several lines."""
-    text = str(value)
-    if not keep_lines:
-        return _HIDDEN.sub(_escape, text)
-    return "\n".join(_HIDDEN.sub(_escape, line) for line in text.split("\n"))
+from toolkit.wording import bounded_repr, did_you_mean, printable, service_message, shortened
 
 
 class ToolkitError(Exception):
@@ -102,19 +98,13 @@ class ToolkitError(Exception):
         return shown
 
 
-def did_you_mean(name: Any, known: Any) -> str:
-    """"; did you mean 'targets'?" for the closest of `known` (difflib), or "" when none is close."""
-    close = difflib.get_close_matches(str(name), [str(k) for k in known], n=3, cutoff=0.6)
-    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-
-
 class ValidationError(ToolkitError, ValueError):
     """A param breaks a rule of the documents; the request was not sent."""
 
     def __init__(self, param: str, value: Any, rule: str, action: str = "") -> None:
         self.param, self.value, self.rule, self.action = param, value, rule, action
         where = f" ({action})" if action else ""
-        super().__init__(f"{param}={_short(value)}: {rule}{where}")
+        super().__init__(f"{param}={bounded_repr(value)}: {rule}{where}")
 
 
 class UnknownNameError(ValidationError, KeyError):
@@ -261,6 +251,32 @@ class WorkspaceError(ToolkitError):
     """The workspace has no such load or resource, or was asked for something its state does not allow."""
 
 
+# UnknownTableError is DuckDB's CatalogException too, so that code that caught DuckDB's error goes on
+# working; errors.py is imported by the HTTP client, which must stand without DuckDB, so the class is
+# made on first use (`from toolkit.errors import UnknownTableError` makes it).
+_LAZY_LOCK = threading.Lock()
+
+
+def _unknown_table_error() -> type[WorkspaceError]:
+    import duckdb
+
+    class UnknownTableError(WorkspaceError, duckdb.CatalogException):
+        """A query names a table the workspace does not hold; says what it holds (a CatalogException too,
+        so code that caught DuckDB's error goes on working)."""
+
+    UnknownTableError.__module__, UnknownTableError.__qualname__ = __name__, "UnknownTableError"
+    return UnknownTableError
+
+
+def __getattr__(name: str) -> Any:
+    if name == "UnknownTableError":
+        with _LAZY_LOCK:
+            if "UnknownTableError" not in globals():
+                globals()["UnknownTableError"] = _unknown_table_error()
+        return globals()["UnknownTableError"]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 class SnapshotNotFoundError(WorkspaceError, FileNotFoundError):
     """No snapshot at the path given: a ToolkitError (so a notebook shows it in three lines, not
     eleven) and a FileNotFoundError, as it was."""
@@ -344,6 +360,18 @@ class WorkspaceOpenHereError(WorkspaceInUseError):
         WorkspaceError.__init__(self, text)
 
 
+class FilterSyntaxError(ValueError):
+    """The expression does not follow the filter language; `position` is where reading stopped."""
+
+    def __init__(self, message: str, position: int) -> None:
+        self.position = position
+        super().__init__(f"{message} at position {position}")
+
+
+class EmulatorImportError(ImportError):
+    """A registered emulator's module is missing or fails to import: the sandbox would lack a service."""
+
+
 class ApiError(ToolkitError):
     """The service answered with an error status. `hint` says what to check, where toolkit knows
     (the credentials of an AuthError and where they came from); `message` is the service's own."""
@@ -374,49 +402,6 @@ class ServerError(ApiError):
     """5xx: the service failed, still after the retries."""
 
 
-# a value shown in a message: bounded in depth and length, so that a value nested thousands deep or a
-# megabyte long still makes a one-line error (repr() would recurse or print it all)
-_SHOWN = reprlib.Repr()     # Python 3.11's Repr takes its bounds as attributes, not arguments
-_SHOWN.maxlevel, _SHOWN.maxstring, _SHOWN.maxother, _SHOWN.maxlong = 3, 60, 60, 40
-
-
-def shortened(value: Any, keep: int = 3) -> str:
-    """A value for a message, a long list of ids cut to its first few and its count: a fan-out's
-    chunk of 80 submission ids once made a 600-character error."""
-    if isinstance(value, list | tuple | set | frozenset) and len(value) > 2 * keep:
-        shown = ", ".join(_short(v) for v in list(value)[:keep])
-        return f"[{shown}, … {len(value)} in all]"
-    return str(value) if isinstance(value, int | str) and len(str(value)) <= 80 else _short(value)
-
-
-def _short(value: Any) -> str:
-    text = _SHOWN.repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def service_message(shape: str, body: Any, fallback: str) -> str:
-    """The human message in a service's own error body.
-
-    Shapes: `code_message_errors` (media review: {code, message, errors: [{detail, title}]}),
-    `message` (asset library: {message}), `unomi` (audience platform: {message, errors}),
-    `messages` (translation: {messages: [...]}).
-    """
-    if not isinstance(body, dict):
-        return printable(str(body).strip() if body else "") or fallback
-    parts: list[str] = []
-    if shape == "messages":
-        parts = [str(m) for m in body.get("messages") or []]
-    if body.get("message"):
-        parts.append(str(body["message"]))
-    for error in body.get("errors") or []:
-        if isinstance(error, dict):
-            parts.append(str(error.get("detail") or error.get("title") or error.get("message") or ""))
-        elif error:
-            parts.append(str(error))
-    if not parts and body.get("error"):
-        parts.append(str(body.get("error_description") or body["error"]))
-    text = "; ".join(dict.fromkeys(p for p in parts if p))    # a message repeated in `errors` once
-    return printable(text) if text else fallback
 
 
 def error_for(service: str, action: str, status: int, shape: str, body: Any,

@@ -105,7 +105,8 @@ def test_json_body_matcher():
 def test_example_params_take_sandbox_ids():
     examples = {"schema_property_id": "loyaltyTier", "property_id": "UA-1", "account_id": "123",
                 "audience_id": "8765", "username": "a.dubois",
-                "overrides": {"asset_library.set_asset_custom_field": {"custom_field_id": "cf-2"}},
+                "overrides": {"asset_library.set_asset_custom_field": {"custom_field_id": "cf-2"},
+                              "audience_platform.create_user": {"username": "integration-bot"}},
                 "asset_id": "as-1", "custom_field_id": "cf-1"}
     get_property = ACTIONS["audience_platform.get_profile_property"]
     assert calls.example_params(get_property, "v2", examples)["property_id"] == "loyaltyTier"
@@ -113,7 +114,8 @@ def test_example_params_take_sandbox_ids():
     assert calls.example_params(analytics, "v2", examples)["property_id"] == "UA-1"
     assert calls.example_params(ACTIONS["asset_library.set_asset_custom_field"], "", examples)["custom_field_id"] == "cf-2"
     create_user = ACTIONS["audience_platform.create_user"]
-    assert calls.example_params(create_user, "v2", examples)["username"] == create_user.example["username"]
+    assert calls.example_params(create_user, "v2", examples)["username"] == "integration-bot"     # a body param too
+    assert calls.example_params(ACTIONS["audience_platform.update_user"], "v2", examples)["username"] == "a.dubois"
     token = ACTIONS["translation.create_token"]
     params = calls.example_params(token, "", {}, {"username": "pm.sandbox", "password": "pw", "client_id": "c"})
     assert params["username"] == "pm.sandbox" and params["password"] == "pw" and "client_id" not in params

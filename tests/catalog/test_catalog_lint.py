@@ -13,7 +13,7 @@ from toolkit.http import rules
 from toolkit.http.methods import RESERVED
 
 ACTIONS = list(catalog.ACTIONS.values())
-ID = re.compile(r"^(media_review|asset_library|audience_platform|translation)\.[a-z]+(_[a-z0-9]+)+$")
+ID = re.compile(rf"^({'|'.join(catalog.SERVICES)})\.[a-z]+(_[a-z0-9]+)+$")
 BODY_WHERE = {"body", "raw", "form", "file"}
 
 
@@ -128,8 +128,57 @@ def test_paging_matches_the_response(action):
 
 def test_modes_and_versions_are_translation_only(action):
     assert set(action.modes) <= {"client", "hosted"} and action.modes
+    service = catalog.SERVICES[action.service]
+    assert set(action.modes) <= set(service.modes or ("client", "hosted"))
+    if not service.modes:           # a client's mode is checked only where the service has modes
+        assert action.modes == ("client", "hosted")
     if action.service != "translation":
-        assert action.modes == ("client", "hosted") and action.min_version is None
+        assert action.min_version is None
+
+
+def test_what_a_write_changes_names_resources_of_its_service(action):
+    """Action.changes: what effects marks stale beyond the path's nouns; a read changes nothing."""
+    names = {name for service, name in catalog.RESOURCES if service == action.service}
+    assert set(action.changes) <= names
+    assert action.writes or not action.changes
+
+
+def test_lookups_name_a_resource_and_its_columns(action):
+    """Every declared lookup (Service.lookups, Param.lookup) reads a resource of the action's service
+    through columns it has: a form's choices never come from a view that cannot exist."""
+    for param in action.params:
+        found = catalog.lookup(action, param.name)
+        if found is None:
+            continue
+        resource = catalog.RESOURCES[(action.service, found.resource)]
+        columns = {c.name for c in resource.columns}
+        assert (found.nested or found.key) in columns, (param.name, found)
+        assert found.parent is None or found.parent[1] in columns, (param.name, found)
+        fields = {name for _, name, _, _ in string.Formatter().parse(found.label) if name}
+        assert fields <= columns | {"key"}, (param.name, found.label)
+
+
+def test_every_service_lookup_is_read_by_some_param():
+    for service in catalog.SERVICES.values():
+        names = {p.name for a in catalog.actions_of(service.key) for p in a.params}
+        assert set(service.lookups) <= names, service.key
+
+
+def test_an_api_key_service_names_the_header_of_each_credential():
+    for service in catalog.SERVICES.values():
+        if service.auth == "api_key":
+            assert set(service.key_headers) == set(service.credentials), service.key
+        else:
+            assert not service.key_headers, service.key
+
+
+def test_a_token_login_names_its_token_action():
+    for service in catalog.SERVICES.values():
+        if service.auth == "oauth_password":
+            token = catalog.ACTIONS[service.token_action]
+            assert token.service == service.key and token.method == "POST"
+        else:
+            assert not service.token_action
 
 
 RESOURCES = list(catalog.RESOURCES.values())
@@ -195,6 +244,7 @@ def test_resources_read_their_own_way_name_what_the_catalog_holds():
             if how.older:
                 assert how.one in {p.name for p in catalog.ACTIONS[how.older].params}, resource.name
         if resource.settings is not None:
+            assert set(resource.settings.fields) <= {c.name for c in resource.columns}, resource.name
             for _, action in resource.settings.reads:
                 assert catalog.ACTIONS[action].method == "GET" and catalog.ACTIONS[action].service == resource.service
     source = inspect.getsource(fetch)

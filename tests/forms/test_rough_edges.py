@@ -8,7 +8,7 @@ import re
 import nbformat
 import pytest
 
-from toolkit.forms.asset_steps import AssetImport
+from toolkit.forms.asset_library_steps import AssetImport
 
 UUID = "0dafbbf9-365b-44ac-8d31-ea12e0d04796"
 

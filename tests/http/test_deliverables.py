@@ -11,8 +11,8 @@ import pytest
 
 import toolkit
 import toolkit.sandbox
+from toolkit import downloads
 from toolkit.errors import ApiError, ToolkitError
-from toolkit.http import downloads
 from toolkit.http.client import Client
 
 PAGES = {"home.html": b"<html><body><h1>Welcome</h1></body></html>",

@@ -1,5 +1,6 @@
-"""toolkit.http.downloads: the translation download's three steps in one call, and the client-side download
-step of a URL (try count, timeouts, size limit, text output), against stubs on 127.0.0.1."""
+"""toolkit.downloads: the translation download's three steps in one call (toolkit.http.translation_downloads),
+and the client-side download step of a URL (toolkit.http.downloads: try count, timeouts, size limit,
+text output), against stubs on 127.0.0.1."""
 from __future__ import annotations
 
 import io
@@ -11,8 +12,8 @@ import pytest
 import requests
 import responses
 
+from toolkit import downloads
 from toolkit.errors import ToolkitError
-from toolkit.http import downloads
 
 START = "http://127.0.0.1:9/PD/rest/v0/submissions/1001/download"
 FILES = "http://127.0.0.1:9/PD/rest/v0/submissions/download/7001"
@@ -50,7 +51,7 @@ def test_a_download_not_prepared_after_its_polls_says_so(tms, stub):
 
 
 def test_the_module_loads_no_dataframe_or_widget_library():
-    code = ("import sys, toolkit.http.downloads; heavy = {'pandas', 'ipywidgets', 'duckdb', 'pyarrow'} & "
+    code = ("import sys, toolkit.downloads; heavy = {'pandas', 'ipywidgets', 'duckdb', 'pyarrow'} & "
             "set(sys.modules); print(sorted(heavy))")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout \
         == "[]\n"

@@ -582,6 +582,16 @@ def test_scale_1000_builds_fast_and_pages_deep():
 
 # --- the catalog contract ---------------------------------------------------------------------
 
+def test_the_examples_create_a_user_who_does_not_exist_yet(api, ex):
+    """examples()'s username names a seeded user; creating one of that name would collide, so the
+    create's own example (the catalog's) is what a recorded or contract call sends."""
+    create = next(a for a in catalog.ACTIONS if a.id == "audience_platform.create_user")
+    new = ex["overrides"][create.id]["username"]
+    assert new == create.example["username"] != ex["username"]
+    users = {user["username"] for user in api.ok("GET", "/security/users")}
+    assert ex["username"] in users and new not in users
+
+
 def _call(api: Api, ex: dict, action, version: str) -> requests.Response:
     """The action's example call: catalog example params, path ids from examples()."""
     path = action.path_for(version)

@@ -9,7 +9,7 @@ import pytest
 
 from toolkit import Workspace, open_snapshot
 from toolkit.errors import WorkspaceError
-from toolkit.http.downloads import Downloaded
+from toolkit.http.translation_downloads import Downloaded
 
 URL = "http://127.0.0.1:9/PD"
 

@@ -45,4 +45,4 @@ def test_an_import_against_the_floors_breaks_a_contract(tmp_path, module, upward
 def test_the_top_of_the_package_holds_only_its_face():
     """Everything else lives in the folder of its floor."""
     top = sorted(p.name for p in (ROOT / "toolkit").glob("*.py"))
-    assert top == ["__init__.py", "bulk.py", "demo.py", "downloads.py", "errors.py", "workspace.py"]
+    assert top == ["__init__.py", "bulk.py", "demo.py", "downloads.py", "errors.py", "wording.py", "workspace.py"]

@@ -80,9 +80,8 @@ def test_resources_table():
 
 def _modules() -> list[str]:
     import pkgutil
-    # __main__ runs on import; toolkit.downloads is toolkit.http.downloads under another name
-    return [m.name for m in pkgutil.walk_packages(toolkit.__path__, "toolkit.")
-            if not m.name.endswith("__main__") and m.name != "toolkit.downloads"]
+    # __main__ runs on import
+    return [m.name for m in pkgutil.walk_packages(toolkit.__path__, "toolkit.") if not m.name.endswith("__main__")]
 
 
 def _own_names(module: types.ModuleType) -> set[str]:

@@ -10,7 +10,7 @@ result to what a cassette promises (types, row counts, ids, a digest) and is sto
 """
 from __future__ import annotations
 
-__all__ = ["KEEP_EXAMPLE", "WALK_PAGES", "WALK_SIZE", "example_params", "exercise", "is_token_action",
+__all__ = ["WALK_PAGES", "WALK_SIZE", "example_params", "exercise", "is_token_action",
            "row_ids", "summary", "walk_params"]
 
 import hashlib
@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from toolkit import catalog
 from toolkit.catalog.paging import Cursor, Offset, PageNumber, Unpaged
 from toolkit.catalog.spec import Action, camel
 from toolkit.errors import ApiError, ToolkitError
@@ -27,11 +28,6 @@ from toolkit.http.client import Client
 
 WALK_PAGES = 3          # pages walked at most: enough to show paging replays in order
 WALK_SIZE = 10          # rows per page of the walk
-
-# (action, param) whose catalog example is kept although examples() names the param: the sandbox's
-# value would collide (creating a user who exists already).
-KEEP_EXAMPLE = frozenset({("audience_platform.create_user", "username")})
-
 
 def _candidates(action: Action, version: str, name: str) -> list[str]:
     """Keys of examples() that may hold a path param, most specific first: the param prefixed with the
@@ -57,8 +53,6 @@ def example_params(action: Action, version: str, examples: Mapping[str, Any],
     for param in action.params:
         if param.name in overrides:
             values[param.name] = overrides[param.name]
-        elif (action.id, param.name) in KEEP_EXAMPLE:
-            continue
         elif param.where == "path":
             key = next((k for k in _candidates(action, version, param.name) if k in examples), None)
             if key is not None:
@@ -71,8 +65,8 @@ def example_params(action: Action, version: str, examples: Mapping[str, Any],
 
 
 def is_token_action(action: Action) -> bool:
-    """The OAuth token endpoint: a form body with a grant type."""
-    return action.body == "form" and any(p.name == "grant_type" for p in action.params)
+    """The OAuth token endpoint: the action its service's catalog names for the login."""
+    return catalog.SERVICES[action.service].token_action == action.id
 
 
 def walk_params(action: Action, params: Mapping[str, Any]) -> dict[str, Any] | None:

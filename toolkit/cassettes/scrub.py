@@ -32,13 +32,16 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from toolkit import catalog
 from toolkit.catalog.masking import MASK, body_secrets, form_secrets, norm, query_secrets
 
 # Field, query and form names whose value is a secret, normalised (`client_secret`, `clientSecret` →
 # `clientsecret`): toolkit.catalog.masking's, the catalog's secret params among them.
 SECRET_FIELDS, SECRET_QUERY, FORM_SECRET_FIELDS = body_secrets(), query_secrets(), form_secrets()
 
-AUTH_HEADERS = ("authorization", "x-api-key", "x-air-workspace-id", "proxy-authorization")
+# the services' own credential headers from the catalog (Service.key_headers: x-api-key, ...)
+AUTH_HEADERS = ("authorization", "proxy-authorization",
+                *sorted({h.lower() for s in catalog.SERVICES.values() for h in s.key_headers.values()}))
 DROP_REQUEST_HEADERS = ("accept-encoding", "connection", "content-length", "cookie")
 DROP_RESPONSE_HEADERS = frozenset((
     "date", "server", "set-cookie", "x-request-id", "request-id", "x-amzn-requestid", "x-amzn-trace-id",

@@ -1,13 +1,13 @@
 """The catalog: every action of the four services, once, indexed by id, service and resource name."""
 from __future__ import annotations
 
-__all__ = ["ACTIONS", "MODULES", "RESOURCES", "SERVICES", "action", "actions_of", "how_to_fetch", "resource",
-           "service"]
+__all__ = ["ACTIONS", "MODULES", "RESOURCES", "SERVICES", "action", "actions_of", "how_to_fetch", "lookup",
+           "resource", "service"]
 
 from types import MappingProxyType
 
 from toolkit.catalog import asset_library, audience_platform, media_review, translation
-from toolkit.catalog.spec import Action, Resource, Service
+from toolkit.catalog.spec import Action, Lookup, Resource, Service
 from toolkit.errors import UnknownNameError, did_you_mean
 
 MODULES = (media_review, asset_library, audience_platform, translation)
@@ -31,6 +31,15 @@ def action(action_id: str, service: str | None = None) -> Action:
 
 def actions_of(service: str) -> tuple[Action, ...]:
     return tuple(a for a in ACTIONS.values() if a.service == service)
+
+
+def lookup(action: Action, name: str) -> Lookup | None:
+    """Where the values of the action's param `name` come from: the param's own `lookup`, else what its
+    service says for the name; None when from nowhere (a free value)."""
+    own = next((p.lookup for p in action.params if p.name == name), None)
+    if own is not None:
+        return own if own.resource else None
+    return SERVICES[action.service].lookups.get(name)
 
 
 def service(key: str) -> Service:

@@ -2,23 +2,41 @@
 (seed 000, part B; wire facts from services.md, and the public types compared field by field in
 docs/public-specs.md: a version's uploadedAt and summary, tags sent as {id}, an optional recordedAt)."""
 
-__all__ = ["ACTIONS", "ASSET", "ASSET_ID", "BOARD", "BOARD_BODY", "BOARD_COLUMNS", "BOARD_ID", "COVER_COLUMNS",
-           "CUSTOM_FIELD", "CUSTOM_FIELD_ID", "CUSTOM_FIELD_TYPES", "GUEST", "GUEST_ID", "IMPORT",
-           "IMPORT_ERROR_TYPES", "IMPORT_ID", "IMPORT_STATUSES", "NAME_SEARCH", "PAGE", "PARENT_BOARD",
-           "RESOURCES", "ROLE", "ROLE_TYPES", "SERVICE", "SET_VALUE", "TAG", "TAG_ID", "UPLOAD",
+__all__ = ["ACTIONS", "ASSET", "ASSET_ID", "BOARD", "BOARD_ASSETS", "BOARD_BODY", "BOARD_COLUMNS", "BOARD_ID", "COVER_COLUMNS",
+           "CUSTOM_FIELD", "CUSTOM_FIELD_ID", "CUSTOM_FIELD_TYPES", "FIELD_VALUES", "GUEST", "GUEST_ID", "IMPORT",
+           "IMPORT_ERROR_TYPES", "IMPORT_ID", "IMPORT_STATUSES", "LOOKUPS", "NAME_SEARCH", "NEW_ASSETS", "PAGE", "PARENT_BOARD",
+           "RESOURCES", "ROLE", "ROLE_TYPES", "SERVICE", "SET_VALUE", "TAG", "TAGGED", "TAG_ID", "UPLOAD",
            "UPLOAD_TARGET", "VALUE", "VALUE_ID", "VERSION", "VERSION_ID"]
 
 from toolkit.catalog.spec import (
+    NO_LOOKUP,
     Action,
     Column,
     Cursor,
     Incremental,
+    Lookup,
     OtherSide,
     Param,
     Resource,
     Service,
     Unpaged,
 )
+
+_FIELD = ("custom_field_id", "custom_field_id")
+# param name → the resource its values come from (toolkit.forms offers the rows as choices)
+LOOKUPS = {
+    "role_id": Lookup("roles", "id", "{name}"),
+    "tag_id": Lookup("tags", "id", "{name}"),
+    "custom_field_id": Lookup("custom_fields", "id", "{name} · {type}"),
+    "value_id": Lookup("custom_field_values", "id", "{name}", parent=_FIELD),
+    "values": Lookup("custom_field_values", "id", "{name}", parent=_FIELD),
+    "board_id": Lookup("boards", "id", "{title}"),
+    "parent_board_id": Lookup("boards", "id", "{title}"),
+    "asset_id": Lookup("assets", "id", "{cover_version_title}"),
+    "asset_ids": Lookup("assets", "id", "{cover_version_title}"),
+    "version_id": Lookup("versions", "id", "{title}", parent=("asset_id", "asset_id")),
+    "guest_id": Lookup("guests", "id", "{email}", parent=("board_id", "board_id")),
+}
 
 SERVICE = Service(
     key="asset_library",
@@ -33,9 +51,18 @@ SERVICE = Service(
     max_concurrency=10,
     doc="Assets, their versions, boards, guests, custom fields and tags of one workspace; "
         "x-api-key and x-air-workspace-id headers; cursor pages of at most 500.",
+    lookups=LOOKUPS,
+    key_headers={"api_key": "x-api-key", "workspace_id": "x-air-workspace-id"},
 )
 
 # --- example ids (UUID v4 strings, as the service sends them) -----------------------------------
+# what a write changes beyond the resources its path names (Action.changes): too wide costs a pull,
+# too narrow shows old rows as current
+BOARD_ASSETS = ("assets",)                                  # the delete cascade; board membership
+NEW_ASSETS = ("asset_boards", "assets", "versions")         # an upload or import makes an asset
+TAGGED = ("assets", "versions")                             # tags sit on versions
+FIELD_VALUES = ("asset_boards", "assets", "boards")         # values sit on assets and boards
+
 ASSET = "4b7c2f1e-8a3d-4c56-9e21-0f6d3b8a7c15"
 VERSION = "9d2e6a40-3b1c-4f7e-a5d8-61c0e2b94f37"
 BOARD = "c3a81f5d-27e4-4b90-8d6c-5f1a09e3b2d4"
@@ -135,7 +162,7 @@ ACTIONS = (
            "/assets/{asset_id}/customfields/{custom_field_id}",
            "Set or unset an asset's custom field: value for plain-text/date, values for select fields.",
            params=(ASSET_ID, CUSTOM_FIELD_ID) + SET_VALUE, body="json",
-           response="none", status=204, checks=("custom_field_value",)),
+           response="none", status=204, checks=("custom_field_value",), changes=FIELD_VALUES),
     Action("asset_library.list_asset_versions", "Assets", "GET", "/assets/{asset_id}/versions",
            "Every version of an asset.",
            params=(ASSET_ID,), response="list", paging=Unpaged(items="data")),
@@ -158,11 +185,11 @@ ACTIONS = (
            params=(ASSET_ID, VERSION_ID,
                    Param("tag_id", "body", "id", required=True, wire="id", doc="id of the tag to add",
                          example=TAG, rules=("not_blank",))),
-           body="json"),
+           body="json", changes=TAGGED),
     Action("asset_library.remove_asset_version_tag", "Assets", "DELETE",
            "/assets/{asset_id}/versions/{version_id}/tags/{tag_id}",
            "Remove a tag from an asset version.",
-           params=(ASSET_ID, VERSION_ID, TAG_ID), response="none", status=204),
+           params=(ASSET_ID, VERSION_ID, TAG_ID), response="none", status=204, changes=TAGGED),
     Action("asset_library.delete_asset", "Assets", "DELETE", "/assets/{asset_id}",
            "Delete an asset with all its versions.",
            params=(ASSET_ID,), response="none", status=204),
@@ -180,7 +207,7 @@ ACTIONS = (
            "Create a board at top level or as a child of another board.",
            params=(Param("title", "body", required=True, doc="title of the board", example="Quarterly review",
                          rules=("not_blank",)),) + BOARD_BODY,
-           body="json", status=201),
+           body="json", status=201, changes=BOARD_ASSETS),
     Action("asset_library.get_board", "Boards", "GET", "/boards/{board_id}",
            "One board with its custom field values.",
            params=(BOARD_ID,)),
@@ -188,24 +215,24 @@ ACTIONS = (
            "Change a board's title, description or parent board.",
            params=(BOARD_ID, Param("title", "body", doc="title of the board", example="Quarterly review"))
            + BOARD_BODY,
-           body="json", response="none", status=204),
+           body="json", response="none", status=204, changes=BOARD_ASSETS),
     Action("asset_library.delete_board", "Boards", "DELETE", "/boards/{board_id}",
            "Delete a board and every asset contained only in it or in its direct child boards.",
-           params=(BOARD_ID,), response="none", status=204),
+           params=(BOARD_ID,), response="none", status=204, changes=BOARD_ASSETS),
     Action("asset_library.add_board_assets", "Boards", "POST", "/boards/{board_id}/assets",
            "Add assets to a board.",
            params=(BOARD_ID,
                    Param("asset_ids", "body", "list", required=True, doc="ids of the assets to add",
                          example=[ASSET])),
-           body="json", response="none", status=204),
+           body="json", response="none", status=204, changes=BOARD_ASSETS),
     Action("asset_library.remove_board_asset", "Boards", "DELETE", "/boards/{board_id}/assets/{asset_id}",
            "Remove an asset from a board (the asset itself stays).",
-           params=(BOARD_ID, ASSET_ID), response="none", status=204),
+           params=(BOARD_ID, ASSET_ID), response="none", status=204, changes=BOARD_ASSETS),
     Action("asset_library.set_board_custom_field", "Boards", "PUT",
            "/boards/{board_id}/customFields/{custom_field_id}",
            "Set or unset a board's custom field: value for plain-text/date, values for select fields.",
            params=(BOARD_ID, CUSTOM_FIELD_ID) + SET_VALUE, body="json",
-           response="none", status=204, checks=("custom_field_value",)),
+           response="none", status=204, checks=("custom_field_value",), changes=FIELD_VALUES),
     Action("asset_library.list_board_guests", "Boards", "GET", "/boards/{board_id}/guests",
            "Guests invited to a board, with their roles.",
            params=(BOARD_ID,
@@ -219,16 +246,16 @@ ACTIONS = (
                          example="ana.lopez@example.com", rules=("email",)),
                    Param("role_id", "body", "id", required=True, doc="id of a guest role (see list_roles)",
                          example=ROLE, rules=("not_blank",))),
-           body="json", status=201),
+           body="json", status=201, changes=BOARD_ASSETS),
     Action("asset_library.update_board_guest", "Boards", "PATCH", "/boards/{board_id}/guests/{guest_id}",
            "Change the role of a board guest.",
            params=(BOARD_ID, GUEST_ID,
                    Param("role_id", "body", "id", required=True, doc="id of the new guest role",
                          example=ROLE, rules=("not_blank",))),
-           body="json", response="none", status=204),
+           body="json", response="none", status=204, changes=BOARD_ASSETS),
     Action("asset_library.remove_board_guest", "Boards", "DELETE", "/boards/{board_id}/guests/{guest_id}",
            "Remove a guest from a board.",
-           params=(BOARD_ID, GUEST_ID), response="none", status=204),
+           params=(BOARD_ID, GUEST_ID), response="none", status=204, changes=BOARD_ASSETS),
 
     # --- Custom Fields --------------------------------------------------------------------------
     Action("asset_library.list_custom_fields", "Custom Fields", "GET", "/customfields",
@@ -244,9 +271,10 @@ ACTIONS = (
                Param("type", "body", required=True, choices=CUSTOM_FIELD_TYPES,
                      doc="type of the field; cannot be changed later", example="single-select"),
                Param("values", "body", "object", doc="values of a select field as a list of {name}",
-                     example=[{"name": "Spring launch"}, {"name": "Summer sale"}]),
+                     example=[{"name": "Spring launch"}, {"name": "Summer sale"}],
+                     lookup=NO_LOOKUP),     # new values by name, not existing ones
            ),
-           body="json", status=201, checks=("select_values",)),
+           body="json", status=201, checks=("select_values",), changes=FIELD_VALUES),
     Action("asset_library.get_custom_field", "Custom Fields", "GET", "/customfields/{custom_field_id}",
            "One custom field with its select values.",
            params=(CUSTOM_FIELD_ID,)),
@@ -258,26 +286,26 @@ ACTIONS = (
                          example="Marketing campaign the asset belongs to"),
                    Param("type", "body", choices=CUSTOM_FIELD_TYPES, rules=("immutable",),
                          doc="the type is fixed at creation; any value is refused")),
-           body="json", response="none", status=204),
+           body="json", response="none", status=204, changes=FIELD_VALUES),
     Action("asset_library.delete_custom_field", "Custom Fields", "DELETE", "/customfields/{custom_field_id}",
            "Delete a custom field and its values.",
-           params=(CUSTOM_FIELD_ID,), response="none", status=204),
+           params=(CUSTOM_FIELD_ID,), response="none", status=204, changes=FIELD_VALUES),
     Action("asset_library.add_custom_field_value", "Custom Fields", "POST", "/customfields/{custom_field_id}/values",
            "Add a value to a single-select or multi-select custom field.",
            params=(CUSTOM_FIELD_ID,
                    Param("name", "body", required=True, doc="the value's name", example="Autumn preview",
                          rules=("not_blank",))),
-           body="json", status=201),
+           body="json", status=201, changes=FIELD_VALUES),
     Action("asset_library.update_custom_field_value", "Custom Fields", "PATCH",
            "/customfields/{custom_field_id}/values/{value_id}",
            "Rename a value of a select custom field.",
            params=(CUSTOM_FIELD_ID, VALUE_ID,
                    Param("name", "body", doc="the value's new name", example="Autumn launch")),
-           body="json", response="none", status=204),
+           body="json", response="none", status=204, changes=FIELD_VALUES),
     Action("asset_library.delete_custom_field_value", "Custom Fields", "DELETE",
            "/customfields/{custom_field_id}/values/{value_id}",
            "Delete a value of a select custom field.",
-           params=(CUSTOM_FIELD_ID, VALUE_ID), response="none", status=204),
+           params=(CUSTOM_FIELD_ID, VALUE_ID), response="none", status=204, changes=FIELD_VALUES),
 
     # --- Imports --------------------------------------------------------------------------------
     Action("asset_library.create_import", "Imports", "POST", "/imports",
@@ -294,7 +322,7 @@ ACTIONS = (
                Param("description", "body", "text", doc="description of the new version",
                      example="Golden hour on the north beach, spring shoot"),
            ) + UPLOAD_TARGET,
-           body="json", status=201),
+           body="json", status=201, changes=NEW_ASSETS),
     Action("asset_library.get_import_status", "Imports", "GET", "/imports/{import_id}/status",
            "Status of an import (pending, inProgress, failed, succeeded) and its error when it failed.",
            params=(IMPORT_ID,)),
@@ -314,7 +342,7 @@ ACTIONS = (
            "Create a tag.",
            params=(Param("name", "body", required=True, doc="name of the tag", example="hero",
                          rules=("not_blank",)),),
-           body="json", status=201),
+           body="json", status=201, changes=TAGGED),
     Action("asset_library.get_tag", "Tags", "GET", "/tags/{tag_id}",
            "One tag; 404 once deleted (the vendor's SDK and its end-to-end tests read it after create, "
            "rename and delete).",
@@ -322,10 +350,10 @@ ACTIONS = (
     Action("asset_library.update_tag", "Tags", "PATCH", "/tags/{tag_id}",
            "Rename a tag.",
            params=(TAG_ID, Param("name", "body", doc="new name of the tag", example="hero-shot")),
-           body="json", response="none", status=204),
+           body="json", response="none", status=204, changes=TAGGED),
     Action("asset_library.delete_tag", "Tags", "DELETE", "/tags/{tag_id}",
            "Delete a tag.",
-           params=(TAG_ID,), response="none", status=204),
+           params=(TAG_ID,), response="none", status=204, changes=TAGGED),
 
     # --- Uploads --------------------------------------------------------------------------------
     Action("asset_library.create_upload", "Uploads", "POST", "/uploads",
@@ -341,7 +369,7 @@ ACTIONS = (
                Param("recorded_at", "body", "datetime", doc="when the file was created; now when omitted",
                      example="2024-05-14T09:30:00.000Z"),
            ) + UPLOAD_TARGET,
-           body="json", status=201),
+           body="json", status=201, changes=NEW_ASSETS),
     Action("asset_library.create_upload_part", "Uploads", "POST", "/uploads/uploadPart",
            "An upload URL for one part of a multipart upload (PUT the part there and keep its ETag).",
            params=(
@@ -352,7 +380,7 @@ ACTIONS = (
                Param("part_number", "body", "integer", required=True, doc="number of the part (from 1)",
                      example=1, rules=("positive",)),
            ),
-           body="json", status=201),
+           body="json", status=201, changes=NEW_ASSETS),
     Action("asset_library.complete_upload", "Uploads", "POST", "/uploads/completeMultipart",
            "Complete a multipart upload from the ETags of its parts.",
            params=(
@@ -363,7 +391,7 @@ ACTIONS = (
                Param("parts", "body", "object", required=True, doc="the parts as a list of {etag, partNumber}",
                      example=[{"etag": "\"9b2cf535f27731c974343645a3985328\"", "partNumber": 1}]),
            ),
-           body="json", response="none", status=204),
+           body="json", response="none", status=204, changes=NEW_ASSETS),
 )
 
 

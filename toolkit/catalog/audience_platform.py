@@ -2,16 +2,20 @@
 notifications, metrics, users and monitoring (seed 001). Modelled on Apache Unomi where the seed is
 silent (services.md): `{list, offset, pageSize, totalSize}` pages, `itemId` profiles, `systemTags`."""
 
-__all__ = ["ACCOUNT_ID", "ACTIONS", "ANALYTICS_AUDIENCE_ID", "ANALYTICS_PATH", "AUDIENCE_FILTERS",
-           "AUDIENCE_ID", "AUDIENCE_LIST", "DATA_POLICY", "DEFINITION_ID", "ENABLED", "LAST_REFRESH", "LIST",
-           "METADATA_COLUMNS", "NOTIFICATION_ID", "NOTIFICATION_PAGE", "OFFSET_SIZE", "PAGE", "PROFILE_ID",
+__all__ = ["ACCOUNT_ID", "ACTIONS", "ANALYTICS_AUDIENCE_ID", "ANALYTICS_PATH", "AUDIENCE_DATA", "AUDIENCE_FILTERS",
+           "AUDIENCE_ID", "AUDIENCE_LIST", "DATA_POLICY", "CONFIGURATIONS", "DEFINITION_ID", "ENABLED", "IMPORTED", "LAST_REFRESH", "LIST", "LOOKUPS",
+           "METADATA_COLUMNS", "NOTIFICATION_ID", "NOTIFICATION_PAGE", "OFFSET_SIZE", "PAGE", "PROFILE_DATA", "PROFILE_ID", "PROFILE_QUERY_ID",
            "PROPERTY_ID", "RESOURCES", "SERVICE", "SORT", "USERNAME", "V12", "V2", "VALIDATE",
            "WAREHOUSE_COLUMNS", "WAREHOUSE_COMMON", "WEB_PROPERTY_ID"]
 
+from dataclasses import replace
+
 from toolkit.catalog.spec import (
+    NO_LOOKUP,
     Action,
     Column,
     Incremental,
+    Lookup,
     Offset,
     Param,
     Resource,
@@ -19,6 +23,17 @@ from toolkit.catalog.spec import (
     Settings,
     Unpaged,
 )
+
+# param name → the resource its values come from (toolkit.forms offers the rows as choices)
+LOOKUPS = {
+    "audience_id": Lookup("audiences", "id", "{name}"),
+    "username": Lookup("users", "username", "{first_name} {last_name}"),
+    "notification_id": Lookup("notifications", "id", "{severity}: {message}"),
+    "property_id": Lookup("profile_properties", "id", "{name}"),
+    "property_name": Lookup("profile_properties", "id", "{name}"),
+    "profile_id": Lookup("profiles", "item_id"),
+    "definition_id": Lookup("warehouse_queries", "id", "{name}"),
+}
 
 SERVICE = Service(
     key="audience_platform",
@@ -35,7 +50,15 @@ SERVICE = Service(
     max_concurrency=10,
     doc="Profiles, audiences and their integrations; HTTP Basic or a bearer token; offset/size pages "
         "with size -1 for everything (offset 0 then).",
+    lookups=LOOKUPS,
 )
+
+# what a write changes beyond the resources its path names (Action.changes): too wide costs a pull,
+# too narrow shows old rows as current
+IMPORTED = ("audience_metadata", "audiences", "notifications")     # an import makes an audience, and says so
+PROFILE_DATA = ("memberships", "profiles")                          # memberships are read from profiles
+AUDIENCE_DATA = ("audience_metadata", "memberships")
+CONFIGURATIONS = ("configurations",)                                # one row per configuration object
 
 V12 = ("v1", "v2")
 V2 = ("v2",)
@@ -73,16 +96,19 @@ PROPERTY_ID = Param("property_id", "path", required=True, doc="profile property 
                     example="loyaltyTier", rules=("not_blank", "alphanumeric"))
 DEFINITION_ID = Param("definition_id", "path", required=True, rules=("not_blank",),
                       doc="query definition id", example="dw-audience-churn-risk")
+PROFILE_QUERY_ID = replace(DEFINITION_ID, lookup=Lookup("warehouse_profile_queries", "id", "{name}"))
 NOTIFICATION_ID = Param("notification_id", "path", required=True, rules=("not_blank",),
                         doc="notification id", example="0b6f4c1e-8d2a-4b7f-9c3e-5a1d2e8f6b40")
 USERNAME = Param("username", "path", required=True, rules=("not_blank",),
                  doc="user name", example="integration-bot")
 ACCOUNT_ID = Param("account_id", "path", required=True, rules=("not_blank",),
-                   doc="analytics account id", example="123456789")
+                   doc="analytics account id", example="123456789", lookup=NO_LOOKUP)
 WEB_PROPERTY_ID = Param("property_id", "path", required=True, rules=("not_blank",), example="UA-123456789-1",
-                        doc="web property id (older type) or property id (newer type)")
+                        doc="web property id (older type) or property id (newer type)",
+                        lookup=NO_LOOKUP)      # an analytics web property, not a profile property
 ANALYTICS_AUDIENCE_ID = Param("audience_id", "path", required=True, rules=("not_blank",),
-                              doc="analytics audience id", example="8765432101")
+                              doc="analytics audience id", example="8765432101",
+                              lookup=Lookup("analytics_audiences", "audience_id", "{name}"))
 ANALYTICS_PATH = "/ext/analytics/accounts/{account_id}/webproperties/{property_id}/audiences"
 
 VALIDATE = Param("validate", "query", "boolean", doc="save only if the profile passes schema validation",
@@ -114,12 +140,12 @@ ACTIONS = (
            params=(Param("package", "raw", "object", required=True, rules=("audience_import_package",),
                          doc="import package: type 'enclosed' with the audience data, or type 'url' "
                              "with the URL of a file holding the enclosed JSON",
-                         example={"type": "url", "url": "https://files.example.com/audience.json"}),)),
+                         example={"type": "url", "url": "https://files.example.com/audience.json"}),), changes=IMPORTED),
     Action("audience_platform.get_profile_merge_configuration", "Actions", "GET", "/actions/profile/merge",
            "Read the profile merge configuration.", versions=V12),
     Action("audience_platform.update_profile_merge_configuration", "Actions", "PATCH",
            "/actions/profile/merge", "Enable or disable the profile merge action.", versions=V12,
-           body="merge_patch", params=(ENABLED,)),
+           body="merge_patch", params=(ENABLED,), changes=CONFIGURATIONS),
 
     # Audiences
     Action("audience_platform.update_audience", "Audiences", "PATCH", "/audiences/{audience_id}",
@@ -127,7 +153,7 @@ ACTIONS = (
            body="merge_patch", content_types=("merge_patch", "json_patch"),
            params=(AUDIENCE_ID, Param("patch", "raw", "object", required=True,
                                       doc="JSON Merge Patch object, or JSON Patch operations array",
-                                      example={"tags": ["vip", "newsletter"]}))),
+                                      example={"tags": ["vip", "newsletter"]})), changes=AUDIENCE_DATA),
     Action("audience_platform.list_audience_metadata", "Audiences", "GET", "/audiences/metadata",
            "Page of audience metadata, filtered by tags, system tags, providers and names.",
            versions=V12, version_paths={"v1": "/audiences"}, params=AUDIENCE_LIST,
@@ -155,7 +181,7 @@ ACTIONS = (
                    Param("credentials_json", "body", "secret",
                          doc="service account key file contents, as a string"),
                    Param("ssl_enabled", "body", "boolean", doc="use SSL for message channels",
-                         example=True))),
+                         example=True)), changes=CONFIGURATIONS),
 
     # Document generation
     Action("audience_platform.get_document_generation_configuration", "Document generation", "GET",
@@ -179,7 +205,7 @@ ACTIONS = (
                          doc="map of aliases to communication ids",
                          example={"welcome": "COMM-0001"}),
                    ENABLED,
-                   Param("scope", "body", doc="OAuth2 scope to request", example="docgen.write"))),
+                   Param("scope", "body", doc="OAuth2 scope to request", example="docgen.write")), changes=CONFIGURATIONS),
     Action("audience_platform.start_communication", "Document generation", "POST",
            "/docgen/communication", "Start a document generation communication for a profile.",
            versions=V12, body="json",
@@ -199,7 +225,7 @@ ACTIONS = (
                    Param("refresh_memberships", "query", "boolean", doc="refresh the memberships",
                          example=False),
                    Param("active", "body", "boolean", doc="track the audience's definition and members",
-                         example=True))),
+                         example=True)), changes=AUDIENCE_DATA),
     Action("audience_platform.list_analytics_audiences", "Analytics", "GET", ANALYTICS_PATH,
            "Page of the analytics audiences of a web property.", versions=V12,
            params=(ACCOUNT_ID, WEB_PROPERTY_ID, *OFFSET_SIZE), response="page", paging=PAGE,
@@ -230,7 +256,7 @@ ACTIONS = (
                          example="customUser:clientId"),
                    Param("profile_dimension_ids", "body", "object",
                          doc="dimension recorded per property; set an entry to None to remove it and "
-                             "have the next refresh evaluate it again (changes are not retroactive)"))),
+                             "have the next refresh evaluate it again (changes are not retroactive)")), changes=CONFIGURATIONS),
     Action("audience_platform.get_analytics_configuration", "Analytics", "GET",
            "/ext/analytics/configuration",
            "Read the analytics integration configuration.", versions=V12),
@@ -269,7 +295,7 @@ ACTIONS = (
            versions=V12, params=(DEFINITION_ID,)),
     Action("audience_platform.get_warehouse_profile_query", "Warehouse", "GET",
            "/ext/warehouse/query/profile/{definition_id}", "One warehouse profile query definition.",
-           versions=V12, params=(DEFINITION_ID,)),
+           versions=V12, params=(PROFILE_QUERY_ID,)),
     Action("audience_platform.update_warehouse_audience_query", "Warehouse", "PATCH",
            "/ext/warehouse/query/audience/{definition_id}",
            "Change a warehouse audience query definition (activity, names, tags).", versions=V12,
@@ -287,7 +313,7 @@ ACTIONS = (
            "/ext/warehouse/query/profile/{definition_id}",
            "Change a warehouse profile query definition (activity, names, id column).", versions=V12,
            body="merge_patch",
-           params=(DEFINITION_ID,
+           params=(PROFILE_QUERY_ID,
                    Param("active", "body", "boolean", doc="whether the definition is refreshed",
                          example=True),
                    Param("name", "body", doc="definition name", example="CRM customers"),
@@ -299,7 +325,7 @@ ACTIONS = (
            versions=V12, params=(DEFINITION_ID,), response="none", status=204),
     Action("audience_platform.delete_warehouse_profile_query", "Warehouse", "DELETE",
            "/ext/warehouse/query/profile/{definition_id}", "Delete a warehouse profile query definition.",
-           versions=V12, params=(DEFINITION_ID,), response="none", status=204),
+           versions=V12, params=(PROFILE_QUERY_ID,), response="none", status=204),
     Action("audience_platform.get_warehouse_configuration", "Warehouse", "GET",
            "/ext/warehouse/configuration",
            "Read the data warehouse integration configuration.", versions=V12),
@@ -316,7 +342,7 @@ ACTIONS = (
                    Param("google_credentials_json", "body", "secret",
                          doc="service account key file contents, as a string"),
                    Param("root_url", "body", "url", doc="warehouse API root URL",
-                         example="https://bigquery.googleapis.com", rules=("url",)))),
+                         example="https://bigquery.googleapis.com", rules=("url",))), changes=CONFIGURATIONS),
 
     # Metrics
     Action("audience_platform.get_metric", "Metrics", "GET", "/metrics",
@@ -351,12 +377,12 @@ ACTIONS = (
            "/privacy/profiles/{profile_id}/anonymize",
            "Anonymize a profile: delete every property tagged as a personal identifier.", versions=V12,
            destructive=True,
-           params=(PROFILE_ID, Param("scope", "query", doc="scope identifier", example="web"))),
+           params=(PROFILE_ID, Param("scope", "query", doc="scope identifier", example="web")), changes=PROFILE_DATA),
     Action("audience_platform.remove_profile_property", "Privacy", "DELETE",
            "/privacy/profiles/{profile_id}/properties/{property_name}",
            "Delete one property (its value) from a profile.", versions=V12, response="none", status=204,
            params=(PROFILE_ID, Param("property_name", "path", required=True, rules=("not_blank",),
-                                     doc="name of the profile property", example="phoneNumber"))),
+                                     doc="name of the profile property", example="phoneNumber")), changes=PROFILE_DATA),
 
     # Profiles
     Action("audience_platform.create_profile", "Profiles", "POST", "/profiles",
@@ -370,7 +396,7 @@ ACTIONS = (
                    Param("system_properties", "body", "object", doc="system properties"),
                    Param("segments", "body", "list", doc="segment ids"),
                    Param("scores", "body", "object", doc="scores by scoring plan"),
-                   Param("consents", "body", "object", doc="consents by type"))),
+                   Param("consents", "body", "object", doc="consents by type")), changes=PROFILE_DATA),
     Action("audience_platform.get_profile", "Profiles", "GET", "/profiles/{profile_id}", "Read a profile.",
            versions=V12, params=(PROFILE_ID,)),
     Action("audience_platform.update_profile", "Profiles", "PATCH", "/profiles/{profile_id}",
@@ -378,9 +404,9 @@ ACTIONS = (
            versions=V12, body="merge_patch",
            params=(PROFILE_ID, VALIDATE,
                    Param("patch", "raw", "object", required=True, doc="JSON Merge Patch document",
-                         example={"properties": {"loyaltyTier": "gold"}}))),
+                         example={"properties": {"loyaltyTier": "gold"}})), changes=PROFILE_DATA),
     Action("audience_platform.delete_profile", "Profiles", "DELETE", "/profiles/{profile_id}",
-           "Delete a profile.", versions=V12, params=(PROFILE_ID,), response="none", status=204),
+           "Delete a profile.", versions=V12, params=(PROFILE_ID,), response="none", status=204, changes=PROFILE_DATA),
 
     # Schemas
     Action("audience_platform.get_profile_schema", "Schemas", "GET", "/schemas/profile",
@@ -414,7 +440,7 @@ ACTIONS = (
            versions=V12, body="merge_patch",
            params=(Param("enabled", "body", "boolean", doc="enable JWKS validation", example=True),
                    Param("endpoints", "body", "list", doc="JWKS endpoint URLs to add",
-                         example=["https://login.example.com/.well-known/jwks.json"]))),
+                         example=["https://login.example.com/.well-known/jwks.json"])), changes=CONFIGURATIONS),
     Action("audience_platform.list_jwks_endpoints", "System administration", "GET",
            "/security/jwks/configuration/list", "All configured JWKS endpoints.", versions=V12,
            response="list", paging=LIST),

@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from toolkit.catalog.paging import Cursor, Offset, PageNumber, Paging, Unpaged
 
-__all__ = ["Action", "Chunks", "Column", "Cursor", "Incremental", "Offset", "OtherSide", "PageNumber", "Paging",
-           "Param", "Resource", "Service", "Settings", "Unpaged", "camel", "snake"]
+__all__ = ["NO_LOOKUP", "Action", "Chunks", "Column", "Cursor", "Incremental", "Lookup", "Offset", "OtherSide",
+           "PageNumber", "Paging", "Param", "Resource", "Service", "Settings", "Unpaged", "camel", "snake"]
 
 Where = Literal["path", "query", "body", "raw", "form", "file", "local"]
 Kind = Literal[
@@ -55,6 +55,26 @@ def snake(name: str) -> str:
 # --- the records -------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
+class Lookup:
+    """Where a param's values come from: a resource of its service held in the workspace, so that a form
+    offers its rows as choices (toolkit.forms.lookups) instead of a bare id field.
+
+    `key` is the column the value is; `label` a format string over the row's columns; `parent` is
+    (param, column): only rows whose column equals that param's value; `nested` names a JSON column
+    of objects whose `name`s are the choices (a target's transitions).
+    """
+    resource: str
+    key: str
+    label: str = "{key}"
+    parent: tuple[str, str] | None = None
+    nested: str | None = None
+
+
+# a param whose name picks from a resource elsewhere in its service, but not here (Param.lookup)
+NO_LOOKUP = Lookup("", "")
+
+
+@dataclass(frozen=True)
 class Param:
     """One input of an action.
 
@@ -66,6 +86,8 @@ class Param:
     joined with commas. `rules` name checks in `toolkit.http.rules` run before anything is sent.
     `origin`: empty for what the interface document lists; otherwise the public integrations that
     show the param on the wire, by their keys in docs/public-specs.md (`("G4",)`).
+    `lookup`: where its values come from, where it differs from what `Service.lookups` says for its
+    name (`NO_LOOKUP`: from nowhere); toolkit.catalog.lookup reads both.
     """
     name: str
     where: Where
@@ -81,6 +103,7 @@ class Param:
     secret: bool = False
     min_version: str | None = None
     origin: tuple[str, ...] = ()
+    lookup: Lookup | None = None
 
     def __post_init__(self) -> None:
         if not self.wire:
@@ -96,7 +119,9 @@ class Action:
     `path` is relative to the service's base URL and to its version prefix; `version_paths` gives a
     different path for a version where the document says so. Placeholders use the Python names of
     the path params (`/assets/{asset_id}`). `origin`: as a Param's, for an endpoint the interface
-    document does not list but public integrations call.
+    document does not list but public integrations call. `changes`: the resources a successful call
+    also changes where its path does not say so (a board delete cascades to assets; an import makes
+    assets): toolkit.connection.effects marks them stale with those sharing a noun of the path.
     """
     id: str
     group: str
@@ -119,6 +144,7 @@ class Action:
     checks: tuple[str, ...] = ()        # cross-param rules in toolkit.http.rules
     status: int = 200                   # the success status the service answers with
     origin: tuple[str, ...] = ()        # the public integrations it comes from; () = the seed
+    changes: tuple[str, ...] = ()       # resources it changes beyond those its path names
 
     def __post_init__(self) -> None:
         if self.writes is None:
@@ -154,7 +180,15 @@ class Action:
 
 @dataclass(frozen=True)
 class Service:
-    """A service: its auth, its version prefix, its limits and its default paging."""
+    """A service: its auth, its version prefix, its limits and its default paging.
+
+    `lookups`: param name → where its values come from, for every action of the service that has a
+    param of that name (a Param's own `lookup` says otherwise). `modes`: the modes a client of it runs
+    in (the translation service's client and hosted), each action offered in its `modes`; empty: one
+    mode, nothing to check. `token_action`: the action that gives an access token (auth
+    "oauth_password"); its path is where the client asks for one. `key_headers`: auth "api_key", the
+    header each credential is sent in (`{"api_key": "x-api-key"}`).
+    """
     key: str
     title: str
     auth: Auth
@@ -169,6 +203,10 @@ class Service:
     max_concurrency: int = 8
     doc: str = ""
     ids: str = "string"                           # what its ids are: "string" (UUIDs, names) or "integer"
+    lookups: Mapping[str, Lookup] = field(default_factory=dict, hash=False)
+    modes: tuple[str, ...] = ()
+    token_action: str = ""
+    key_headers: Mapping[str, str] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)
@@ -253,8 +291,11 @@ class Chunks:
 class Settings:
     """A resource of one row per settings object, each read by a GET action of its own:
     (the row's name, the action). A row holds whether the settings are enabled and the rest of them,
-    secrets masked."""
+    secrets masked. Its rows are made by the fetcher, not read as sent: of each answer, only `fields`
+    are columns of their own (what the doctor compares with the declared ones); the rest is kept
+    whole in the `settings` column."""
     reads: tuple[tuple[str, str], ...]
+    fields: tuple[str, ...] = ("enabled",)
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,8 @@ quotes, projects, glossaries, translation memories and webhooks, in client or ho
 
 __all__ = ["ACTIONS", "ATTRIBUTE", "CLAIM_BODY", "CLAIM_SCOPES", "DOC", "DOWNLOAD", "GLOSSARY", "G_ATTR",
            "G_AUTH", "G_CLAIM", "G_DOWN", "G_GLOSS", "G_HOOK", "G_META", "G_PHASE", "G_PROJ", "G_QUOTE",
-           "G_SUB", "G_TARGET", "KEY_VALUE", "METADATA", "ORG", "PACLIENT", "PAGE", "PHASE", "PHASE_FILTER",
-           "PROJECT", "RESOURCES", "SERVICE", "SUB", "SUBMISSION_STATUSES", "TARGET", "TARGET_COLUMNS",
+           "G_SUB", "G_TARGET", "KEY_VALUE", "LOOKUPS", "METADATA", "ORG", "PACLIENT", "PAGE", "PHASE", "PHASE_FILTER",
+           "PROJECT", "RESOURCES", "SERVICE", "SUB", "SUBMISSION_STATUSES", "SUBMISSION_WORK", "TARGET", "TARGET_COLUMNS",
            "TARGET_FORMATS", "TARGET_STATUSES", "TM", "UNPAGED", "UPLOAD_PROCESS", "WORKFLOW"]
 
 from toolkit.catalog.spec import (
@@ -12,12 +12,34 @@ from toolkit.catalog.spec import (
     Chunks,
     Column,
     Incremental,
+    Lookup,
     PageNumber,
     Param,
     Resource,
     Service,
     Unpaged,
 )
+
+_SUB = ("submission_id", "submission_id")
+_TARGET = "{document_name} → {target_language} · {status}"
+# param name → the resource its values come from (toolkit.forms offers the rows as choices)
+LOOKUPS = {
+    "submission_id": Lookup("submissions", "submission_id", "{name} · {status}"),
+    "submission_ids": Lookup("submissions", "submission_id", "{name} · {status}"),
+    "project_id": Lookup("projects", "project_id", "{name}"),
+    "pa_client_id": Lookup("pa_clients", "pa_client_id", "{name}"),
+    "workflow_id": Lookup("workflows", "workflow_id", "{name}", parent=("project_id", "project_id")),
+    "deliverable_target_ids": Lookup("targets", "target_id", _TARGET, parent=_SUB),
+    "language_reference_files": Lookup("targets", "target_language", "{target_language}", parent=_SUB),
+    "deliverable_languages": Lookup("targets", "target_language", "{target_language}", parent=_SUB),
+    "target_id": Lookup("targets", "target_id", _TARGET, parent=_SUB),
+    "document_ids": Lookup("documents", "document_id", "{name}", parent=_SUB),
+    "target_ids": Lookup("targets", "target_id", _TARGET + " {current_phase}", parent=_SUB),
+    "phase_name": Lookup("phases", "current_phase", "{current_phase}", parent=_SUB),
+    "transition": Lookup("phases", "transitions", parent=_SUB, nested="transitions"),
+    "languages": Lookup("targets", "target_language", "{target_language}", parent=_SUB),
+    "attribute_name": Lookup("custom_attributes", "name", "{name} · {type}"),
+}
 
 SERVICE = Service(
     key="translation",
@@ -33,7 +55,15 @@ SERVICE = Service(
     ids="integer",
     doc="Translation submissions under /rest/v0; OAuth password grant at /oauth/token; bare JSON arrays "
         "paged with 0-based pageNumber/pageSize (at most 200) and a total-size header; epoch-ms timestamps.",
+    lookups=LOOKUPS,
+    modes=("client", "hosted"),                   # a client runs in one; some actions exist in only one
+    token_action="translation.create_token",
 )
+
+# what a write to a submission may change beyond the resources its path names (Action.changes): its
+# status, targets, phases and what is claimable all move together; too wide costs a pull, too narrow
+# shows old rows as current
+SUBMISSION_WORK = ("claimable", "documents", "phases", "submissions", "targets", "word_counts")
 
 G_AUTH = "Authorization"
 G_SUB = "Submissions"
@@ -155,7 +185,7 @@ ACTIONS = (
                      doc="custom attributes [{name, value}]; the project's mandatory ones are required",
                      example=[{"name": "CostCenter", "value": "MKT-01"}]),
            ),
-           body="json", checks=("batch_target_formats", "pa_client_in_hosted_mode")),
+           body="json", checks=("batch_target_formats", "pa_client_in_hosted_mode"), changes=SUBMISSION_WORK),
     Action("translation.upload_source", G_SUB, "POST", "/rest/v0/submissions/{submission_id}/upload/source",
            "Upload a source file (or archive) into a batch of the submission.",
            params=(
@@ -170,7 +200,7 @@ ACTIONS = (
                Param("target_format", "local", choices=TARGET_FORMATS,
                      doc="the batch's target format; checked, not sent", example="TXLF"),
            ),
-           body="multipart", checks=("non_parsable_file_format",)),
+           body="multipart", checks=("non_parsable_file_format",), changes=SUBMISSION_WORK),
     Action("translation.upload_reference", G_SUB, "POST",
            "/rest/v0/submissions/{submission_id}/upload/reference",
            "Upload a reference file for the whole submission or for some target languages.",
@@ -183,7 +213,7 @@ ACTIONS = (
                Param("target_language_level", "form", "list", doc="target languages (sent comma-separated)",
                      example=["fr-FR", "de-DE"]),
            ),
-           body="multipart"),
+           body="multipart", changes=SUBMISSION_WORK),
     Action("translation.upload_collateral", G_SUB, "POST",
            "/rest/v0/submissions/{submission_id}/upload/collateral",
            "Upload a collateral file to the submission.",
@@ -195,7 +225,7 @@ ACTIONS = (
                      example=True),
                Param("extract_archive", "form", "boolean", doc="unpack a zip archive", example=False),
            ),
-           body="multipart", min_version="5.19"),
+           body="multipart", min_version="5.19", changes=SUBMISSION_WORK),
     Action("translation.upload_translatable", G_SUB, "POST",
            "/rest/v0/submissions/{submission_id}/upload/translatable",
            "Upload a translatable file to the submission; verify it with get_translatable_upload.",
@@ -205,22 +235,22 @@ ACTIONS = (
                      example=("strings.xlf", b"<xliff version=\"1.2\"/>")),
                Param("extract_archive", "form", "boolean", doc="unpack a zip archive", example=False),
            ),
-           body="multipart"),
+           body="multipart", changes=SUBMISSION_WORK),
     Action("translation.get_translatable_upload", G_SUB, "GET",
            "/rest/v0/submissions/{submission_id}/upload/translatable/{upload_process_id}",
            "Verify a translatable upload; returns the error messages of a failed one.",
            params=(SUB, UPLOAD_PROCESS)),
     Action("translation.analyze_submission", G_SUB, "POST", "/rest/v0/submissions/{submission_id}/analyze",
-           "Analyze the submission (asynchronous; follow it with get_submission_status).", params=(SUB,)),
+           "Analyze the submission (asynchronous; follow it with get_submission_status).", params=(SUB,), changes=SUBMISSION_WORK),
     Action("translation.get_submission_status", G_SUB, "GET", "/rest/v0/submissions/{submission_id}/status",
            "Status of the submission's running operation: PROCESSING or PROCESSED.", params=(SUB,)),
     Action("translation.save_submission", G_SUB, "POST", "/rest/v0/submissions/{submission_id}/save",
            "Save the submission, optionally analyzing and starting it; check startedSubmissionIds.",
            params=(SUB, Param("auto_start", "body", "boolean", doc="analyze and start when possible",
                               example=True)),
-           body="json"),
+           body="json", changes=SUBMISSION_WORK),
     Action("translation.start_submission", G_SUB, "POST", "/rest/v0/submissions/{submission_id}/start",
-           "Start the submission; success is its id in startedSubmissionIds.", params=(SUB,)),
+           "Start the submission; success is its id in startedSubmissionIds.", params=(SUB,), changes=SUBMISSION_WORK),
     Action("translation.get_word_count", G_SUB, "POST", "/rest/v0/submissions/{submission_id}/wordcount",
            "Word count of the submission: the total, or for one language, document, target or batch.",
            params=(
@@ -239,7 +269,7 @@ ACTIONS = (
                Param("target_ids", "body", "int_list", doc="targets to cancel", example=[98765]),
                Param("document_ids", "body", "int_list", doc="documents to cancel", example=[5678]),
            ),
-           body="json", destructive=True),
+           body="json", destructive=True, changes=SUBMISSION_WORK),
     # --- Submissions: reads
     Action("translation.list_submissions", G_SUB, "GET", "/rest/v0/submissions",
            "Submissions, filtered by ids, name, statuses and due date.",
@@ -286,21 +316,21 @@ ACTIONS = (
            params=(
                SUB,
                Param("name", "body", required=True, doc="attribute name defined in the project",
-                     example="CostCenter"),
+                     example="CostCenter", lookup=Lookup("custom_attributes", "name", "{name} · {type}")),
                Param("value", "body", required=True, doc="attribute value", example="MKT-01"),
            ),
-           body="json"),
+           body="json", changes=SUBMISSION_WORK),
     Action("translation.update_custom_attribute", G_ATTR, "PUT",
            "/rest/v0/submissions/{submission_id}/customattributes/{attribute_name}",
            "Change the value of a custom attribute of a submission.",
            params=(SUB, ATTRIBUTE, Param("value", "body", required=True, doc="new value", example="MKT-02")),
-           body="json"),
+           body="json", changes=SUBMISSION_WORK),
     Action("translation.delete_custom_attribute", G_ATTR, "DELETE",
            "/rest/v0/submissions/{submission_id}/customattributes/{attribute_name}",
-           "Delete one custom attribute of a submission.", params=(SUB, ATTRIBUTE), response="none"),
+           "Delete one custom attribute of a submission.", params=(SUB, ATTRIBUTE), response="none", changes=SUBMISSION_WORK),
     Action("translation.delete_custom_attributes", G_ATTR, "DELETE",
            "/rest/v0/submissions/{submission_id}/customattributes/",
-           "Delete every custom attribute of a submission.", params=(SUB,), response="none"),
+           "Delete every custom attribute of a submission.", params=(SUB,), response="none", changes=SUBMISSION_WORK),
 
     # --- Metadata of a submission -------------------------------------------------------------
     Action("translation.list_metadata", G_META, "GET", "/rest/v0/submissions/{submission_id}/metadata",
@@ -309,18 +339,18 @@ ACTIONS = (
            "/rest/v0/submissions/{submission_id}/metadata/{metadata_name}",
            "One metadata entry of a submission, by key.", params=(SUB, METADATA)),
     Action("translation.add_metadata", G_META, "POST", "/rest/v0/submissions/{submission_id}/metadata",
-           "Add a metadata entry to a submission.", params=(SUB,) + KEY_VALUE, body="json"),
+           "Add a metadata entry to a submission.", params=(SUB,) + KEY_VALUE, body="json", changes=SUBMISSION_WORK),
     Action("translation.update_metadata_entry", G_META, "PUT",
            "/rest/v0/submissions/{submission_id}/metadata/{metadata_name}",
            "Change the value of a metadata entry of a submission.",
            params=(SUB, METADATA, Param("value", "body", required=True, doc="new value",
                                         example="PO-2024-118")),
-           body="json"),
+           body="json", changes=SUBMISSION_WORK),
     Action("translation.delete_metadata", G_META, "DELETE", "/rest/v0/submissions/{submission_id}/metadata",
-           "Delete every metadata entry of a submission.", params=(SUB,), response="none"),
+           "Delete every metadata entry of a submission.", params=(SUB,), response="none", changes=SUBMISSION_WORK),
     Action("translation.delete_metadata_entry", G_META, "DELETE",
            "/rest/v0/submissions/{submission_id}/metadata/{metadata_name}",
-           "Delete one metadata entry of a submission.", params=(SUB, METADATA), response="none"),
+           "Delete one metadata entry of a submission.", params=(SUB, METADATA), response="none", changes=SUBMISSION_WORK),
     Action("translation.set_webhook_metadata", G_META, "POST",
            "/rest/v0/submissions/{submission_id}/metadata/",
            "Set webhook data (_webhookURL, _webhookScope) on a submission created without it.",
@@ -331,7 +361,7 @@ ACTIONS = (
                Param("value", "body", required=True, doc="the webhook URL, or the comma-separated scope",
                      example="https://hooks.example.com/tms"),
            ),
-           body="json"),
+           body="json", changes=SUBMISSION_WORK),
 
     # --- Downloads ---------------------------------------------------------------------------
     Action("translation.start_download", G_DOWN, "GET", "/rest/v0/submissions/{submission_id}/download",
@@ -380,7 +410,7 @@ ACTIONS = (
            "Claim languages of a submission in a phase.", params=CLAIM_BODY, body="json",
            # the service takes a batch of claims, answered one by one: the public integration sends a
            # list of one
-           body_in_list=True, response="list", paging=UNPAGED),
+           body_in_list=True, response="list", paging=UNPAGED, changes=SUBMISSION_WORK),
     Action("translation.list_claimed_submissions", G_CLAIM, "GET", "/rest/v0/submissions/claimed",
            "Submissions with languages or batches claimed in a phase.",
            params=(PHASE_FILTER,) + PAGE, response="page", paging=SERVICE.paging),
@@ -392,7 +422,7 @@ ACTIONS = (
            "Release claimed languages of a submission in a phase.", params=CLAIM_BODY, body="json",
            # the service takes a batch of claims, answered one by one: the public integration sends a
            # list of one
-           body_in_list=True, response="list", paging=UNPAGED),
+           body_in_list=True, response="list", paging=UNPAGED, changes=SUBMISSION_WORK),
 
     # --- Targets -----------------------------------------------------------------------------
     Action("translation.list_submission_targets", G_TARGET, "GET",
@@ -429,13 +459,13 @@ ACTIONS = (
                Param("metadata", "body", "object", doc="metadata [{key, value}]",
                      example=[{"key": "reviewer", "value": "j.doe"}]),
            ),
-           body="json"),
+           body="json", changes=SUBMISSION_WORK),
     Action("translation.set_targets_delivered", G_TARGET, "POST",
            "/rest/v0/submissions/{submission_id}/targets/delivered",
            "Mark downloaded deliverables as delivered.",
            params=(SUB, Param("target_ids", "body", "int_list", required=True, doc="target ids",
                               example=[98765])),
-           body="json"),
+           body="json", changes=SUBMISSION_WORK),
     Action("translation.get_target_phase", G_TARGET, "GET",
            "/rest/v0/submissions/{submission_id}/targets/{target_id}/phase",
            "Workflow phase of one target.", params=(SUB, TARGET), min_version="5.20"),
@@ -459,7 +489,7 @@ ACTIONS = (
                Param("transition", "body", required=True, doc="transition (phase) to move to",
                      example="Review"),
            ),
-           body="json"),
+           body="json", changes=SUBMISSION_WORK),
 
     # --- Quotes ------------------------------------------------------------------------------
     Action("translation.list_quotes", G_QUOTE, "GET", "/rest/v0/submissions/{submission_id}/quote/review",
@@ -469,7 +499,7 @@ ACTIONS = (
            "Approve the quote of a submission, with a comment.",
            params=(SUB, Param("comment", "body", "text", doc="approval comment",
                               example="Approved by marketing.")),
-           body="json"),
+           body="json", changes=SUBMISSION_WORK),
     Action("translation.get_quote_report", G_QUOTE, "POST",
            "/rest/v0/submissions/{submission_id}/quote/report",
            "Download a quote report of a submission.",

@@ -29,7 +29,7 @@ import requests
 
 from toolkit import catalog
 from toolkit.catalog.masking import MASK
-from toolkit.catalog.paging import Cursor, Offset, PageNumber, Unpaged, absent, dig
+from toolkit.catalog.paging import Cursor, Offset, PageNumber, Paging, Unpaged, absent, dig
 from toolkit.catalog.spec import Action, Column, Resource
 from toolkit.checkup.report import CallSeen, Report, ResourceCheck, ServiceCheck, declared_types, json_type
 from toolkit.errors import ApiError, ModeError, ToolkitError, TransportError, ValidationError, VersionError
@@ -46,9 +46,6 @@ RATE_HEADER = re.compile(r"rate-?limit|retry-after", re.IGNORECASE)
 NAME = re.compile(r"[A-Za-z_@$][A-Za-z0-9_$-]{0,63}")
 VALUE_LIKE = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-|\d{4,}|@.*\.", re.IGNORECASE)
 VERSION_TEXT = re.compile(r"v?\d+(\.\d+){0,3}([.+_-][0-9A-Za-z]{1,12}){0,2}")
-# resources whose rows the fetcher makes from answers rather than reads (toolkit.pull.fetch.SPECIAL): the answer's
-# fields its columns read; the rest of the answer is kept whole (`settings`), so nothing else is extra
-MADE_BY_FETCHER: dict[tuple[str, str], tuple[str, ...]] = {("audience_platform", "configurations"): ("enabled",)}
 
 
 # --- running it -------------------------------------------------------------------------------------
@@ -250,7 +247,7 @@ def _fields(result: ResourceCheck, resource: Resource, rows: list[dict]) -> None
     added = {name for name, column in columns.items() if column.name == resource.fan_out or column.optional}
     if rows:
         result.missing = sorted(name for name in columns if name not in seen_types and name not in added)
-    if (resource.service, resource.name) not in MADE_BY_FETCHER:
+    if resource.settings is None:       # a settings row keeps the rest of its answer whole: nothing is extra
         result.extra = sorted(name for name in seen_types if name not in columns and name not in prefixes)
     for name, column in columns.items():
         allowed = declared_types(column.dtype, resource.service)
@@ -259,7 +256,7 @@ def _fields(result: ResourceCheck, resource: Resource, rows: list[dict]) -> None
             result.types_differ[name] = f"declared {column.dtype}, seen {'/'.join(sorted(kinds))}"
 
 
-def _paging(style: Any, action: Action, resource: Resource, body: Any, headers: Mapping[str, str]) -> tuple[str, list[str]]:
+def _paging(style: Paging | None, action: Action, resource: Resource, body: Any, headers: Mapping[str, str]) -> tuple[str, list[str]]:
     """The paging style the answer shows, and where it differs from the declared one."""
     differs: list[str] = []
     keys = sorted(_name(k) for k in body) if isinstance(body, dict) else []
@@ -294,9 +291,10 @@ def _paging(style: Any, action: Action, resource: Resource, body: Any, headers: 
 
 
 def _version(client: Client, recorder: _Recorder, checked: list[ResourceCheck]) -> dict[str, Any]:
-    """The translation system version the answers bound, or which audience platform API versions answer."""
+    """The system version the answers bound (a service whose actions need one, the translation
+    service's), or which API versions answer (the audience platform's)."""
     service = client.service.key
-    if service == "translation":
+    if any(a.min_version for a in catalog.actions_of(service)):
         found: dict[str, Any] = {"configured": client.system_version or "not set"}
         gated = [(catalog.ACTIONS[r.action].min_version, r) for r in checked if catalog.ACTIONS[r.action].min_version]
         answered = [v for v, r in gated if r.status is not None and r.status < 400]
@@ -349,11 +347,11 @@ def _parents_first(service: str) -> list[Resource]:
 
 def _wire_columns(resource: Resource) -> dict[str, Column]:
     """The declared columns the wire carries, by dotted wire path (a resource made by the fetcher: those it reads)."""
-    made = MADE_BY_FETCHER.get((resource.service, resource.name))
+    made = resource.settings.fields if resource.settings is not None else None
     return {".".join(c.path): c for c in resource.columns if made is None or ".".join(c.path) in made}
 
 
-def _small_page(style: Any, action: Action, size: int) -> dict[str, Any]:
+def _small_page(style: Paging | None, action: Action, size: int) -> dict[str, Any]:
     """The params asking for the first page of `size` rows, by Python name."""
     by_wire = {p.wire: p.name for p in action.params if p.where == "query"}
     wanted = {}
@@ -366,7 +364,7 @@ def _small_page(style: Any, action: Action, size: int) -> dict[str, Any]:
     return {by_wire[w]: v for w, v in wanted.items() if w in by_wire}
 
 
-def _style_name(style: Any, action: Action) -> str:
+def _style_name(style: Paging | None, action: Action) -> str:
     if style is None:
         return "record"
     return {Cursor: "cursor", PageNumber: "page number", Offset: "offset"}.get(type(style), "unpaged")

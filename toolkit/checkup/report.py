@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit.errors import printable
-from toolkit.pull.decoding import ID_KINDS, WIRE_KINDS
+from toolkit.pull.decoding import WIRE_KINDS, id_kind
 
 __all__ = ["CallSeen", "Report", "ResourceCheck", "ServiceCheck", "declared_types", "json_type"]
 
@@ -42,7 +42,7 @@ def declared_types(dtype: str, service: str) -> set[str] | None:
     null stands for no value in every type."""
     if dtype == "list":             # null where a list is declared is drift (an empty list is not)
         return {"array"}
-    kind = ID_KINDS.get(service, str) if dtype == "id" else WIRE_KINDS.get(dtype)
+    kind = id_kind(service) if dtype == "id" else WIRE_KINDS.get(dtype)
     if kind is None:
         return None
     kinds = set(getattr(kind, "__args__", (kind,)))

@@ -18,7 +18,7 @@ __all__ = ["Connection", "Screens", "bind", "connection_class"]
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from toolkit.catalog.spec import Action, Service
@@ -29,6 +29,8 @@ from toolkit.http.methods import with_methods
 from toolkit.pull import fetch
 
 if TYPE_CHECKING:
+    from toolkit.http.session import Redactor, Transport
+    from toolkit.http.wire import Prepared
     from toolkit.storage.store import Store
 
 
@@ -63,11 +65,11 @@ class Connection:
         return self.client.version
 
     @property
-    def redactor(self) -> Any:
+    def redactor(self) -> Redactor:
         return self.client.redactor
 
     @property
-    def transport(self) -> Any:
+    def transport(self) -> Transport:
         return self.client.transport
 
     @property
@@ -75,14 +77,14 @@ class Connection:
         return self.client.requests_sent
 
     @property
-    def service_clock(self) -> Any:
+    def service_clock(self) -> datetime | None:
         """The service's clock at its latest answer (its Date header), None before one carried it."""
         return self.client.service_clock
 
     def action(self, action: str | Action) -> Action:
         return self.client.action(action)
 
-    def prepare(self, action: str | Action, **params: Any) -> Any:
+    def prepare(self, action: str | Action, **params: Any) -> Prepared:
         """Check the params and build the request, without sending it (what a preview shows)."""
         return self.client.prepare(action, **params)
 

@@ -8,7 +8,7 @@ The client and the workspace know no screen: `Client.form` and `Client.forms` im
 when they are called.
 """
 from toolkit.connection.effects import affected_resources, board_cascade, loss
-from toolkit.forms.asset_steps import AssetImport, MultipartUpload
+from toolkit.forms.asset_library_steps import AssetImport, MultipartUpload
 from toolkit.forms.fields import MISSING, Field
 from toolkit.forms.form import Form
 from toolkit.forms.gallery import Gallery, write_actions

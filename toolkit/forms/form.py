@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 import pandas as pd
 
-from toolkit.catalog.spec import CONTENT_TYPES
+from toolkit.catalog.spec import CONTENT_TYPES, Action
 from toolkit.connection import audit, effects
 from toolkit.errors import ApiError, ToolkitError, ValidationError
 from toolkit.forms.fields import MISSING, Field, build
@@ -83,7 +83,7 @@ class Form(Recorded, W.VBox):
     """An ipywidgets form for one write action, derived from its catalog entry alone. Its output also
     keeps a plain record of what it sent (toolkit.forms.record), for a notebook read without a kernel."""
 
-    def __init__(self, conn: Connection, action: Any) -> None:
+    def __init__(self, conn: Connection, action: str | Action) -> None:
         super().__init__(layout=W.Layout(border="1px solid #ddd", padding="8px", width="auto"))
         entry = conn.action(action)
         if not entry.writes:

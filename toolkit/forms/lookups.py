@@ -1,23 +1,26 @@
 """Live choices for id fields, read from the workspace: roles for role_id, boards for board_id, ...
 
-A lookup names the resource that holds the ids, the column of the id and how a choice is labelled; a
-dependent one (a custom field's values, a submission's targets) also names the field whose value
-narrows the rows. The form reads only what the workspace already holds, so building a form sends
-nothing; the ↻ button pulls the resource again (`conn.fetch(resource, refresh=True)`). A lookup that
-cannot load says why in a note under its field and never stops the form.
+A lookup (toolkit.catalog.spec.Lookup, declared in each service's catalog: `Service.lookups` by param
+name, a Param's own `lookup`) names the resource that holds the ids, the column of the id and how a
+choice is labelled; a dependent one (a custom field's values, a submission's targets) also names the
+field whose value narrows the rows. The form reads only what the workspace already holds, so building
+a form sends nothing; the ↻ button pulls the resource again (`conn.fetch(resource, refresh=True)`). A
+lookup that cannot load says why in a note under its field and never stops the form.
 """
 from __future__ import annotations
 
-__all__ = ["Choices", "LOOKUPS", "Lookup", "OVERRIDES", "frame", "lookup_for", "options", "refresh"]
+__all__ = ["LOOKUPS", "Choices", "Lookup", "frame", "lookup_for", "options", "refresh"]
 
 import html
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
 from toolkit import catalog
+from toolkit.catalog.spec import Lookup
 from toolkit.forms.fields import MISSING
 
 if TYPE_CHECKING:
@@ -28,86 +31,15 @@ if TYPE_CHECKING:
     from toolkit.forms.fields import Field
 
 
-@dataclass(frozen=True)
-class Lookup:
-    """Where a field's choices come from.
-
-    `label` is a format string over the row's columns; `parent` is (field, column): only rows whose
-    column equals that field's value; `nested` names a JSON column of objects whose `name`s are the
-    choices (a target's transitions).
-    """
-    resource: str
-    key: str
-    label: str = "{key}"
-    parent: tuple[str, str] | None = None
-    nested: str | None = None
-
-
-_SUB = ("submission_id", "submission_id")
-LOOKUPS: dict[str, dict[str, Lookup]] = {
-    "asset_library": {
-        "role_id": Lookup("roles", "id", "{name}"),
-        "tag_id": Lookup("tags", "id", "{name}"),
-        "custom_field_id": Lookup("custom_fields", "id", "{name} · {type}"),
-        "value_id": Lookup("custom_field_values", "id", "{name}", parent=("custom_field_id", "custom_field_id")),
-        "values": Lookup("custom_field_values", "id", "{name}", parent=("custom_field_id", "custom_field_id")),
-        "board_id": Lookup("boards", "id", "{title}"),
-        "parent_board_id": Lookup("boards", "id", "{title}"),
-        "asset_id": Lookup("assets", "id", "{cover_version_title}"),
-        "asset_ids": Lookup("assets", "id", "{cover_version_title}"),
-        "version_id": Lookup("versions", "id", "{title}", parent=("asset_id", "asset_id")),
-        "guest_id": Lookup("guests", "id", "{email}", parent=("board_id", "board_id")),
-    },
-    "translation": {
-        "submission_id": Lookup("submissions", "submission_id", "{name} · {status}"),
-        "submission_ids": Lookup("submissions", "submission_id", "{name} · {status}"),
-        "project_id": Lookup("projects", "project_id", "{name}"),
-        "pa_client_id": Lookup("pa_clients", "pa_client_id", "{name}"),
-        "workflow_id": Lookup("workflows", "workflow_id", "{name}", parent=("project_id", "project_id")),
-        "deliverable_target_ids": Lookup("targets", "target_id", "{document_name} → {target_language} · {status}",
-                                         parent=_SUB),
-        "language_reference_files": Lookup("targets", "target_language", "{target_language}", parent=_SUB),
-        "deliverable_languages": Lookup("targets", "target_language", "{target_language}", parent=_SUB),
-        "target_id": Lookup("targets", "target_id", "{document_name} → {target_language} · {status}",
-                            parent=_SUB),
-        "document_ids": Lookup("documents", "document_id", "{name}", parent=_SUB),
-        "target_ids": Lookup("targets", "target_id",
-                             "{document_name} → {target_language} · {status} {current_phase}", parent=_SUB),
-        "phase_name": Lookup("phases", "current_phase", "{current_phase}", parent=_SUB),
-        "transition": Lookup("phases", "transitions", parent=_SUB, nested="transitions"),
-        "languages": Lookup("targets", "target_language", "{target_language}", parent=_SUB),
-        "attribute_name": Lookup("custom_attributes", "name", "{name} · {type}"),
-    },
-    "audience_platform": {
-        "audience_id": Lookup("audiences", "id", "{name}"),
-        "username": Lookup("users", "username", "{first_name} {last_name}"),
-        "notification_id": Lookup("notifications", "id", "{severity}: {message}"),
-        "property_id": Lookup("profile_properties", "id", "{name}"),
-        "property_name": Lookup("profile_properties", "id", "{name}"),
-        "profile_id": Lookup("profiles", "item_id"),
-        "definition_id": Lookup("warehouse_queries", "id", "{name}"),
-    },
-}
-# where the same param name means another thing (an analytics web property is not a schema property)
-OVERRIDES: dict[str, Lookup | None] = {
-    "audience_platform.update_analytics_audience:audience_id":
-        Lookup("analytics_audiences", "audience_id", "{name}"),
-    "audience_platform.update_analytics_audience:property_id": None,
-    "audience_platform.update_analytics_audience:account_id": None,
-    "audience_platform.update_warehouse_profile_query:definition_id": Lookup("warehouse_profile_queries", "id",
-                                                                             "{name}"),
-    "audience_platform.delete_warehouse_profile_query:definition_id": Lookup("warehouse_profile_queries", "id",
-                                                                             "{name}"),
-    "translation.add_custom_attribute:name": Lookup("custom_attributes", "name", "{name} · {type}"),
-    "asset_library.create_custom_field:values": None,          # new values by name, not existing ones
-}
+# service key → param name → Lookup: what each catalog declares (Service.lookups), to read; a form asks
+# catalog.lookup, which also reads the param's own
+LOOKUPS: Mapping[str, Mapping[str, Lookup]] = MappingProxyType(
+    {key: service.lookups for key, service in catalog.SERVICES.items() if service.lookups})
 
 
 def lookup_for(action: Action, name: str) -> Lookup | None:
-    key = f"{action.id}:{name}"
-    if key in OVERRIDES:
-        return OVERRIDES[key]
-    return LOOKUPS.get(action.service, {}).get(name)
+    """Where the choices of the action's param `name` come from (toolkit.catalog.lookup); None: no choices."""
+    return catalog.lookup(action, name)
 
 
 def frame(conn: Connection, resource: str) -> pd.DataFrame:

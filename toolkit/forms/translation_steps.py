@@ -27,7 +27,7 @@ from toolkit.catalog.spec import Param
 from toolkit.errors import ToolkitError
 from toolkit.forms.fields import LABEL_WIDTH, MISSING, build
 from toolkit.forms.steps import Steps, Wait, lookup_field, value_of
-from toolkit.http import downloads
+from toolkit.http import translation_downloads
 
 if TYPE_CHECKING:
     from toolkit.connection.connection import Connection
@@ -184,7 +184,7 @@ class Download(Steps):
         if target.exists() and not overwrite:
             raise ToolkitError(f"{target} exists: tick 'replace a file of that name' (overwrite=True) "
                                "or give another path")
-        got = downloads.target_file(self.conn, sid, target_id)
+        got = translation_downloads.target_file(self.conn, sid, target_id)
         self.step("download_target_deliverable", f"target {target_id}: {len(got.data):,} bytes")
         target = got.save(target, overwrite=overwrite)
         self.path_written = target
@@ -201,9 +201,10 @@ class Download(Steps):
         if target.exists() and not overwrite:  # said before the service prepares a zip for nothing
             raise ToolkitError(f"{target} exists: tick 'replace a file of that name' (overwrite=True) "
                                "or give another path")
-        # the client-side step (toolkit.http.downloads), through the connection so that its calls are the form's
-        got = downloads.submission_files(self.conn, sid, polls=max(1, int(self.timeout // self.interval)),
-                                         interval=self.interval, wait=wait or self.wait, **what)
+        # the three steps (toolkit.http.translation_downloads), through the connection so that its calls are
+        # the form's
+        got = translation_downloads.submission_files(self.conn, sid, polls=max(1, int(self.timeout // self.interval)),
+                                                     interval=self.interval, wait=wait or self.wait, **what)
         self.step("start_download", f"download {got.download_id}")
         self.step("prepare", f"prepared after {got.polls} poll(s) {self.interval:g} s apart", True)
         target = got.save(target, overwrite=overwrite)

@@ -9,7 +9,7 @@ import base64
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from urllib.parse import urljoin
 
 import requests
@@ -29,12 +29,14 @@ class BearerAuth(requests.auth.AuthBase):
 
 
 class ApiKeyAuth(requests.auth.AuthBase):
-    def __init__(self, api_key: Secret, workspace_id: str) -> None:
-        self.api_key, self.workspace_id = api_key, workspace_id
+    """Credentials sent as headers of their own (the catalog's `Service.key_headers`): header → value."""
+
+    def __init__(self, headers: Mapping[str, Secret | str]) -> None:
+        self.headers = dict(headers)
 
     def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
-        request.headers["x-api-key"] = self.api_key.reveal()
-        request.headers["x-air-workspace-id"] = self.workspace_id
+        for name, value in self.headers.items():
+            request.headers[name] = value.reveal() if isinstance(value, Secret) else value
         return request
 
 
@@ -53,7 +55,8 @@ class OAuthPasswordAuth(requests.auth.AuthBase):
     and once more when the service answers 401 (see `Transport.send`)."""
 
     def __init__(self, token_url: str, client_id: str, client_secret: Secret, username: str,
-                 password: Secret, redactor: Redactor, timeout: tuple[float, float]) -> None:
+                 password: Secret, redactor: Redactor, timeout: tuple[float, float], *, action: str) -> None:
+        self.action, self.service = action, action.split(".", 1)[0]      # the catalog's token action
         self.token_url, self.client_id, self.client_secret = token_url, client_id, client_secret
         self.username, self.password, self.redactor, self.timeout = username, password, redactor, timeout
         self._access: Secret | None = None
@@ -87,7 +90,7 @@ class OAuthPasswordAuth(requests.auth.AuthBase):
             answer = requests.post(self.token_url, data=form, timeout=self.timeout, auth=client,
                                    allow_redirects=False)
         if answer.is_redirect:
-            raise AuthError("translation", "translation.create_token", answer.status_code,
+            raise AuthError(self.service, self.action, answer.status_code,
                             f"the token request was answered with a redirect ({answer.status_code} to "
                             f"{shown_origin(urljoin(self.token_url, answer.headers.get('Location', '')))}); "
                             f"toolkit never sends a password after one: check base_url")
@@ -101,15 +104,15 @@ class OAuthPasswordAuth(requests.auth.AuthBase):
                 body = answer.text[:300]
             body = json.loads(self.redactor.scrub(json.dumps(body)))
             if answer.status_code == 429 or answer.status_code >= 500:   # still failing after the retries
-                raise error_for("translation", "translation.create_token", answer.status_code, "messages", body)
+                raise error_for(self.service, self.action, answer.status_code, "messages", body)
             text = service_message("messages", body, "token request refused")
-            raise AuthError("translation", "translation.create_token", answer.status_code, text, body=body)
+            raise AuthError(self.service, self.action, answer.status_code, text, body=body)
         try:
             body = answer.json()
         except ValueError:
             body = None
         if not isinstance(body, dict) or not isinstance(body.get("access_token"), str) or not body["access_token"]:
-            raise AuthError("translation", "translation.create_token", answer.status_code,
+            raise AuthError(self.service, self.action, answer.status_code,
                             "the token answer holds no access_token: check base_url points at the service")
         self._access = Secret(body["access_token"])
         self.redactor.add(self._access)

@@ -123,14 +123,16 @@ class Client(Walks, Failures):
         if kind == "bearer":
             return BearerAuth(self._need(s, "token"))
         if kind == "api_key":
-            return ApiKeyAuth(self._need(s, "api_key"), self._need(p, "workspace_id"))
+            return ApiKeyAuth({header: self._need(s if name in s else p, name)
+                               for name, header in self.service.key_headers.items()})
         if kind == "basic_or_bearer":
             if "token" in s:
                 return BearerAuth(s["token"])
             return BasicAuth(self._need(p, "username"), self._need(s, "password"))
-        return OAuthPasswordAuth(self.base_url + "/oauth/token", self._need(p, "client_id"),
+        token = catalog.action(self.service.token_action)
+        return OAuthPasswordAuth(self.base_url + token.path, self._need(p, "client_id"),
                                  self._need(s, "client_secret"), self._need(p, "username"),
-                                 self._need(s, "password"), self.redactor, timeout)
+                                 self._need(s, "password"), self.redactor, timeout, action=token.id)
 
     def _need(self, given: Mapping[str, Any], key: str) -> Any:
         if not given.get(key):
@@ -142,7 +144,8 @@ class Client(Walks, Failures):
         """The auth headers as a preview shows them: names real, values masked."""
         kind = self.service.auth
         if kind == "api_key":
-            return {"x-api-key": MASK, "x-air-workspace-id": str(self._plain.get("workspace_id"))}
+            return {header: MASK if name in self.service.secrets else str(self._plain.get(name))
+                    for name, header in self.service.key_headers.items()}
         return {"Authorization": ("Basic " if kind == "basic_or_bearer" and "token" not in self._secrets
                                   else "Bearer ") + MASK}
 
@@ -160,7 +163,7 @@ class Client(Walks, Failures):
         """Check the params and build the request, without sending it."""
         entry = self.action(action)
         version = self._version(entry, version)
-        rules.check(entry, params, mode=self.mode if self.service.key == "translation" else None,
+        rules.check(entry, params, mode=self.mode if self.service.modes else None,
                     system_version=self.system_version, login=self.login)
         path = entry.path_for(version)
         prefix = self.service.version_prefix.format(version=version) if version else ""

@@ -29,21 +29,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from toolkit.errors import ValidationError
+from toolkit.errors import FilterSyntaxError, ValidationError
 from toolkit.http.kinds import is_scalar
 
 OPERATORS = ("!:", ">:", ":", ">")
 KEYWORDS = ("AND", "OR", "NOT")
 MAX_DEPTH = 32
 _DELIMITERS = set(",)] \t\r\n")
-
-
-class FilterSyntaxError(ValueError):
-    """The expression does not follow the filter language; `position` is where reading stopped."""
-
-    def __init__(self, message: str, position: int) -> None:
-        self.position = position
-        super().__init__(f"{message} at position {position}")
 
 
 @dataclass(frozen=True)

@@ -112,8 +112,9 @@ class Walks:
                     answer.cancel()
                 pool.shutdown(wait=False, cancel_futures=True)
 
-    def _ask_ahead(self, pool: ThreadPoolExecutor, asked: deque, ahead: int, style: Any, request: dict | None,
-                   seen: int, body: Any, headers: Mapping, prepared_for: Any) -> None:
+    def _ask_ahead(self, pool: ThreadPoolExecutor, asked: deque, ahead: int, style: paging.Paging,
+                   request: dict | None, seen: int, body: Any, headers: Mapping,
+                   prepared_for: Callable[[dict], tuple[Prepared, dict]]) -> None:
         """Keep `ahead` pages asked for, starting at `request`; guesses a short page proved wrong go."""
         if asked and asked[0][0] != request:
             for *_, answer in asked:

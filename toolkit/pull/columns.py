@@ -18,6 +18,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from toolkit import catalog
 from toolkit.catalog.spec import Column
 
 TIMESTAMP = pa.timestamp("ms", tz="UTC")
@@ -113,8 +114,8 @@ def json_text(values: list) -> pa.Array:
     return pa.array([None if v is None else orjson.dumps(v).decode() for v in values], pa.string())
 
 
-# ids keep their wire type: integers for the translation service, UUID strings elsewhere
-ID_TYPES = {"translation": pa.int64()}
+# ids keep their wire type: integers where the catalog says a service's ids are, UUID strings elsewhere
+ID_TYPES = {key: pa.int64() for key, service in catalog.SERVICES.items() if service.ids == "integer"}
 
 
 @functools.cache

@@ -20,8 +20,8 @@ rows key is parsed the general way too, and `mend` finds its rows under the one 
 """
 from __future__ import annotations
 
-__all__ = ["FAILURES_BEFORE_GIVING_UP", "ID_KINDS", "PageDecoder", "RawRows", "Rows", "WIRE_KINDS",
-           "items_key", "joined", "mend", "page_decoder", "record_type", "rows_of", "values_by_column"]
+__all__ = ["FAILURES_BEFORE_GIVING_UP", "PageDecoder", "RawRows", "Rows", "WIRE_KINDS",
+           "id_kind", "items_key", "joined", "mend", "page_decoder", "record_type", "rows_of", "values_by_column"]
 
 import functools
 import itertools
@@ -38,8 +38,6 @@ from toolkit.catalog.spec import Action, Column, Resource
 # (JSON columns are kept as their text: msgspec.Raw)
 WIRE_KINDS: dict[str, Any] = {"string": str, "category": str, "integer": int, "number": float, "boolean": bool,
                               "timestamp": str | int | float}
-# ids keep their wire type: integers where the catalog says a service's ids are, UUID strings elsewhere
-ID_KINDS = {key: int for key, service in SERVICES.items() if service.ids == "integer"}
 FAILURES_BEFORE_GIVING_UP = 3          # pages of a walk that did not fit: the rest go the general way
 
 
@@ -57,11 +55,17 @@ class Rows(list):
         return values_by_column(self)
 
 
+def id_kind(service: str) -> type:
+    """What the wire carries for the service's ids: integers where its catalog says so (`Service.ids`),
+    UUID or name strings elsewhere; ids keep their wire type."""
+    return int if SERVICES[service].ids == "integer" else str
+
+
 def _kind(column: Column, service: str) -> Any:
     if column.dtype == "json":            # the value's JSON text as it came (frames.json_of_raw)
         return msgspec.Raw
     if column.dtype == "id":
-        return ID_KINDS.get(service, str) | None
+        return id_kind(service) | None
     kind = WIRE_KINDS.get(column.dtype)
     return Any if kind is None else kind | None
 

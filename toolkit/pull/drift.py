@@ -23,7 +23,7 @@ __all__ = ["CONTRACTS", "EXAMPLE_CHARS", "RECORD_CHARS", "Tally", "Told", "contr
 
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import pyarrow as pa
@@ -35,6 +35,10 @@ from toolkit.catalog.paging import PageNumber, Paging, absent
 from toolkit.catalog.spec import Action, Column, Resource
 from toolkit.errors import ContractError, ValidationError, printable
 from toolkit.pull.frames import DRIFT
+
+if TYPE_CHECKING:
+    from toolkit.http.session import Redactor
+    from toolkit.storage.loads import Load
 
 CONTRACTS = ("evolve", "freeze")
 EXAMPLE_CHARS = 200          # an example is a hint, not a copy of the record
@@ -64,7 +68,7 @@ def masked(value: Any, service: str, field: str = "") -> Any:
     return scrub(value, wires)
 
 
-def shown(value: Any, service: str, redactor: Any, field: str = "", limit: int = EXAMPLE_CHARS) -> str:
+def shown(value: Any, service: str, redactor: Redactor, field: str = "", limit: int = EXAMPLE_CHARS) -> str:
     """A value as masked JSON text, cut to `limit` characters."""
     text = orjson.dumps(masked(value, service, field), default=str).decode()
     if redactor is not None:
@@ -143,7 +147,7 @@ class Tally:
     whose statuses an earlier load could not have shown (an import succeeded where the last was pending).
     """
 
-    def __init__(self, resource: Resource, contract: str, redactor: Any, load: Any) -> None:
+    def __init__(self, resource: Resource, contract: str, redactor: Redactor, load: Load) -> None:
         self.resource, self.contract, self.redactor = resource, contract, redactor
         self.name = f"{resource.service}.{resource.name}"
         self.entries: dict[tuple[str, str], list] = {}    # (field, kind) → [count, example]

@@ -17,7 +17,7 @@ neither the workspace nor the connection module.
 """
 from __future__ import annotations
 
-__all__ = ["COLUMNS", "chosen", "depth", "held", "refresh"]
+__all__ = ["COLUMNS", "Bound", "chosen", "depth", "held", "refresh"]
 
 import contextlib
 import sys
@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 import pandas as pd
@@ -39,6 +39,7 @@ from toolkit.pull import fetch
 from toolkit.pull.progress import bar as progress_bar
 
 if TYPE_CHECKING:
+    from toolkit.http.client import Client
     from toolkit.storage.store import Store
 
 # saved: the parents a freshness budget did not ask again (a request each at least); resumed: the parents
@@ -90,7 +91,7 @@ def depth(service: str, name: str, seen: frozenset[str] = frozenset()) -> int:
     return max((1 + depth(service, p, seen | {name}) for p in above), default=0)
 
 
-def refresh(store: Store, connections: Mapping[str, Any], services: tuple[str, ...] = (), *,
+def refresh(store: Store, connections: Mapping[str, Bound], services: tuple[str, ...] = (), *,
             resources: Iterable[str | tuple[str, str]] | None = None, max_age: float | str | timedelta | None = None,
             incremental: bool = True, say: Callable[[str], None] | None = None,
             progress: bool | None = None) -> pd.DataFrame:
@@ -210,6 +211,12 @@ def _waited(futures: list[Future], cancel: threading.Event) -> None:
             cancel.set()
 
 
+class Bound(Protocol):
+    """What refresh is handed for a service: anything holding its client (a Connection, from the floor
+    above, which this module cannot name)."""
+    client: Client
+
+
 def _say(text: str, say: Callable[[str], None] | None) -> None:
     if say is None:
         print(text, file=sys.stdout, flush=True)
@@ -217,7 +224,7 @@ def _say(text: str, say: Callable[[str], None] | None) -> None:
         say(text)
 
 
-def _pull(client: Any, store: Store, service: str, name: str, params: dict,
+def _pull(client: Client, store: Store, service: str, name: str, params: dict,
           max_age: float | timedelta | None, incremental: bool, cancel: threading.Event | None = None
           ) -> tuple[dict, str | None]:
     """The resource's row of the table, and its load when one completed; `Interrupted` (what the pull

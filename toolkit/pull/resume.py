@@ -8,16 +8,20 @@ tally, like fetch; it imports neither the fetcher nor anything above.
 """
 from __future__ import annotations
 
-__all__ = ["CHECKPOINT_MEMBERS", "CHECKPOINT_SECONDS", "Checkpoints", "member_key"]
+__all__ = ["CHECKPOINT_MEMBERS", "CHECKPOINT_SECONDS", "Checkpoints", "Plan", "member_key"]
 
 import contextlib
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
 from toolkit.pull.drift import Tally
+
+if TYPE_CHECKING:
+    from toolkit.storage.loads import Load
+    from toolkit.storage.writer import Writer
 
 # a fan-out's work that a killed process loses at most: 10 s (TOOLKIT_CHECKPOINT_SECONDS), or 1,000 parents
 # where the service answers faster than a hundred a second
@@ -30,6 +34,15 @@ def member_key(member: Any) -> str:
     return orjson.dumps(member, default=str).decode()
 
 
+class Plan(Protocol):
+    """What a checkpoint reads and extends of a fan-out's plan (toolkit.pull.fetch's `_Plan`, which
+    imports this module: a Protocol here, not that class)."""
+    planned: list | None
+    done: list
+    skip: set
+    failed: list
+
+
 class Checkpoints:
     """A fan-out's resumability: every `CHECKPOINT_SECONDS` (or `CHECKPOINT_MEMBERS` parents) the load's
     batches are made to survive the process with the parents they hold (`Load.checkpoint`), and a load
@@ -37,7 +50,7 @@ class Checkpoints:
     and asks only for the rest. A page walk is not resumed: it is one request a page of up to hundreds
     of rows, where a fan-out is one request a parent."""
 
-    def __init__(self, load: Any, batcher: Any, plan: Any, tally: Tally) -> None:
+    def __init__(self, load: Load, batcher: Writer, plan: Plan, tally: Tally) -> None:
         self.load, self.batcher, self.plan, self.tally = load, batcher, plan, tally
         self.every = float(os.environ.get("TOOLKIT_CHECKPOINT_SECONDS", CHECKPOINT_SECONDS))
         self.last_at = time.monotonic()

@@ -24,6 +24,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from toolkit import catalog
+from toolkit.errors import EmulatorImportError
 from toolkit.sandbox.clock import Clock
 from toolkit.sandbox.control import CONTROL, Controller
 from toolkit.sandbox.drifting import Drift, DriftPlan
@@ -33,17 +35,9 @@ from toolkit.sandbox.server import IDLE_TIMEOUT, MAX_BODY, READ_TIMEOUT, App, Sa
 
 __all__ = ["REGISTRY", "Drift", "EmulatorImportError", "Fault", "Sandbox", "available", "serve", "start"]
 
-# service key → module whose EMULATOR attribute is the service's Emulator subclass
-REGISTRY: dict[str, str] = {
-    "media_review": "toolkit.sandbox.media_review.service",
-    "asset_library": "toolkit.sandbox.asset_library.service",
-    "audience_platform": "toolkit.sandbox.audience_platform.service",
-    "translation": "toolkit.sandbox.translation.service",
-}
-
-
-class EmulatorImportError(ImportError):
-    """A registered emulator's module is missing or fails to import: the sandbox would lack a service."""
+# service key → module whose EMULATOR attribute is the service's Emulator subclass: one for every
+# service of the catalog, in the folder named for it
+REGISTRY: dict[str, str] = {key: f"toolkit.sandbox.{key}.service" for key in catalog.SERVICES}
 
 
 def available() -> dict[str, type[Emulator]]:

@@ -25,8 +25,9 @@ How to add an emulator (asset_library, audience_platform, translation):
    the id maker, the other parts they call), never mixins that import the emulator back
    (asset_library: Fields, Boards, Transfers; translation and audience_platform: a shared State
    and the parts over it).
-6. Register the module in `REGISTRY` in `toolkit/sandbox/__init__.py`; `start()` skips a service
-   whose module does not import yet, so each emulator is usable as soon as it lands.
+6. Name the module `toolkit/sandbox/<service>/service.py` and its class `EMULATOR`: `REGISTRY` in
+   `toolkit/sandbox/__init__.py` finds it by the catalog's service key; a module that is missing or
+   does not import is an `EmulatorImportError` naming it, never a service quietly left out.
 
 The server does the rest for every service: routing from the catalog (404/405 in the service's
 shape), 401 when `authenticate` says no, the service's own rate limit (`LIMITS` in server.py),

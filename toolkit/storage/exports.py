@@ -28,6 +28,7 @@ import duckdb
 import orjson
 
 from toolkit.errors import SnapshotExistsError, SnapshotStorageWarning, WorkspaceError
+from toolkit.storage import clock
 from toolkit.storage.file import (
     FINISHED,
     history_view_sql,
@@ -38,7 +39,7 @@ from toolkit.storage.file import (
     versions_of,
     view_sql,
 )
-from toolkit.storage.loads import _now, params_json
+from toolkit.storage.loads import params_json
 from toolkit.storage.snapshots import manifest_table
 
 try:
@@ -276,7 +277,7 @@ def _resources(con: duckdb.DuckDBPyConnection, history: bool, chosen: Sequence[t
     for row in loads:
         if chosen is None or (row[0], row[1]) in chosen:
             by_resource.setdefault((row[0], row[1]), []).append(row)
-    created, entries = _now(), []
+    created, entries = clock.now(), []
     for (service, resource), rows in by_resource.items():
         latest = rows[-1]
         included = ([r for r in rows if since is None or (r[8] is not None and r[8] >= since) or r is latest]

@@ -29,7 +29,7 @@ import secrets
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import duckdb
@@ -39,7 +39,7 @@ import pyarrow as pa
 
 from toolkit.catalog.masking import scrub, scrub_url
 from toolkit.errors import WorkspaceError
-from toolkit.storage import ledger
+from toolkit.storage import clock, ledger
 from toolkit.storage.file import (
     VALIDITY,
     history_view_sql,
@@ -72,10 +72,6 @@ def load_id(started: datetime) -> str:
 def params_json(params: Mapping[str, Any] | None) -> str:
     """The params' stable text: keys sorted at every level, secrets masked."""
     return orjson.dumps(scrub(params or {}), option=orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY).decode()
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 class Load(Evolution, Merge):
@@ -129,7 +125,7 @@ class Load(Evolution, Merge):
         self._held.acquire()  # loads of one resource follow each other here: their DDL would conflict
         owners[self.service, self.resource] = threading.get_ident()
         try:
-            started = _now()
+            started = clock.now()
             self.load_id = load_id(started)
             with handle.held(f"starting a load of {self.service}.{self.resource}") as con:
                 self._schema(con)
@@ -386,7 +382,7 @@ class Load(Evolution, Merge):
                            ("failed_ids", "?::VARCHAR[]"), ("seq", "?::BIGINT"), ("drift", "?::JSON"),
                            ("service_clock", "?::TIMESTAMPTZ"), ("commit_seconds", "?::DOUBLE"),
                            ("conflicts", "?::INTEGER")],
-            [_now(), self.rows, self.requests, [str(i) for i in self.failed_ids], self.seq, self._drift_json(),
+            [clock.now(), self.rows, self.requests, [str(i) for i in self.failed_ids], self.seq, self._drift_json(),
              self.service_clock, round(time.monotonic() - began, 4), self.conflicts], "load_id = ?", [self.load_id])
 
     def _fail(self, error: BaseException | None) -> None:
@@ -397,7 +393,7 @@ class Load(Evolution, Merge):
                 con, self.handle.lake is not None,
                 [("status", "'failed'"), ("finished", "?"), ("rows", "0"), ("requests", "?"), ("error", "?"),
                  ("failed_ids", "?::VARCHAR[]"), ("drift", "?::JSON"), ("service_clock", "?::TIMESTAMPTZ")],
-                [_now(), self.requests, text, [str(i) for i in self.failed_ids], self._drift_json(),
+                [clock.now(), self.requests, text, [str(i) for i in self.failed_ids], self._drift_json(),
                  self.service_clock], "load_id = ?", [self.load_id])
         self.status, self.rows = "failed", 0
 

@@ -46,8 +46,8 @@ import duckdb
 import pandas as pd
 
 from toolkit.catalog.masking import scrub_url
-from toolkit.errors import WorkspaceError
-from toolkit.storage import exports, ledger
+from toolkit.errors import UnknownTableError, WorkspaceError
+from toolkit.storage import clock, exports, ledger
 from toolkit.storage.file import (
     MIGRATE_HINT,
     filtered_of,
@@ -63,7 +63,7 @@ from toolkit.storage.handle import FileHandle
 from toolkit.storage.history import History
 from toolkit.storage.holdings import INTERRUPTED
 from toolkit.storage.lake import Lake, is_lake, orphans, settled
-from toolkit.storage.loads import Load, _now, params_json
+from toolkit.storage.loads import Load, params_json
 from toolkit.storage.query import Query
 from toolkit.storage.runs import Run
 from toolkit.storage.stage import remove_abandoned
@@ -71,11 +71,6 @@ from toolkit.storage.stage import remove_abandoned
 # DuckDB's words for a table it cannot find: 'Table with name targets does not exist!' or, when the
 # schema is missing too, 'Table with name "translation.targets" does not exist because schema ...'
 _MISSING_TABLE = re.compile(r'Table with name "?(?:(?P<schema>[^".\s]+)\.)?(?P<name>[^"\s!]+)"? does not exist')
-
-
-class UnknownTableError(WorkspaceError, duckdb.CatalogException):
-    """A query names a table the workspace does not hold; says what it holds (a CatalogException too,
-    so code that caught DuckDB's error goes on working)."""
 
 
 class Store(History):
@@ -216,7 +211,7 @@ class Store(History):
         if max_age is not None:
             seconds = max_age.total_seconds() if isinstance(max_age, timedelta) else float(max_age)
             query += " AND finished >= ?"
-            args.append(_now() - timedelta(seconds=seconds))
+            args.append(clock.now() - timedelta(seconds=seconds))
         rows = self._fetch(query + " ORDER BY finished DESC LIMIT 1", args)
         return rows[0][0] if rows else None
 

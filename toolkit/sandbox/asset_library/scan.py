@@ -98,7 +98,7 @@ def field_mask(base: BaseAssets, idx: np.ndarray, j: int, want: Any) -> np.ndarr
         return present & np.isin(pick % _U(len(PHOTOGRAPHERS)), np.array(names, _U))
     if kind == "date":
         day = (date.fromisoformat(want[:10]) - date(1970, 1, 1)).days     # want: the normalised ISO day
-        days = (T0 + idx.astype(np.int64) * base._step - (pick % _U(200)).astype(np.int64) * DAY) // DAY
+        days = (T0 + idx.astype(np.int64) * base.step - (pick % _U(200)).astype(np.int64) * DAY) // DAY
         return present & (days == day)
     return np.zeros(len(idx), bool)
 

@@ -168,7 +168,8 @@ class BaseAssets:
         self.board_ids, self.tag_ids, self.fields = board_ids, tag_ids, fields
         self._rounds = {kind: [mix(self.key + 0x51ED * (r + 1) + kind * GOLDEN) & 0xFFFFFFFFFF for r in range(4)]
                         for kind in (KIND_ASSET, KIND_VERSION)}
-        self._step = max(1, (T_END - T0) // max(count, 1))
+        # the time between consecutive assets' creation (a scan computes their dates column-wise from it)
+        self.step = max(1, (T_END - T0) // max(count, 1))
         self.board_pos = {b: n for n, b in enumerate(board_ids)}
         self.tag_pos = {t: n for n, t in enumerate(tag_ids)}
         self.field_pos = {f[0]: n for n, f in enumerate(fields)}
@@ -228,7 +229,7 @@ class BaseAssets:
     # --- attributes, each from its own hash ------------------------------------------------------
 
     def created(self, i: int) -> int:
-        return T0 + i * self._step + self.h(i, 1) % self._step
+        return T0 + i * self.step + self.h(i, 1) % self.step
 
     def versions(self, i: int) -> int:
         r = self.h(i, 2) % 100
@@ -293,7 +294,7 @@ class BaseAssets:
             elif kind == "plain-text":
                 found[field_id] = {"value": PHOTOGRAPHERS[pick % len(PHOTOGRAPHERS)]}
             elif kind == "date":
-                day = (T0 + i * self._step - (pick % 200) * DAY) // DAY * DAY
+                day = (T0 + i * self.step - (pick % 200) * DAY) // DAY * DAY
                 found[field_id] = {"value": iso_ms(day)}
         return found
 

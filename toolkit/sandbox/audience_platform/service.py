@@ -60,6 +60,8 @@ from toolkit.sandbox.clock import iso
 from toolkit.sandbox.emulator import Emulator, Extra
 from toolkit.sandbox.exchange import Reject, Request, Response
 
+NEW_USER = next(a for a in catalog.ACTIONS if a.id == "audience_platform.create_user").param("username").example
+
 INTEGRATION_USER = "cdp-integration"
 ROLES = ("administrator", "integration", "marketer", "analyst", "privacy-officer", "viewer")
 USER_FIELDS = {"username": "str", "password": "secret", "email": "str", "firstName": "str",
@@ -327,8 +329,10 @@ class AudiencePlatform(Emulator):
             "notification_id": first_notice[0]["id"] if first_notice else None,
             "username": "a.dubois", "metric_id": "profiles.created", "metric_ids": [m[0] for m in METRICS],
             "scope": "web", "communication_id": "welcome",
-            # the tracked analytics audience above is readOnly: a tag patch goes to a manual one
-            "overrides": {"audience_platform.update_audience": {"audience_id": "newsletter-subscribers"}},
+            # the tracked analytics audience above is readOnly: a tag patch goes to a manual one; a user
+            # created as the username above exists already: the catalog's example is one that does not
+            "overrides": {"audience_platform.update_audience": {"audience_id": "newsletter-subscribers"},
+                          "audience_platform.create_user": {"username": NEW_USER}},
         }
 
     def on_advance(self, now: datetime) -> None:
