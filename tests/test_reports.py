@@ -578,14 +578,23 @@ def test_audience_sizes_caption(ws, page):
 
 def test_audience_sizes_over_the_loads_caption(ws, page):
     said = _caption(page, "Audience sizes over the loads")
-    n, loads, first, last, shown, every, listed = _said(
+    n, loads, first, last, moved, shown, every, listed = _said(
         said, r"([\d,]+) audiences over ([\d,]+) loads of audiences, from (.*?) to (.*?) by the service's clock at "
-              r"each load; the plot draws the ([\d,]+) whose size changed most, of ([\d,]+), the table lists all "
-              r"([\d,]+)")
+              r"each load, ([\d,]+) of them of another size at the latest load than at the first; the plot draws the "
+              r"([\d,]+) whose size changed most, of ([\d,]+), the table lists all ([\d,]+)")
     assert n == every == listed == _one(ws, "SELECT count(DISTINCT id) FROM audience_platform.audiences__loads")
     clocks = ws.sql("SELECT min(service_clock), max(service_clock), count(*) FROM _loads WHERE service = "
                     "'audience_platform' AND resource = 'audiences' AND status IN ('complete', 'stale')").fetchone()
     assert (first, last, loads) == (_at(clocks[0]), _at(clocks[1]), clocks[2])
+    assert moved == _one(ws, """
+        WITH l AS (SELECT load_id, service_clock FROM _loads WHERE service = 'audience_platform'
+                   AND resource = 'audiences' AND status IN ('complete', 'stale')),
+             a AS (SELECT id, profile_count FROM audience_platform.audiences__loads
+                   WHERE _load_id = (SELECT arg_min(load_id, service_clock) FROM l)),
+             b AS (SELECT id, profile_count FROM audience_platform.audiences__loads
+                   WHERE _load_id = (SELECT arg_max(load_id, service_clock) FROM l))
+        SELECT count(*) FROM a FULL JOIN b USING (id)
+        WHERE coalesce(a.profile_count, 0) != coalesce(b.profile_count, 0)""") > 0
     assert shown == 8 and _folded(_section(page, "Audience sizes over the loads")) == (n - 8, n)
 
 
@@ -756,7 +765,8 @@ def test_word_counts_caption(ws, page):
         JOIN translation.submissions s USING (submission_id) WHERE {_OPEN.replace('status', 's.status')}""").fetchone()
     assert every == _one(ws, "SELECT count(*) FROM translation.word_counts")
     assert _folded(_section(page, "Word counts")) == (n - 8, n)        # the table: every open submission
-    assert _latest(ws, "translation", "word_counts") in said
+    assert f"the counts of {_latest(ws, 'translation', 'word_counts')}, open by " \
+           f"{_latest(ws, 'translation', 'submissions')}" in said
 
 
 def test_quotes_caption(ws, page):

@@ -58,8 +58,11 @@ def sizes_over_loads(source: Any, over: pd.DataFrame, changes: pd.DataFrame, sho
     if over.empty:
         return "No audiences were pulled."
     moments = over["service_clock"].drop_duplicates().sort_values()
+    # the plot draws the 8 that changed most even where fewer changed at all: say how many did
+    moved = int((changes["change"] != 0).sum())
     return (f"{len(changes):,} audiences over {over['load_id'].nunique():,} loads of audiences, from "
-            f"{_when(moments.iloc[0])} to {_when(moments.iloc[-1])} by the service's clock at each load; the plot "
+            f"{_when(moments.iloc[0])} to {_when(moments.iloc[-1])} by the service's clock at each load, "
+            f"{moved:,} of them of another size at the latest load than at the first; the plot "
             f"draws {_cut(min(shown, len(changes)), len(changes), 'whose size changed most', 'audiences')}, the table lists all "
             f"{len(changes):,}, those first.")
 
@@ -172,9 +175,11 @@ def word_counts(source: Any, words: pd.DataFrame) -> str:
     if words.empty:
         return "No word counts of open submissions were pulled."
     projects = words["project_name"].nunique()
+    # two loads of two times: the counts of one, which submissions are open by the other
     return (f"{int(words['word_count'].sum()):,} words in {len(words):,} open submissions (neither done nor "
-            f"cancelled) of the {words.attrs.get('of', len(words)):,} submissions with a word count, in {projects:,} projects, "
-            f"from {latest(source, 'translation', 'word_counts')}.")
+            f"cancelled) of the {words.attrs.get('of', len(words)):,} submissions with a word count, in {projects:,} "
+            f"projects: the counts of {latest(source, 'translation', 'word_counts')}, open by "
+            f"{latest(source, 'translation', 'submissions')}.")
 
 
 def quotes(source: Any, money: pd.DataFrame) -> str:

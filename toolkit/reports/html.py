@@ -249,8 +249,8 @@ def _parts(source: Any, now: Any, as_of: Mapping[str, Any] | None) -> dict[str, 
                  ["submission_id", "name", "project_name", "submission_status", "due_date", "targets", "done",
                   "percent", "hours_left"]),
             Part("Overdue and at-risk targets", "Open targets past their due date, and those due within 48 "
-                 "hours that are not yet in their workflow's last phase, per submission. The table lists every "
-                 "such target, soonest due first, with its project and the words it has left.", late, 12,
+                 "hours that are not yet in their workflow's last phase, per submission; in the table soonest due "
+                 "first, with its project and the words it has left.", late, 12,
                  ["target_id", "submission_id", "project_name", "target_language", "status", "due_date",
                   "hours_left", "words_left", "flag"]),
             Part("Overdue and at-risk by language and project", "The targets above per target language and "
