@@ -853,3 +853,25 @@ def test_every_part_of_the_page_has_a_caption_test():
     with duckdb.connect() as empty:
         headings = {part.heading for parts in _parts(empty, None, None).values() for part in parts}
     assert headings == tested
+
+
+def test_a_snapshot_with_history_gives_the_same_captions_as_the_workspace(snapshot, box, pulled_at, page, tmp_path):
+    """A colleague who opens the exported snapshot reads the same numbers, loads and clocks."""
+    again = reports.write_report(snapshot, tmp_path / "from-snapshot.html", now=box.clock.now(),
+                                 as_of=pulled_at).read_text(encoding="utf-8")
+
+    def captions(text: str) -> dict:
+        return {heading: html.unescape(said) for heading, said in re.findall(r"<h3>(.*?)</h3>\n<p>(.*?)</p>", text)}
+    mine, theirs = captions(page), captions(again)
+    assert len(mine) == 19 and mine == theirs
+
+
+def test_membership_and_profile_plots_say_they_count_the_pulled_profiles(ws):
+    changes = audiences.membership_changes(ws)
+    moved = int(((changes["gained"] > 0) | (changes["lost"] > 0)).sum())
+    title = audiences.plot_membership_changes(changes).axes[0].get_title(loc="left")
+    assert "among the pulled profiles" in title and f"({moved} of {len(changes)} audiences changed)" in title
+    pulled = ws.sql("SELECT count(*) FROM (SELECT item_id FROM audience_platform.profiles UNION "
+                    "SELECT profile_id FROM audience_platform.memberships)").fetchone()[0]
+    title = audiences.plot_audiences_per_profile(audiences.audiences_per_profile(ws)).axes[0].get_title(loc="left")
+    assert title == f"Audiences per profile: the {pulled:,} pulled profiles"

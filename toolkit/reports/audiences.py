@@ -234,7 +234,10 @@ def plot_membership_changes(changes: pd.DataFrame) -> Figure:
     ax.set_xlim(-reach, reach)
     ax.xaxis.set_major_formatter(lambda value, _: f"{abs(value):,.0f}")
     plots.legend(fig, 2)
-    plots.finish(ax, title, "profiles lost (left) and gained (right)", "audience")
+    # the memberships are those of the pulled profiles: a platform-wide change is not what this counts
+    plots.finish(ax, f"{title} among the pulled profiles,\nbetween the first and the latest load "
+                     f"({len(moved)} of {len(changes)} audiences changed)", "profiles lost (left) and gained (right)",
+                 "audience")
     return fig
 
 
@@ -265,7 +268,8 @@ def plot_audiences_per_profile(counts: pd.DataFrame) -> Figure:
     ax.bar(counts["audiences"], counts["profiles"], color=plots.TEAL, width=0.8)
     ax.set_xticks(counts["audiences"])
     plots.label_bars(ax, counts["profiles"], counts["audiences"], horizontal=False)
-    plots.finish(ax, title, "audiences the profile is in", "profiles", grid="y")
+    plots.finish(ax, f"{title}: the {int(counts['profiles'].sum()):,} pulled profiles", "audiences the profile is in",
+                 "profiles", grid="y")
     return fig
 
 
