@@ -875,3 +875,16 @@ def test_membership_and_profile_plots_say_they_count_the_pulled_profiles(ws):
                     "SELECT profile_id FROM audience_platform.memberships)").fetchone()[0]
     title = audiences.plot_audiences_per_profile(audiences.audiences_per_profile(ws)).axes[0].get_title(loc="left")
     assert title == f"Audiences per profile: the {pulled:,} pulled profiles"
+
+
+def test_captions_name_this_machines_clock_where_the_service_sent_none(tmp_path):
+    with tk.Workspace(tmp_path / "no-date.duckdb") as plain:
+        with plain.load("audience_platform", "http://127.0.0.1:9/api", "audiences", {}, ("id",)) as load:
+            load.write(pa.table({"id": ["a"], "name": ["A"], "tags": [["x"]], "system_tags": [[]],
+                                 "profile_count": [3], "provider": ["manual"], "hidden": [False]}))
+        finished = source.utc(plain.loads()["finished"].iloc[-1])
+        page = reports.write_report(plain, tmp_path / "r.html").read_text()
+    said = _caption(page, "Tags and system tags")
+    assert f"the latest load of audiences ({_at(finished)} by this machine's clock (the service sent no Date))" in said
+    over = _caption(page, "Audience sizes over the loads")
+    assert "1 audience over 1 load of audiences" in over and "this machine's when a load finished" in over

@@ -299,7 +299,8 @@ def _summary(source: Any, now: Any) -> str:
     as_of = (f" Translation deadlines are measured against {moment:%d %b %Y %H:%M} UTC, by "
              f"{html.escape(CLOCKS[clock])}." if moment else "")
     return (f"<p class=meta>From the {html.escape(kind.lower())} {html.escape(str(where or 'in memory'))}; "
-            f"{'; '.join(rows) or 'no loads'}. Written {datetime.now(UTC):%d %b %Y %H:%M} UTC.{as_of}</p>")
+            f"{'; '.join(rows) or 'no loads'}. Written {datetime.now(UTC):%d %b %Y %H:%M} UTC by this machine's "
+            f"clock.{as_of}</p>")
 
 
 def write_report(source: Any, path: str | Path, now: Any = None, title: str = "toolkit report",
