@@ -888,3 +888,10 @@ def test_captions_name_this_machines_clock_where_the_service_sent_none(tmp_path)
     assert f"the latest load of audiences ({_at(finished)} by this machine's clock (the service sent no Date))" in said
     over = _caption(page, "Audience sizes over the loads")
     assert "1 audience over 1 load of audiences" in over and "this machine's when a load finished" in over
+
+
+def test_the_burndowns_axis_names_the_clock_that_dated_its_loads(ws, pulled_at):
+    by_service = translation.plot_burndown(translation.burndown(ws)).axes[0].get_xlabel()
+    given = translation.plot_burndown(translation.burndown(ws, as_of=pulled_at)).axes[0].get_xlabel()
+    assert (by_service, given) == ("the load's time (UTC, by the service's clock)",
+                                   "the load's time (UTC, by the moments given)")

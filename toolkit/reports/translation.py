@@ -367,7 +367,7 @@ def plot_burndown(progress: pd.DataFrame) -> Figure:
     ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
     ax.set_ylim(0, max(progress["open"].max(), 1) * 1.15)
     ax.legend(frameon=False, fontsize=8)
-    clocks = " or ".join({GIVEN: "as given", SERVICE_CLOCK: "the service's clock",
+    clocks = " or ".join({GIVEN: "the moments given", SERVICE_CLOCK: "the service's clock",
                           OUR_CLOCK: "this machine's clock"}[c] for c in progress.attrs.get("clocks", ()))
     plots.finish(ax, title, f"the load's time (UTC, by {clocks or 'the load'})", "targets", grid="y")
     return fig
