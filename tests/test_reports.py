@@ -895,3 +895,11 @@ def test_the_burndowns_axis_names_the_clock_that_dated_its_loads(ws, pulled_at):
     given = translation.plot_burndown(translation.burndown(ws, as_of=pulled_at)).axes[0].get_xlabel()
     assert (by_service, given) == ("the load's time (UTC, by the service's clock)",
                                    "the load's time (UTC, by the moments given)")
+
+
+def test_the_pages_summary_counts_in_the_singular_where_there_is_one(tmp_path):
+    with tk.Workspace(tmp_path / "one.duckdb") as one:
+        with one.load("media_review", "http://127.0.0.1:9/v2", "teams", {}, ("id",)) as load:
+            load.write(pa.table({"id": ["t"], "name": ["T"]}))
+        page = reports.write_report(one, tmp_path / "r.html").read_text()
+    assert "media_review: 1 resource, 1 load." in page

@@ -10,7 +10,7 @@ over a table of 79 rows: these are computed so that they cannot drift from the d
 from __future__ import annotations
 
 __all__ = ["assets_per_board_tree", "audience_sizes", "audiences_per_profile", "burndown", "custom_field_fill_rate",
-           "imports", "latest", "membership_changes", "overdue", "overdue_by", "overlap", "percent_complete",
+           "imports", "latest", "many", "membership_changes", "overdue", "overdue_by", "overlap", "percent_complete",
            "phase_funnel", "quotes", "sizes_over_loads", "status_by_language", "tag_counts", "tag_usage",
            "team_usage", "word_counts"]
 
@@ -38,7 +38,7 @@ def latest(source: Any, service: str, resource: str) -> str:
     return f"the latest load of {resource} ({_when(moment)} by {_BY[clock]})"
 
 
-def _many(count: int, noun: str) -> str:
+def many(count: int, noun: str) -> str:
     """"1 load", "6 loads": a count and its noun."""
     return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
 
@@ -57,9 +57,9 @@ def audience_sizes(source: Any, sizes: pd.DataFrame, providers: pd.DataFrame) ->
     if sizes.empty:
         return "No audiences were pulled."
     hidden = int(sizes["hidden"].fillna(False).astype(bool).sum())
-    return (f"{_many(len(sizes), 'audience')} ({hidden:,} of them hidden) of "
-            f"{_many(len(providers), 'provider')}, from {latest(source, _AP, 'audiences')}: "
-            f"{_many(int(sizes['profile_count'].sum()), 'membership')} in all (the platform's profile counts "
+    return (f"{many(len(sizes), 'audience')} ({hidden:,} of them hidden) of "
+            f"{many(len(providers), 'provider')}, from {latest(source, _AP, 'audiences')}: "
+            f"{many(int(sizes['profile_count'].sum()), 'membership')} in all (the platform's profile counts "
             "summed).")
 
 
@@ -72,7 +72,7 @@ def sizes_over_loads(source: Any, over: pd.DataFrame, changes: pd.DataFrame, sho
     unclocked = loads(source, _AP, "audiences")["service_clock"].isna().any()
     ours = " (this machine's when a load finished, where the service sent no Date)" if unclocked else ""
     drawn = _cut(min(shown, len(changes)), len(changes), "whose size changed most", "audiences")
-    return (f"{_many(len(changes), 'audience')} over {_many(over['load_id'].nunique(), 'load')} of audiences, "
+    return (f"{many(len(changes), 'audience')} over {many(over['load_id'].nunique(), 'load')} of audiences, "
             f"from {_when(moments.iloc[0])} to {_when(moments.iloc[-1])} by the service's clock at each load{ours}, "
             f"{moved:,} of them of another size at the latest load than at the first; the plot draws {drawn}, "
             f"the table lists all {len(changes):,}, those first.")
@@ -82,8 +82,8 @@ def tag_counts(source: Any, tags: pd.DataFrame) -> str:
     if tags.empty:
         return "No audiences were pulled."
     kinds = tags["kind"].value_counts()
-    return (f"{_many(int(kinds.get('tag', 0)), 'tag')} and {_many(int(kinds.get('system tag', 0)), 'system tag')}"
-            f" on the {_many(tags.attrs.get('audiences', 0), 'audience')} of {latest(source, _AP, 'audiences')}; "
+    return (f"{many(int(kinds.get('tag', 0)), 'tag')} and {many(int(kinds.get('system tag', 0)), 'system tag')}"
+            f" on the {many(tags.attrs.get('audiences', 0), 'audience')} of {latest(source, _AP, 'audiences')}; "
             "an audience counts once under each tag it carries.")
 
 
@@ -91,8 +91,8 @@ def overlap(source: Any, matrix: pd.DataFrame) -> str:
     if matrix.empty:
         return "No memberships were pulled."
     every = matrix.attrs.get("audiences", len(matrix))
-    return (f"{_many(every, 'audience')} have members among the "
-            f"{_many(matrix.attrs.get('pulled_profiles', 0), 'profile')} of {latest(source, _AP, 'memberships')}; "
+    return (f"{many(every, 'audience')} have members among the "
+            f"{many(matrix.attrs.get('pulled_profiles', 0), 'profile')} of {latest(source, _AP, 'memberships')}; "
             f"the plot draws {_cut(len(matrix), every, 'with the most of them', 'audiences')}.")
 
 
@@ -104,9 +104,9 @@ def membership_changes(source: Any, changes: pd.DataFrame, moved: pd.DataFrame) 
     def at(load: str) -> str:
         return _when(load_moment(pulled.at[load, "service_clock"], pulled.at[load, "finished"])[0])
 
-    return (f"{len(moved):,} of {_many(len(changes), 'audience')} changed between the first load of memberships "
+    return (f"{len(moved):,} of {many(len(changes), 'audience')} changed between the first load of memberships "
             f"({at(changes.attrs['before'])}) and the latest ({at(changes.attrs['after'])}), by the service's "
-            f"clock: {_many(int(changes['gained'].sum()), 'membership')} gained and "
+            f"clock: {many(int(changes['gained'].sum()), 'membership')} gained and "
             f"{int(changes['lost'].sum()):,} lost, among the pulled profiles only; plot and table show the "
             "audiences that changed.")
 
@@ -115,7 +115,7 @@ def audiences_per_profile(source: Any, counts: pd.DataFrame) -> str:
     if counts.empty:
         return "No memberships were pulled."
     nowhere = int(counts.loc[counts["audiences"] == 0, "profiles"].sum())
-    return (f"{_many(int(counts['profiles'].sum()), 'profile')} (those pulled, and any with a pulled "
+    return (f"{many(int(counts['profiles'].sum()), 'profile')} (those pulled, and any with a pulled "
             f"membership), {nowhere:,} of them in no audience, from {latest(source, _AP, 'memberships')}.")
 
 
@@ -131,7 +131,7 @@ def status_by_language(source: Any, pivot: pd.DataFrame) -> str:
     done = int(by_status[[s for s in by_status.index if s in _DONE]].sum())
     cancelled = int(by_status.get("CANCELLED", 0))
     total = int(by_status.sum())
-    return (f"{_many(total, 'target')} in {_many(len(pivot), 'target language')}, from "
+    return (f"{many(total, 'target')} in {many(len(pivot), 'target language')}, from "
             f"{latest(source, _TM, 'targets')}: {total - done - cancelled:,} open, {done:,} done "
             f"({', '.join(_DONE)}), {cancelled:,} cancelled.")
 
@@ -140,7 +140,7 @@ def phase_funnel(source: Any, funnel: pd.DataFrame) -> str:
     if funnel.empty:
         return "No targets were pulled."
     counted, done = int(funnel["reached"].iloc[0]), int(funnel["now"].iloc[-1])
-    return (f"{_many(counted, 'target')} ({funnel.attrs.get('cancelled', 0):,} cancelled ones aside) of "
+    return (f"{many(counted, 'target')} ({funnel.attrs.get('cancelled', 0):,} cancelled ones aside) of "
             f"{latest(source, _TM, 'targets')}: {done:,} done, {counted - done:,} open, "
             f"{int(funnel['now'].iloc[0]):,} of them not started.")
 
@@ -149,7 +149,7 @@ def percent_complete(progress: pd.DataFrame, shown: pd.DataFrame, limit: int) ->
     if shown.empty:
         return "No submission has a target still open."
     drawn = _cut(min(limit, len(shown)), len(shown), "soonest due", "of them")
-    return (f"{_many(len(shown), 'submission')} with a target still open, of the {len(progress):,} with "
+    return (f"{many(len(shown), 'submission')} with a target still open, of the {len(progress):,} with "
             f"targets ({len(progress) - len(shown):,} whose targets are all done or cancelled aside); due dates "
             f"against {_when(progress.attrs.get('now'))} by {_BY[progress.attrs.get('clock', GIVEN)]}. The plot "
             f"draws {drawn}, the table lists all {len(shown):,}.")
@@ -162,18 +162,18 @@ def overdue(late: pd.DataFrame, limit: int) -> str:
     submissions = late["submission_id"].nunique()
     drawn = _cut(min(limit, submissions), submissions, "submissions with most", "submissions")
     return (f"{len(late):,} open targets ({int(flags.get('overdue', 0)):,} overdue, "
-            f"{int(flags.get('at risk', 0)):,} at risk) in {_many(submissions, 'submission')}, "
-            f"{_many(int(late['words_left'].sum()), 'word')} left, against {_when(late.attrs.get('now'))} by "
+            f"{int(flags.get('at risk', 0)):,} at risk) in {many(submissions, 'submission')}, "
+            f"{many(int(late['words_left'].sum()), 'word')} left, against {_when(late.attrs.get('now'))} by "
             f"{_BY[late.attrs.get('clock', GIVEN)]}. The plot draws {drawn}, the table each of the "
-            f"{_many(len(late), 'target')}.")
+            f"{many(len(late), 'target')}.")
 
 
 def overdue_by(by: pd.DataFrame) -> str:
     if by.empty:
         return "No open target is overdue or at risk."
-    return (f"{_many(len(by), 'pair')} of target language and project, {_many(int(by['targets'].sum()), 'target')}"
+    return (f"{many(len(by), 'pair')} of target language and project, {many(int(by['targets'].sum()), 'target')}"
             f" ({int(by['overdue'].sum()):,} overdue, {int(by['at_risk'].sum()):,} at risk), "
-            f"{_many(int(by['words_left'].sum()), 'word')} left.")
+            f"{many(int(by['words_left'].sum()), 'word')} left.")
 
 
 def burndown(progress: pd.DataFrame) -> str:
@@ -182,7 +182,7 @@ def burndown(progress: pd.DataFrame) -> str:
     clocks = " and ".join("the moments given (as_of=)" if c == GIVEN else _BY[c]
                           for c in progress.attrs.get("clocks", ()))
     first, last = progress.iloc[0], progress.iloc[-1]
-    return (f"{_many(len(progress), 'load')} of targets, from {_when(first['as_of'])} to {_when(last['as_of'])} "
+    return (f"{many(len(progress), 'load')} of targets, from {_when(first['as_of'])} to {_when(last['as_of'])} "
             f"by {clocks or 'the time of each load'}: open targets (neither done nor cancelled) went from "
             f"{int(first['open']):,} to {int(last['open']):,}, {int(last['in_phase']):,} of them in a phase "
             f"and {int(last['cancelled']):,} cancelled at the latest load.")
@@ -194,9 +194,9 @@ def word_counts(source: Any, words: pd.DataFrame) -> str:
     projects = words["project_name"].nunique()
     every = words.attrs.get("of", len(words))
     # two loads of two times: the counts of one, which submissions are open by the other
-    return (f"{_many(int(words['word_count'].sum()), 'word')} in {len(words):,} open submissions (neither done "
-            f"nor cancelled) of the {_many(every, 'submission')} with a word count, in "
-            f"{_many(projects, 'project')}: the counts of {latest(source, _TM, 'word_counts')}, open by "
+    return (f"{many(int(words['word_count'].sum()), 'word')} in {len(words):,} open submissions (neither done "
+            f"nor cancelled) of the {many(every, 'submission')} with a word count, in "
+            f"{many(projects, 'project')}: the counts of {latest(source, _TM, 'word_counts')}, open by "
             f"{latest(source, _TM, 'submissions')}.")
 
 
@@ -205,7 +205,7 @@ def quotes(source: Any, money: pd.DataFrame) -> str:
         return "No quotes were pulled."
     currencies = ", ".join(sorted(money["currency"].dropna().unique()))
     count, approved = int(money["quotes"].sum()), int(money["approved"].sum())
-    return (f"{_many(count, 'quote')} of {_many(money.attrs.get('submissions', 0), 'submission')}, every quote "
+    return (f"{many(count, 'quote')} of {many(money.attrs.get('submissions', 0), 'submission')}, every quote "
             f"of {latest(source, _TM, 'quotes')} whatever its submission's status: {approved:,} approved "
             f"(status APPROVED or an approval date), {count - approved:,} not; amounts in each quote's currency "
             f"({currencies}), never added across currencies.")
@@ -221,25 +221,25 @@ def assets_per_board_tree(source: Any, trees: pd.DataFrame) -> str:
         return "No boards were pulled."
     roots = trees[trees["board_id"].notna()]
     every, placed = trees.attrs.get("assets"), trees.attrs.get("placed")
-    held = (f"; {placed:,} of the {_many(every, 'asset')} of {latest(source, _AL, 'assets')} are on a board, "
+    held = (f"; {placed:,} of the {many(every, 'asset')} of {latest(source, _AL, 'assets')} are on a board, "
             f"{every - placed:,} on none" if every is not None and placed is not None else "")
-    return (f"{_many(len(roots), 'top-level board')} holding {_many(int(roots['boards'].sum()), 'board')}"
+    return (f"{many(len(roots), 'top-level board')} holding {many(int(roots['boards'].sum()), 'board')}"
             f"{held}; an asset on boards of two trees counts in each.")
 
 
 def tag_usage(source: Any, usage: pd.DataFrame) -> str:
     if usage.empty:
         return "No tags or assets were pulled."
-    return (f"{_many(len(usage), 'tag')} ({int((usage['assets'] == 0).sum()):,} on no asset) over the cover "
-            f"versions of the {_many(usage.attrs.get('assets', 0), 'asset')} of {latest(source, _AL, 'assets')}; "
+    return (f"{many(len(usage), 'tag')} ({int((usage['assets'] == 0).sum()):,} on no asset) over the cover "
+            f"versions of the {many(usage.attrs.get('assets', 0), 'asset')} of {latest(source, _AL, 'assets')}; "
             "an asset counts once under each tag it carries.")
 
 
 def custom_field_fill_rate(source: Any, rates: pd.DataFrame) -> str:
     if rates.empty:
         return "No custom fields or assets were pulled."
-    return (f"{_many(len(rates), 'custom field')}, each against all "
-            f"{_many(int(rates['assets'].iloc[0]), 'asset')} of {latest(source, _AL, 'assets')}.")
+    return (f"{many(len(rates), 'custom field')}, each against all "
+            f"{many(int(rates['assets'].iloc[0]), 'asset')} of {latest(source, _AL, 'assets')}.")
 
 
 def imports(source: Any, outcomes: pd.DataFrame) -> str:
@@ -247,7 +247,7 @@ def imports(source: Any, outcomes: pd.DataFrame) -> str:
         return "No imports were pulled (fetch imports with import_ids=...)."
     by = outcomes.groupby("status")["imports"].sum()
     done = int(by.get("succeeded", 0)) + int(by.get("failed", 0))
-    return (f"{_many(int(by.sum()), 'import')}, those asked for by id, from {latest(source, _AL, 'imports')}: "
+    return (f"{many(int(by.sum()), 'import')}, those asked for by id, from {latest(source, _AL, 'imports')}: "
             f"{int(by.get('succeeded', 0)):,} succeeded, {int(by.get('failed', 0)):,} failed, "
             f"{int(by.sum()) - done:,} not finished.")
 
@@ -255,7 +255,7 @@ def imports(source: Any, outcomes: pd.DataFrame) -> str:
 def team_usage(source: Any, usage: pd.DataFrame, limit: int) -> str:
     if usage.empty:
         return "No teams were pulled."
-    return (f"{_many(len(usage), 'team')} ({usage.attrs.get('deleted', 0):,} deleted ones aside) of "
+    return (f"{many(len(usage), 'team')} ({usage.attrs.get('deleted', 0):,} deleted ones aside) of "
             f"{latest(source, 'media_review', 'teams')}; the plot draws "
             f"{_cut(min(limit, len(usage)), len(usage), 'fullest', 'teams')}, the table lists all "
             f"{len(usage):,}, fullest first.")

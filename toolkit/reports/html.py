@@ -293,8 +293,8 @@ def _summary(source: Any, now: Any) -> str:
         counts = frame(source, "SELECT service, count(*) AS loads, count(DISTINCT resource) AS resources, "
                                "max(finished) AS latest FROM _loads WHERE status IN ('complete', 'stale') "
                                "GROUP BY 1 ORDER BY 1")
-        rows = [f"{html.escape(s)}: {r} resources, {n} loads" for s, n, r in
-                zip(counts["service"], counts["loads"], counts["resources"], strict=True)]
+        rows = [f"{html.escape(s)}: {captions.many(int(r), 'resource')}, {captions.many(int(n), 'load')}"
+                for s, n, r in zip(counts["service"], counts["loads"], counts["resources"], strict=True)]
     moment, clock = clock_of(source, now)
     as_of = (f" Translation deadlines are measured against {moment:%d %b %Y %H:%M} UTC, by "
              f"{html.escape(CLOCKS[clock])}." if moment else "")
