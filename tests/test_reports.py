@@ -234,6 +234,10 @@ def test_reports_say_what_is_missing_instead_of_failing(tmp_path):
         check_figure(translation.plot_burndown(translation.burndown(empty)))
         page = reports.write_report(empty, tmp_path / "empty.html").read_text()
     assert "could not be drawn" not in page and page.count("data:image/png;base64,") >= 15
+    # a caption of nothing says what is missing, not a count of nothing
+    for heading in ("Targets by status and target language", "Percent complete per submission with open targets",
+                    "Overdue and at-risk targets", "Overdue and at-risk by language and project", "Burndown"):
+        assert _caption(page, heading).startswith("No targets were pulled."), heading
 
 
 def test_the_funnel_knows_each_targets_workflow_without_the_phases_resource(box, tmp_path):

@@ -146,6 +146,8 @@ def phase_funnel(source: Any, funnel: pd.DataFrame) -> str:
 
 
 def percent_complete(progress: pd.DataFrame, shown: pd.DataFrame, limit: int) -> str:
+    if progress.empty:
+        return "No targets were pulled."
     if shown.empty:
         return "No submission has a target still open."
     drawn = _cut(min(limit, len(shown)), len(shown), "soonest due", "of them")
@@ -156,6 +158,8 @@ def percent_complete(progress: pd.DataFrame, shown: pd.DataFrame, limit: int) ->
 
 
 def overdue(late: pd.DataFrame, limit: int) -> str:
+    if late.attrs.get("now") is None:   # no load of targets to measure by
+        return "No targets were pulled."
     if late.empty:
         return "No open target is overdue or at risk."
     flags = late["flag"].value_counts()
@@ -169,6 +173,8 @@ def overdue(late: pd.DataFrame, limit: int) -> str:
 
 
 def overdue_by(by: pd.DataFrame) -> str:
+    if by.attrs.get("now") is None:
+        return "No targets were pulled."
     if by.empty:
         return "No open target is overdue or at risk."
     return (f"{many(len(by), 'pair')} of target language and project, {many(int(by['targets'].sum()), 'target')}"
