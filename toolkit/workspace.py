@@ -70,7 +70,7 @@ class Workspace(Store):
         children, services at once; incrementally where the catalog says how. One line per resource
         to `say` (stdout by default) and one progress display (`progress=False`: none); a DataFrame
         of what each did: kind (full, incremental, cached, resumed, skipped, failed), rows added /
-        changed / removed, requests, parents a freshness budget `saved` asking and parents `resumed`
+        changed / removed, rows the load `written` (its own, not the view's count), requests, parents a freshness budget `saved` asking and parents `resumed`
         from an interrupted pull, seconds, error.
 
         `max_age` (seconds) keeps a load younger than it as it is, and is the freshness budget of the

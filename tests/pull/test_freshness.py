@@ -121,7 +121,7 @@ def test_freshness_counts_the_rows_a_view_shows_not_those_a_load_wrote(rotating)
     box.advance(hours=1)
     table = ws.refresh(resources=["asset_library.assets", "asset_library.versions"], progress=False,
                        say=lambda line: None)
-    written = int(table[table.resource == "asset_library.versions"]["rows"].iloc[0])
+    written = int(table[table.resource == "asset_library.versions"]["written"].iloc[0])
     fresh = ws.freshness().set_index("resource")
     assert fresh.loc["versions", "rows"] == len(ws.read("asset_library", "versions")) > written
 

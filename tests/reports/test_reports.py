@@ -173,8 +173,8 @@ def test_word_counts_and_quotes(ws):
     assert (words[["repetitions", "exact", "fuzzy", "no_match"]].sum(axis=1) == words["word_count"]).all()
     check_figure(translation.plot_word_counts(words))
     money = translation.quotes(ws)
-    assert (money["approved"] <= money["provided"]).all()
-    assert (money["amount_approved"] <= money["amount_provided"]).all()
+    assert (money["approved"] <= money["quotes"]).all()
+    assert (money["amount_approved"] <= money["amount_quoted"]).all()
     check_figure(translation.plot_quotes(money))
 
 
@@ -234,6 +234,10 @@ def test_reports_say_what_is_missing_instead_of_failing(tmp_path):
         check_figure(translation.plot_burndown(translation.burndown(empty)))
         page = reports.write_report(empty, tmp_path / "empty.html").read_text()
     assert "could not be drawn" not in page and page.count("data:image/png;base64,") >= 15
+    # a caption of nothing says what is missing, not a count of nothing
+    for heading in ("Targets by status and target language", "Percent complete per submission with open targets",
+                    "Overdue and at-risk targets", "Overdue and at-risk by language and project", "Burndown"):
+        assert _caption(page, heading).startswith("No targets were pulled."), heading
 
 
 def test_the_funnel_knows_each_targets_workflow_without_the_phases_resource(box, tmp_path):
@@ -330,9 +334,9 @@ def test_a_capped_plot_says_what_it_shows_of_how_many(ws):
     open_ones = int((progress["open"] > 0).sum())
     assert open_ones > 3
     title = translation.plot_percent_complete(progress, limit=3).axes[0].get_title(loc="left")
-    assert title == f"Percent complete per open submission\nthe 3 soonest due of {open_ones}"
+    assert title == f"Percent complete per submission with open targets\nthe 3 soonest due of {open_ones}"
     whole = translation.plot_percent_complete(progress, limit=open_ones).axes[0].get_title(loc="left")
-    assert whole == "Percent complete per open submission"
+    assert whole == "Percent complete per submission with open targets"
     late = translation.overdue(ws)
     many = late["submission_id"].nunique()
     assert many > 2
@@ -489,7 +493,7 @@ def test_percent_complete_plots_and_lists_the_same_open_submissions(ws, box, pag
     assert 10 < open_ones < len(progress)   # closed submissions exist, and neither part shows them
     title = translation.plot_percent_complete(progress).axes[0].get_title(loc="left")
     assert title.endswith(f"of {open_ones}") or open_ones <= 25
-    assert _folded(_section(page, "Percent complete per open submission")) == (open_ones - 10, open_ones)
+    assert _folded(_section(page, "Percent complete per submission with open targets")) == (open_ones - 10, open_ones)
 
 
 def test_words_to_translate_count_open_submissions_only(ws, page):
@@ -502,7 +506,7 @@ def test_words_to_translate_count_open_submissions_only(ws, page):
     assert 0 < len(words) < held and set(words["status"]).isdisjoint(set(translation.DONE) | {"CANCELLED"})
     title = translation.plot_word_counts(words).axes[0].get_title(loc="left")
     assert "open submissions" in title
-    assert "open submissions only" in _section(page, "Word counts")
+    assert "open submissions (neither done nor cancelled)" in _section(page, "Word counts")
 
 
 def test_overdue_targets_carry_project_and_words_left_and_add_up_by_language_and_project(ws, box, page):
@@ -526,3 +530,380 @@ def test_the_teams_plot_says_it_shows_20_of_how_many(ws, page):
     title = media.plot_team_usage(usage).axes[0].get_title(loc="left")
     assert f"the 20 fullest of {len(usage)}" in title
     assert _folded(_section(page, "Teams against their limits")) == (len(usage) - 10, len(usage))
+
+
+# -- every section's caption, recomputed in SQL over the workspace's views ----------------------------
+# The report's page is drawn with now= and as_of= the sandbox's clock; each test reads the numbers its
+# section's caption says and counts them again from the views, so a caption that says other numbers, or
+# the same numbers of other rows, fails here.
+
+def _caption(page: str, heading: str) -> str:
+    return html.unescape(re.search(r"<p>(.*?)</p>", _section(page, heading), re.S)[1])
+
+
+def _said(caption: str, pattern: str) -> list:
+    """The caption's numbers (and other groups) where `pattern` finds them; fails where it does not."""
+    found = re.search(pattern, caption)
+    assert found, f"{pattern!r} not in {caption!r}"
+    return [int(g.replace(",", "")) if re.fullmatch(r"[\d,]+", g) else g for g in found.groups()]
+
+
+def _one(ws, query: str, params=None):
+    return ws.sql(query, params=params).fetchone()[0] if params else ws.sql(query).fetchone()[0]
+
+
+def _at(moment) -> str:
+    return f"{source.utc(moment):%d %b %Y %H:%M} UTC"
+
+
+def _latest(ws, service: str, resource: str) -> str:
+    """What a caption says of the latest load: its time by the service's clock."""
+    clock = _one(ws, "SELECT service_clock FROM _loads WHERE service = ? AND resource = ? AND status IN "
+                     "('complete', 'stale') ORDER BY finished DESC LIMIT 1", [service, resource])
+    return f"the latest load of {resource} ({_at(clock)} by the service's clock)"
+
+
+def _rows(part: str) -> int:
+    """The rows of a part's table, folded ones included."""
+    return part.count("<tr>") - part.count("<thead>")
+
+
+def test_audience_sizes_caption(ws, page):
+    said = _caption(page, "Audience sizes")
+    n, hidden, providers, memberships = _said(
+        said, r"([\d,]+) audiences \(([\d,]+) of them hidden\) of ([\d,]+) providers, from .*?: ([\d,]+) memberships")
+    assert n == _one(ws, "SELECT count(*) FROM audience_platform.audiences")
+    assert hidden == _one(ws, "SELECT count(*) FILTER (WHERE hidden) FROM audience_platform.audiences")
+    assert providers == _one(ws, "SELECT count(DISTINCT coalesce(provider, 'unknown')) FROM audience_platform.audiences")
+    assert memberships == _one(ws, "SELECT sum(profile_count) FROM audience_platform.audiences")
+    assert _latest(ws, "audience_platform", "audiences") in said
+    assert _rows(_section(page, "Audience sizes")) == providers          # the table: one row per provider
+
+
+def test_audience_sizes_over_the_loads_caption(ws, page):
+    said = _caption(page, "Audience sizes over the loads")
+    n, loads, first, last, moved, shown, every, listed = _said(
+        said, r"([\d,]+) audiences over ([\d,]+) loads of audiences, from (.*?) to (.*?) by the service's clock at "
+              r"each load, ([\d,]+) of them of another size at the latest load than at the first; the plot draws the "
+              r"([\d,]+) whose size changed most, of ([\d,]+), the table lists all ([\d,]+)")
+    assert n == every == listed == _one(ws, "SELECT count(DISTINCT id) FROM audience_platform.audiences__loads")
+    clocks = ws.sql("SELECT min(service_clock), max(service_clock), count(*) FROM _loads WHERE service = "
+                    "'audience_platform' AND resource = 'audiences' AND status IN ('complete', 'stale')").fetchone()
+    assert (first, last, loads) == (_at(clocks[0]), _at(clocks[1]), clocks[2])
+    assert moved == _one(ws, """
+        WITH l AS (SELECT load_id, service_clock FROM _loads WHERE service = 'audience_platform'
+                   AND resource = 'audiences' AND status IN ('complete', 'stale')),
+             a AS (SELECT id, profile_count FROM audience_platform.audiences__loads
+                   WHERE _load_id = (SELECT arg_min(load_id, service_clock) FROM l)),
+             b AS (SELECT id, profile_count FROM audience_platform.audiences__loads
+                   WHERE _load_id = (SELECT arg_max(load_id, service_clock) FROM l))
+        SELECT count(*) FROM a FULL JOIN b USING (id)
+        WHERE coalesce(a.profile_count, 0) != coalesce(b.profile_count, 0)""") > 0
+    assert shown == 8 and _folded(_section(page, "Audience sizes over the loads")) == (n - 8, n)
+
+
+def test_tags_caption(ws, page):
+    said = _caption(page, "Tags and system tags")
+    tags, system, n = _said(said, r"([\d,]+) tags and ([\d,]+) system tags on the ([\d,]+) audiences")
+    assert tags == _one(ws, "SELECT count(DISTINCT t) FROM (SELECT unnest(tags) AS t FROM audience_platform.audiences)")
+    assert system == _one(ws, "SELECT count(DISTINCT t) FROM (SELECT unnest(system_tags) AS t "
+                              "FROM audience_platform.audiences)")
+    assert n == _one(ws, "SELECT count(*) FROM audience_platform.audiences")
+    assert _latest(ws, "audience_platform", "audiences") in said
+
+
+def test_overlap_caption_and_title_say_which_audiences_of_how_many(ws, page):
+    said = _caption(page, "Overlap between audiences")
+    every, profiles, shown, of = _said(said, r"([\d,]+) audiences have members among the ([\d,]+) profiles of .*?; "
+                                             r"the plot draws the ([\d,]+) with the most of them, of ([\d,]+)")
+    assert every == of == _one(ws, "SELECT count(DISTINCT audience_id) FROM audience_platform.memberships")
+    assert profiles == _one(ws, "SELECT count(DISTINCT profile_id) FROM audience_platform.memberships")
+    matrix = audiences.overlap(ws)
+    assert shown == len(matrix) == 15
+    title = audiences.plot_overlap(matrix).axes[0].get_title(loc="left")
+    assert f"the {shown} of {every} audiences with most of them" in title
+    assert _latest(ws, "audience_platform", "memberships") in said
+
+
+def test_memberships_gained_and_lost_caption(ws, page):
+    said = _caption(page, "Memberships gained and lost")
+    moved, every, first, last, gained, lost = _said(
+        said, r"([\d,]+) of ([\d,]+) audiences changed between the first load of memberships \((.*?)\) and the "
+              r"latest \((.*?)\), by the service's clock: ([\d,]+) memberships gained and ([\d,]+) lost")
+    ends = ws.sql("SELECT load_id, service_clock FROM _loads WHERE service = 'audience_platform' AND resource = "
+                  "'memberships' AND status IN ('complete', 'stale') ORDER BY finished").fetchall()
+    (before, t0), (after, t1) = ends[0], ends[-1]
+    assert (first, last) == (_at(t0), _at(t1))
+    pairs = """SELECT DISTINCT profile_id, audience_id FROM audience_platform.memberships__loads WHERE _load_id = ?"""
+    counted = ws.sql(f"""
+        WITH o AS ({pairs}), n AS ({pairs.replace('?', '$2')})
+        SELECT count(*) FILTER (WHERE o.profile_id IS NULL), count(*) FILTER (WHERE n.profile_id IS NULL),
+               count(DISTINCT coalesce(o.audience_id, n.audience_id)),
+               count(DISTINCT coalesce(o.audience_id, n.audience_id)) FILTER (WHERE o.profile_id IS NULL
+                                                                              OR n.profile_id IS NULL)
+        FROM o FULL JOIN n USING (profile_id, audience_id)""".replace("= ?", "= $1", 1), [before, after]).fetchone()
+    assert (gained, lost, every, moved) == counted
+    assert _rows(_section(page, "Memberships gained and lost")) == moved  # the table: those that changed
+
+
+def test_audiences_per_profile_caption(ws, page):
+    said = _caption(page, "Audiences per profile")
+    profiles, nowhere = _said(said, r"([\d,]+) profiles \(.*?\), ([\d,]+) of them in no audience")
+    assert profiles == _one(ws, "SELECT count(*) FROM (SELECT item_id FROM audience_platform.profiles UNION "
+                                "SELECT profile_id FROM audience_platform.memberships)")
+    assert nowhere == _one(ws, "SELECT count(*) FROM audience_platform.profiles WHERE item_id NOT IN "
+                               "(SELECT profile_id FROM audience_platform.memberships)")
+    assert _latest(ws, "audience_platform", "memberships") in said
+
+
+_OPEN = "status::VARCHAR NOT IN ('PROCESSED', 'DELIVERED', 'COMPLETED', 'CANCELLED')"
+
+
+def test_status_by_language_caption(ws, page):
+    said = _caption(page, "Targets by status and target language")
+    n, languages, open_, done, cancelled = _said(
+        said, r"([\d,]+) targets in ([\d,]+) target languages, from .*?: ([\d,]+) open, ([\d,]+) done "
+              r"\(PROCESSED, DELIVERED, COMPLETED\), ([\d,]+) cancelled")
+    assert (n, languages, open_, done, cancelled) == ws.sql(f"""
+        SELECT count(*), count(DISTINCT target_language), count(*) FILTER (WHERE {_OPEN}),
+               count(*) FILTER (WHERE status::VARCHAR IN ('PROCESSED', 'DELIVERED', 'COMPLETED')),
+               count(*) FILTER (WHERE status::VARCHAR = 'CANCELLED') FROM translation.targets""").fetchone()
+    assert _latest(ws, "translation", "targets") in said
+
+
+def test_phase_funnel_caption_and_table(ws, page):
+    said = _caption(page, "Phase funnel")
+    counted, cancelled, done, open_, queued = _said(
+        said, r"([\d,]+) targets \(([\d,]+) cancelled ones aside\) of .*?: ([\d,]+) done, ([\d,]+) open, "
+              r"([\d,]+) of them not started")
+    assert (counted, cancelled, done, open_, queued) == ws.sql(f"""
+        SELECT count(*) FILTER (WHERE status::VARCHAR != 'CANCELLED'), count(*) FILTER (WHERE status::VARCHAR = 'CANCELLED'),
+               count(*) FILTER (WHERE status::VARCHAR IN ('PROCESSED', 'DELIVERED', 'COMPLETED')),
+               count(*) FILTER (WHERE {_OPEN}), count(*) FILTER (WHERE {_OPEN} AND current_phase IS NULL)
+        FROM translation.targets""").fetchone()
+    assert _latest(ws, "translation", "targets") in said
+    table = re.findall(r"<tr><td>(queued|done)</td><td>[^<]*</td><td class=num>([\d,]+)</td>",
+                       _section(page, "Phase funnel"))
+    assert dict(table) == {"queued": f"{counted:,}", "done": f"{done:,}"}
+
+
+def test_percent_complete_caption(ws, box, page):
+    said = _caption(page, "Percent complete per submission with open targets")
+    open_, every, aside, moment, shown, of, listed = _said(
+        said, r"([\d,]+) submissions with a target still open, of the ([\d,]+) with targets \(([\d,]+) whose targets "
+              r"are all done or cancelled aside\); due dates against (.*?) by the moment given\. The plot draws the "
+              r"([\d,]+) soonest due, of ([\d,]+), the table lists all ([\d,]+)")
+    assert (open_, every) == ws.sql(f"""
+        SELECT count(*) FILTER (WHERE open > 0), count(*) FROM (
+            SELECT submission_id, count(*) FILTER (WHERE {_OPEN}) AS open FROM translation.targets GROUP BY 1)""").fetchone()
+    assert aside == every - open_ and of == listed == open_ and shown == 25
+    assert moment == _at(box.clock.now())
+
+
+def _late(ws, now) -> list:
+    """The overdue and at-risk targets in SQL: open, past due, or due within 48 hours and not in the last
+    phase of their workflow (the workflows' phases, in order)."""
+    return ws.sql(f"""
+        WITH last AS (SELECT name AS workflow, max_by(p.name, p."order") AS phase FROM (
+                          SELECT name, unnest(from_json(phases, '[{{"name": "VARCHAR", "order": "INTEGER"}}]')) AS p
+                          FROM translation.workflows) GROUP BY 1),
+             t AS (SELECT t.*, coalesce(p.workflow_name, t.workflow_name) AS workflow, s.project_name,
+                          date_diff('second', $now::TIMESTAMPTZ, t.due_date) / 3600 AS hours
+                   FROM translation.targets t LEFT JOIN translation.phases p USING (target_id)
+                   LEFT JOIN translation.submissions s ON s.submission_id = t.submission_id
+                   WHERE {_OPEN.replace('status', 't.status')} AND t.due_date IS NOT NULL)
+        SELECT t.target_language, t.project_name, t.submission_id, t.word_count,
+               CASE WHEN t.hours < 0 THEN 'overdue' ELSE 'at risk' END AS flag
+        FROM t LEFT JOIN last USING (workflow)
+        WHERE t.hours < 0 OR (t.hours < 48 AND t.current_phase IS DISTINCT FROM last.phase)""",
+                  params={"now": now}).fetchall()
+
+
+def test_overdue_captions(ws, box, page):
+    late = _late(ws, box.clock.now())
+    assert late, "the demo has late targets"
+    said = _caption(page, "Overdue and at-risk targets")
+    n, overdue, risky, submissions, words = _said(
+        said, r"([\d,]+) open targets \(([\d,]+) overdue, ([\d,]+) at risk\) in ([\d,]+) submissions, ([\d,]+) words left")
+    assert n == len(late) == _rows(_section(page, "Overdue and at-risk targets"))
+    assert (overdue, risky) == (sum(f == "overdue" for *_, f in late), sum(f == "at risk" for *_, f in late))
+    assert submissions == len({s for _, _, s, _, _ in late}) and words == sum(w for *_, w, _ in late)
+    assert f"against {_at(box.clock.now())} by the moment given" in said
+    shown, listed = _said(said, r"The plot draws all ([\d,]+) submissions, the table each of the ([\d,]+) targets")
+    assert (shown, listed) == (submissions, n)                         # 4 submissions: none cut
+    by = _caption(page, "Overdue and at-risk by language and project")
+    pairs, targets, overdue_by, risky_by, words_by = _said(
+        by, r"([\d,]+) pairs of target language and project, ([\d,]+) targets \(([\d,]+) overdue, ([\d,]+) at risk\), "
+            r"([\d,]+) words left")
+    assert pairs == len({(lang, project) for lang, project, *_ in late})
+    assert (targets, overdue_by, risky_by, words_by) == (n, overdue, risky, words)
+
+
+def test_burndown_caption(ws, page, pulled_at):
+    said = _caption(page, "Burndown")
+    loads, first, last, open_first, open_last, in_phase, cancelled = _said(
+        said, r"([\d,]+) loads of targets, from (.*?) to (.*?) by the moments given \(as_of=\): open targets "
+              r"\(neither done nor cancelled\) went from ([\d,]+) to ([\d,]+), ([\d,]+) of them in a phase and "
+              r"([\d,]+) cancelled at the latest load")
+    held = ws.sql("SELECT load_id FROM _loads WHERE service = 'translation' AND resource = 'targets' AND status IN "
+                  "('complete', 'stale')").df()["load_id"]
+    order = sorted(held, key=lambda load: pulled_at[load])
+    assert loads == len(order) and (first, last) == (_at(pulled_at[order[0]]), _at(pulled_at[order[-1]]))
+
+    def at(load):
+        return ws.sql(f"""SELECT count(*) FILTER (WHERE {_OPEN}),
+                                 count(*) FILTER (WHERE {_OPEN} AND current_phase IS NOT NULL),
+                                 count(*) FILTER (WHERE status::VARCHAR = 'CANCELLED')
+                          FROM translation.targets__loads WHERE _load_id = ?""", params=[load]).fetchone()
+    assert open_first == at(order[0])[0] and (open_last, in_phase, cancelled) == at(order[-1])
+    assert _rows(_section(page, "Burndown")) == loads
+
+
+def test_word_counts_caption(ws, page):
+    said = _caption(page, "Word counts")
+    words, n, every, projects = _said(
+        said, r"([\d,]+) words in ([\d,]+) open submissions \(neither done nor cancelled\) of the ([\d,]+) "
+              r"submissions with a word count, in ([\d,]+) projects")
+    assert (words, n, projects) == ws.sql(f"""
+        SELECT sum(w.word_count), count(*), count(DISTINCT s.project_name) FROM translation.word_counts w
+        JOIN translation.submissions s USING (submission_id) WHERE {_OPEN.replace('status', 's.status')}""").fetchone()
+    assert every == _one(ws, "SELECT count(*) FROM translation.word_counts")
+    assert _folded(_section(page, "Word counts")) == (n - 8, n)        # the table: every open submission
+    assert f"the counts of {_latest(ws, 'translation', 'word_counts')}, open by " \
+           f"{_latest(ws, 'translation', 'submissions')}" in said
+
+
+def test_quotes_caption(ws, page):
+    heading = "Quotes: amount quoted against approved"
+    said = _caption(page, heading)
+    n, submissions, approved, not_, currencies = _said(
+        said, r"([\d,]+) quotes of ([\d,]+) submissions, every quote of .*? whatever its submission's status: "
+              r"([\d,]+) approved \(status APPROVED or an approval date\), ([\d,]+) not; amounts in each quote's "
+              r"currency \((.*?)\)")
+    assert (n, submissions, approved) == ws.sql("""
+        SELECT count(*), count(DISTINCT submission_id),
+               count(*) FILTER (WHERE status::VARCHAR = 'APPROVED' OR date_approved IS NOT NULL)
+        FROM translation.quotes""").fetchone()
+    assert not_ == n - approved
+    assert currencies == ", ".join(r[0] for r in ws.sql("SELECT DISTINCT currency FROM translation.quotes "
+                                                         "ORDER BY 1").fetchall())
+    assert "provided" not in translation.quotes(ws).columns          # a status, not every quote
+    assert _latest(ws, "translation", "quotes") in said
+
+
+def test_assets_per_board_tree_caption(ws, page):
+    said = _caption(page, "Assets per board tree")
+    roots, boards, placed, every, nowhere = _said(
+        said, r"([\d,]+) top-level boards holding ([\d,]+) boards; ([\d,]+) of the ([\d,]+) assets of .*? are on a "
+              r"board, ([\d,]+) on none")
+    assert roots == _one(ws, "SELECT count(*) FROM asset_library.boards WHERE parent_board_id IS NULL")
+    assert boards == _one(ws, "SELECT count(*) FROM asset_library.boards")
+    assert every == _one(ws, "SELECT count(*) FROM asset_library.assets")
+    assert nowhere == _one(ws, "SELECT count(*) FROM asset_library.assets WHERE id NOT IN "
+                               "(SELECT asset_id FROM asset_library.asset_boards)") == every - placed
+    assert _latest(ws, "asset_library", "assets") in said
+
+
+def test_tag_usage_caption(ws, page):
+    said = _caption(page, "Tag usage")
+    tags, unused, every = _said(said, r"([\d,]+) tags \(([\d,]+) on no asset\) over the cover versions of the "
+                                      r"([\d,]+) assets")
+    used = "SELECT DISTINCT t.name FROM (SELECT unnest(cover_version_tags) AS t FROM asset_library.assets)"
+    assert tags == _one(ws, f"SELECT count(*) FROM (SELECT name FROM asset_library.tags UNION {used})")
+    assert unused == _one(ws, f"SELECT count(*) FROM asset_library.tags WHERE name NOT IN ({used})")
+    assert every == _one(ws, "SELECT count(*) FROM asset_library.assets")
+    assert _latest(ws, "asset_library", "assets") in said
+
+
+def test_custom_field_fill_rate_caption(ws, page):
+    said = _caption(page, "Custom-field fill rate")
+    fields, every = _said(said, r"([\d,]+) custom fields, each against all ([\d,]+) assets")
+    assert fields == _one(ws, "SELECT count(*) FROM asset_library.custom_fields")
+    assert every == _one(ws, "SELECT count(*) FROM asset_library.assets")
+    assert _latest(ws, "asset_library", "assets") in said
+
+
+def test_imports_caption(ws, page):
+    said = _caption(page, "Imports by outcome")
+    n, succeeded, failed, running = _said(said, r"([\d,]+) imports, .*?: ([\d,]+) succeeded, ([\d,]+) failed, "
+                                                r"([\d,]+) not finished")
+    assert (n, succeeded, failed) == ws.sql("""
+        SELECT count(*), count(*) FILTER (WHERE status::VARCHAR = 'succeeded'),
+               count(*) FILTER (WHERE status::VARCHAR = 'failed') FROM asset_library.imports""").fetchone()
+    assert running == n - succeeded - failed
+    assert _latest(ws, "asset_library", "imports") in said
+
+
+def test_teams_caption(ws, page):
+    said = _caption(page, "Teams against their limits")
+    n, deleted, shown, of, listed = _said(
+        said, r"([\d,]+) teams \(([\d,]+) deleted ones aside\) of .*?; the plot draws the ([\d,]+) fullest, of "
+              r"([\d,]+), the table lists all ([\d,]+)")
+    assert (n, deleted) == ws.sql("SELECT count(*) FILTER (WHERE deleted_at IS NULL), count(deleted_at) "
+                                  "FROM media_review.teams").fetchone()
+    assert shown == 20 and of == listed == n == _rows(_section(page, "Teams against their limits"))
+    assert _latest(ws, "media_review", "teams") in said
+
+
+def test_every_part_of_the_page_has_a_caption_test():
+    """A part added to the report without its caption's test fails here."""
+    tested = {"Audience sizes", "Audience sizes over the loads", "Tags and system tags", "Overlap between audiences",
+              "Memberships gained and lost", "Audiences per profile", "Targets by status and target language",
+              "Phase funnel", "Percent complete per submission with open targets", "Overdue and at-risk targets",
+              "Overdue and at-risk by language and project", "Burndown", "Word counts",
+              "Quotes: amount quoted against approved", "Assets per board tree", "Tag usage",
+              "Custom-field fill rate", "Imports by outcome", "Teams against their limits"}
+    from toolkit.reports.html import _parts
+    with duckdb.connect() as empty:
+        headings = {part.heading for parts in _parts(empty, None, None).values() for part in parts}
+    assert headings == tested
+
+
+def test_a_snapshot_with_history_gives_the_same_captions_as_the_workspace(snapshot, box, pulled_at, page, tmp_path):
+    """A colleague who opens the exported snapshot reads the same numbers, loads and clocks."""
+    again = reports.write_report(snapshot, tmp_path / "from-snapshot.html", now=box.clock.now(),
+                                 as_of=pulled_at).read_text(encoding="utf-8")
+
+    def captions(text: str) -> dict:
+        return {heading: html.unescape(said) for heading, said in re.findall(r"<h3>(.*?)</h3>\n<p>(.*?)</p>", text)}
+    mine, theirs = captions(page), captions(again)
+    assert len(mine) == 19 and mine == theirs
+
+
+def test_membership_and_profile_plots_say_they_count_the_pulled_profiles(ws):
+    changes = audiences.membership_changes(ws)
+    moved = int(((changes["gained"] > 0) | (changes["lost"] > 0)).sum())
+    title = audiences.plot_membership_changes(changes).axes[0].get_title(loc="left")
+    assert "among the pulled profiles" in title and f"({moved} of {len(changes)} audiences changed)" in title
+    pulled = ws.sql("SELECT count(*) FROM (SELECT item_id FROM audience_platform.profiles UNION "
+                    "SELECT profile_id FROM audience_platform.memberships)").fetchone()[0]
+    title = audiences.plot_audiences_per_profile(audiences.audiences_per_profile(ws)).axes[0].get_title(loc="left")
+    assert title == f"Audiences per profile: the {pulled:,} pulled profiles"
+
+
+def test_captions_name_this_machines_clock_where_the_service_sent_none(tmp_path):
+    with tk.Workspace(tmp_path / "no-date.duckdb") as plain:
+        with plain.load("audience_platform", "http://127.0.0.1:9/api", "audiences", {}, ("id",)) as load:
+            load.write(pa.table({"id": ["a"], "name": ["A"], "tags": [["x"]], "system_tags": [[]],
+                                 "profile_count": [3], "provider": ["manual"], "hidden": [False]}))
+        finished = source.utc(plain.loads()["finished"].iloc[-1])
+        page = reports.write_report(plain, tmp_path / "r.html").read_text()
+    said = _caption(page, "Tags and system tags")
+    assert f"the latest load of audiences ({_at(finished)} by this machine's clock (the service sent no Date))" in said
+    over = _caption(page, "Audience sizes over the loads")
+    assert "1 audience over 1 load of audiences" in over and "this machine's when a load finished" in over
+
+
+def test_the_burndowns_axis_names_the_clock_that_dated_its_loads(ws, pulled_at):
+    by_service = translation.plot_burndown(translation.burndown(ws)).axes[0].get_xlabel()
+    given = translation.plot_burndown(translation.burndown(ws, as_of=pulled_at)).axes[0].get_xlabel()
+    assert (by_service, given) == ("the load's time (UTC, by the service's clock)",
+                                   "the load's time (UTC, by the moments given)")
+
+
+def test_the_pages_summary_counts_in_the_singular_where_there_is_one(tmp_path):
+    with tk.Workspace(tmp_path / "one.duckdb") as one:
+        with one.load("media_review", "http://127.0.0.1:9/v2", "teams", {}, ("id",)) as load:
+            load.write(pa.table({"id": ["t"], "name": ["T"]}))
+        page = reports.write_report(one, tmp_path / "r.html").read_text()
+    assert "media_review: 1 resource, 1 load." in page

@@ -80,7 +80,7 @@ def _pull(args: argparse.Namespace) -> int:
         print(f"toolkit pull: cannot read {error.filename}: {error.strerror}", file=sys.stderr)
         return 2
     pulled = [p for p in done if not p.skipped and not p.error]
-    print(f"{len(pulled)} pulled ({sum(p.rows for p in pulled):,} rows, {sum(p.requests for p in pulled):,} "
+    print(f"{len(pulled)} pulled ({sum(p.rows for p in pulled):,} rows written, {sum(p.requests for p in pulled):,} "
           f"requests), {sum(bool(p.skipped) for p in done)} skipped, {sum(bool(p.error) for p in done)} failed")
     named_but_skipped = args.resources and any(p.skipped for p in done)
     if any(p.error for p in done) and all("WorkspaceBusyError" in p.error for p in done if p.error):

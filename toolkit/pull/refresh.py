@@ -44,7 +44,8 @@ if TYPE_CHECKING:
 
 # saved: the parents a freshness budget did not ask again (a request each at least); resumed: the parents
 # an interrupted pull had fetched, taken from its checkpoint
-COLUMNS = ["service", "resource", "kind", "added", "changed", "removed", "rows", "requests", "saved", "resumed",
+# written: the rows the load itself wrote (an incremental load's changes, not the rows its view shows);
+COLUMNS = ["service", "resource", "kind", "added", "changed", "removed", "written", "requests", "saved", "resumed",
            "seconds", "drift", "error"]
 
 
@@ -154,7 +155,7 @@ def refresh(store: Store, connections: Mapping[str, Bound], services: tuple[str,
                         row = _row(service, name, "skipped",
                                    error=f"{service} is not connected: ws.connect({service!r}, ...) first")
                     elif (service, name) in earlier:
-                        row = _row(service, name, "resumed", rows=earlier[service, name])
+                        row = _row(service, name, "resumed", written=earlier[service, name])
                     else:
                         row, load_id = _pull(conn.client, store, service, name, params, max_age, incremental,
                                              cancel)
@@ -248,11 +249,11 @@ def _pull(client: Client, store: Store, service: str, name: str, params: dict,
     try:
         counts = {} if result.cached else store.changes(service, name, result.load_id)
     except Exception as error:   # the load committed: say so, whatever its counts could not be read for
-        return _row(service, name, result.kind, rows=result.rows, requests=client.requests_sent - before,
+        return _row(service, name, result.kind, written=result.rows, requests=client.requests_sent - before,
                     seconds=time.perf_counter() - started,
                     error=f"committed, but its changes could not be counted: {type(error).__name__}: "
                           f"{mask_passwords(printable(error))}"), result.load_id
-    return _row(service, name, result.kind, rows=result.rows, requests=client.requests_sent - before,
+    return _row(service, name, result.kind, written=result.rows, requests=client.requests_sent - before,
                 seconds=time.perf_counter() - started, drift=len(result.drift), saved=result.saved,
                 resumed=result.resumed, **counts), result.load_id
 
@@ -267,10 +268,10 @@ def _holds_mask(value: Any) -> bool:
 
 
 def _row(service: str, name: str, kind: str, *, added: int = 0, changed: int = 0, removed: int = 0,
-         rows: int = 0, requests: int = 0, saved: int = 0, resumed: int = 0, seconds: float = 0.0, drift: int = 0,
+         written: int = 0, requests: int = 0, saved: int = 0, resumed: int = 0, seconds: float = 0.0, drift: int = 0,
          error: str | None = None) -> dict:
     return {"service": service, "resource": f"{service}.{name}", "kind": kind, "added": added,
-            "changed": changed, "removed": removed, "rows": rows, "requests": requests, "saved": saved,
+            "changed": changed, "removed": removed, "written": written, "requests": requests, "saved": saved,
             "resumed": resumed, "seconds": round(seconds, 3), "drift": drift, "error": error}
 
 
@@ -278,7 +279,7 @@ def _said(row: dict) -> str:
     if row["error"]:
         return f"{row['resource']}: {row['kind']}: {row['error']}"
     if row["kind"] == "resumed":
-        return f"{row['resource']}: pulled by the interrupted refresh, {row['rows']:,} rows"
+        return f"{row['resource']}: pulled by the interrupted refresh, {row['written']:,} rows written"
     drifted = f", {row['drift']} fields differ from the catalog (ws.drift())" if row["drift"] else ""
     saved = f" ({row['saved']:,} parents within their freshness budget not asked)" if row["saved"] else ""
     resumed = f" ({row['resumed']:,} parents from the interrupted pull)" if row["resumed"] else ""

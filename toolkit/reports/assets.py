@@ -36,7 +36,8 @@ def _roots(boards: pd.DataFrame) -> dict[str, str]:
 
 def assets_per_board_tree(source: Any) -> pd.DataFrame:
     """Per top-level board: its title, boards in its tree and distinct assets anywhere in it; a last row
-    "(on no board)" counts the assets no board holds."""
+    "(on no board)" counts the assets no board holds. `attrs`: `assets` (all of them) and `placed` (those
+    on a board of any tree: an asset in two trees counts in each row, once here)."""
     boards = table(source, SERVICE, "boards", "id, parent_board_id, title")
     placed = table(source, SERVICE, "asset_boards", "asset_id, id")
     if boards.empty:
@@ -54,10 +55,11 @@ def assets_per_board_tree(source: Any) -> pd.DataFrame:
     found.insert(1, "title", found["board_id"].map(titles))
     found = found.sort_values(["assets", "title"], ascending=[False, True], ignore_index=True)
     if has(source, SERVICE, "assets") and not placed.empty:
-        total = frame(source, f"SELECT count(*) AS n FROM {SERVICE}.assets")["n"].iloc[0]
-        nowhere = int(total) - placed["asset_id"].nunique()
+        total = int(frame(source, f"SELECT count(*) AS n FROM {SERVICE}.assets")["n"].iloc[0])
+        nowhere = total - placed["asset_id"].nunique()
         if nowhere > 0:
             found.loc[len(found)] = {"board_id": None, "title": "(on no board)", "boards": 0, "assets": nowhere}
+        found.attrs.update(assets=total, placed=int(placed["asset_id"].nunique()))
     return found
 
 
@@ -81,9 +83,12 @@ def plot_assets_per_board_tree(trees: pd.DataFrame) -> Figure:
 
 
 def tag_usage(source: Any) -> pd.DataFrame:
-    """Per tag of the library: assets whose cover version carries it (0 for an unused tag), most used first."""
+    """Per tag of the library: assets whose cover version carries it (0 for an unused tag), most used first;
+    `attrs["assets"]` counts the assets."""
     used = pd.DataFrame(columns=["tag", "assets"])
+    every = 0
     if has(source, SERVICE, "assets"):
+        every = int(frame(source, f"SELECT count(*) AS n FROM {SERVICE}.assets")["n"].iloc[0])
         used = frame(source, f"""
             SELECT t.name AS tag, count(DISTINCT id) AS assets
             FROM (SELECT id, unnest(cover_version_tags) AS t FROM {SERVICE}.assets) GROUP BY 1""")
@@ -91,7 +96,9 @@ def tag_usage(source: Any) -> pd.DataFrame:
     if not known.empty:
         used = known.merge(used, on="tag", how="outer")
     used["assets"] = used["assets"].fillna(0).astype(int)
-    return used.sort_values(["assets", "tag"], ascending=[False, True], ignore_index=True)
+    found = used.sort_values(["assets", "tag"], ascending=[False, True], ignore_index=True)
+    found.attrs["assets"] = every
+    return found
 
 
 def plot_tag_usage(usage: pd.DataFrame) -> Figure:

@@ -59,15 +59,18 @@ def plot_sizes(sizes: pd.DataFrame) -> Figure:
 
 def tag_counts(source: Any) -> pd.DataFrame:
     """One row per tag and system tag: kind ("tag" or "system tag"), tag, audiences, memberships (the
-    audiences' sizes summed: a profile in two of them counts twice, so they are not profiles)."""
+    audiences' sizes summed: a profile in two of them counts twice, so they are not profiles);
+    `attrs["audiences"]` counts the audiences, tagged or not."""
     if not has(source, SERVICE, "audiences"):
         return pd.DataFrame(columns=["kind", "tag", "audiences", "memberships"])
-    return frame(source, f"""
+    found = frame(source, f"""
         SELECT kind, tag, count(*) AS audiences, sum(profile_count)::BIGINT AS memberships FROM (
             SELECT 'tag' AS kind, unnest(tags) AS tag, profile_count FROM {SERVICE}.audiences
             UNION ALL
             SELECT 'system tag', unnest(system_tags), profile_count FROM {SERVICE}.audiences)
         GROUP BY ALL ORDER BY kind DESC, audiences DESC, tag""")
+    found.attrs["audiences"] = int(frame(source, f"SELECT count(*) AS n FROM {SERVICE}.audiences")["n"].iloc[0])
+    return found
 
 
 def providers(source: Any) -> pd.DataFrame:
@@ -105,7 +108,9 @@ def plot_tags(tags: pd.DataFrame) -> Figure:
 
 def overlap(source: Any, top: int = 15) -> pd.DataFrame:
     """Profiles shared by each pair of the `top` audiences with most members among the pulled profiles;
-    the diagonal is each audience's own count. Index and columns are audience names."""
+    the diagonal is each audience's own count. Index and columns are audience names; `attrs`:
+    `pulled_profiles`, `audiences` (those with a pulled member: the matrix shows `top` of them) and
+    `sizes` (each audience's size on the platform)."""
     if not has(source, SERVICE, "memberships"):
         return pd.DataFrame()
     pairs = frame(source, f"""
@@ -124,8 +129,9 @@ def overlap(source: Any, top: int = 15) -> pd.DataFrame:
     matrix.index.name, matrix.columns.name = "audience", "audience"
     # what the diagonal is of: the pulled profiles, against each audience's size on the platform (an
     # audience of 110 showed 55 on the diagonal, explained only by "among the pulled profiles")
-    matrix.attrs["pulled_profiles"] = int(frame(
-        source, f"SELECT count(DISTINCT profile_id) AS n FROM {SERVICE}.memberships")["n"].iloc[0])
+    held = frame(source, f"SELECT count(DISTINCT profile_id) AS n, count(DISTINCT audience_id) AS a "
+                         f"FROM {SERVICE}.memberships")
+    matrix.attrs.update(pulled_profiles=int(held["n"].iloc[0]), audiences=int(held["a"].iloc[0]))
     if has(source, SERVICE, "audiences"):
         size = frame(source, f"SELECT name, max(profile_count) AS n FROM {SERVICE}.audiences GROUP BY 1")
         matrix.attrs["sizes"] = {name: int(n) for name, n in zip(size["name"], size["n"], strict=True)
@@ -163,9 +169,12 @@ def plot_overlap(matrix: pd.DataFrame) -> Figure:
     fig.colorbar(image, ax=ax, shrink=0.7, label="profiles in both audiences")
     pulled = matrix.attrs.get("pulled_profiles")
     among = f"among the {pulled:,} pulled profiles" if pulled else "among the pulled profiles"
-    # three short lines: one long line ran past the figure's edge and was cut
-    plots.finish(ax, f"{title}: profiles in both,\n{among}; on the diagonal, an audience's\n"
-                     "pulled members, of its size on the platform", "audience", "audience", grid="")
+    every = matrix.attrs.get("audiences", n)
+    # a capped plot says which of how many it shows
+    capped = f"\nthe {n} of {every} audiences with most of them" if every > n else ""
+    # short lines: one long line ran past the figure's edge and was cut
+    plots.finish(ax, f"{title}: profiles in both,\n{among}{capped};\non the diagonal, an audience's "
+                     "pulled members,\nof its size on the platform", "audience", "audience", grid="")
     ax.tick_params(labelsize=8)
     return fig
 
@@ -225,7 +234,10 @@ def plot_membership_changes(changes: pd.DataFrame) -> Figure:
     ax.set_xlim(-reach, reach)
     ax.xaxis.set_major_formatter(lambda value, _: f"{abs(value):,.0f}")
     plots.legend(fig, 2)
-    plots.finish(ax, title, "profiles lost (left) and gained (right)", "audience")
+    # the memberships are those of the pulled profiles: a platform-wide change is not what this counts
+    plots.finish(ax, f"{title} among the pulled profiles,\nbetween the first and the latest load "
+                     f"({len(moved)} of {len(changes)} audiences changed)", "profiles lost (left) and gained (right)",
+                 "audience")
     return fig
 
 
@@ -256,7 +268,8 @@ def plot_audiences_per_profile(counts: pd.DataFrame) -> Figure:
     ax.bar(counts["audiences"], counts["profiles"], color=plots.TEAL, width=0.8)
     ax.set_xticks(counts["audiences"])
     plots.label_bars(ax, counts["profiles"], counts["audiences"], horizontal=False)
-    plots.finish(ax, title, "audiences the profile is in", "profiles", grid="y")
+    plots.finish(ax, f"{title}: the {int(counts['profiles'].sum()):,} pulled profiles", "audiences the profile is in",
+                 "profiles", grid="y")
     return fig
 
 

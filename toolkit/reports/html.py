@@ -8,7 +8,7 @@ pulled, history missing) says so in its place; the others still appear.
 """
 from __future__ import annotations
 
-__all__ = ["CSS", "Part", "write_report"]
+__all__ = ["CSS", "Drawn", "Part", "write_report"]
 
 import functools
 import html
@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from toolkit.reports import assets, audiences, media, plots, translation
+from toolkit.reports import assets, audiences, captions, media, plots, translation
 from toolkit.reports.source import CLOCKS, clock_of, frame, has
 
 CSS = """
@@ -42,12 +42,16 @@ table.data th { background: #f0f4f8; } table.data td.num { text-align: right; fo
 """
 
 
+Drawn = tuple[Figure | None, pd.DataFrame | None, str]
+
+
 @dataclass
 class Part:
-    """One report in the page: heading, what the plot shows, the figure, a small table."""
+    """One report in the page: heading, what the plot shows, and `draw`, which gives the figure, a small
+    table and the sentence that counts what both show (toolkit.reports.captions), put before `text`."""
     heading: str
     text: str
-    draw: Callable[[], tuple[Figure | None, pd.DataFrame | None]]
+    draw: Callable[[], Drawn]
     rows: int = 10
     columns: list[str] = field(default_factory=list)
 
@@ -91,11 +95,13 @@ def _table(data: pd.DataFrame | None, rows: int, columns: list[str]) -> str:
 
 
 def _part(part: Part) -> str:
-    out = [f"<h3>{html.escape(part.heading)}</h3>", f"<p>{part.text}</p>"]
+    out = [f"<h3>{html.escape(part.heading)}</h3>"]
     try:
-        figure, data = part.draw()
+        figure, data, counted = part.draw()
     except Exception as error:  # one report that cannot be drawn must not cost the others
-        return "\n".join([*out, _note("This report could not be drawn from this source", error)])
+        return "\n".join([*out, f"<p>{html.escape(part.text)}</p>",
+                          _note("This report could not be drawn from this source", error)])
+    out.append(f"<p>{html.escape(counted)} {html.escape(part.text)}</p>")
     if figure is not None:
         try:
             out.append(f'<img alt="{html.escape(part.heading)}" src="{plots.data_uri(figure)}">')
@@ -116,14 +122,16 @@ def _note(what: str, error: Exception) -> str:
 
 
 def _parts(source: Any, now: Any, as_of: Mapping[str, Any] | None) -> dict[str, list[Part]]:
-    """The report's sections: heading → parts, each computed only when drawn."""
-    A, T, S, M = audiences, translation, assets, media
+    """The report's sections: heading → parts, each computed only when drawn, each with the sentence
+    that counts what it shows (toolkit.reports.captions) before its text."""
+    A, T, S, M, C = audiences, translation, assets, media, captions
+
     @functools.cache
     def progress() -> pd.DataFrame:  # two parts use it; computed once, inside the part that first draws
         return T.percent_complete(source, now) if has(source, "translation", "targets") else pd.DataFrame()
 
     @functools.cache
-    def open_progress() -> pd.DataFrame:  # the plot and its table show the same set: open submissions
+    def open_progress() -> pd.DataFrame:  # the plot and its table show the same set: those with open targets
         found = progress()
         return found[found["open"] > 0].reset_index(drop=True) if not found.empty else found
 
@@ -131,101 +139,150 @@ def _parts(source: Any, now: Any, as_of: Mapping[str, Any] | None) -> dict[str, 
     def over_loads() -> pd.DataFrame:
         return A.sizes_over_loads(source)
 
+    def sizes() -> Drawn:
+        found, by = A.sizes(source), A.providers(source)
+        return A.plot_sizes(found), by, C.audience_sizes(source, found, by)
+
+    def sizes_over() -> Drawn:
+        changes = A.size_changes(over_loads())
+        return (A.plot_sizes_over_loads(over_loads(), _OVER_LOADS), changes,
+                C.sizes_over_loads(source, over_loads(), changes, _OVER_LOADS))
+
+    def tags() -> Drawn:
+        found = A.tag_counts(source)
+        return A.plot_tags(found), None, C.tag_counts(source, found)
+
+    def shared() -> Drawn:
+        matrix = A.overlap(source)
+        return A.plot_overlap(matrix), None, C.overlap(source, matrix)
+
+    def changed() -> Drawn:
+        changes = A.membership_changes(source)
+        moved = changes[(changes["gained"] > 0) | (changes["lost"] > 0)] if not changes.empty else changes
+        return A.plot_membership_changes(changes), moved, C.membership_changes(source, changes, moved)
+
+    def per_profile() -> Drawn:
+        counts = A.audiences_per_profile(source)
+        return A.plot_audiences_per_profile(counts), None, C.audiences_per_profile(source, counts)
+
+    def by_language() -> Drawn:
+        pivot = T.status_by_language(source)
+        return T.plot_status_by_language(pivot), None, C.status_by_language(source, pivot)
+
+    def funnel() -> Drawn:
+        found = T.phase_funnel(source)
+        return T.plot_phase_funnel(found), found, C.phase_funnel(source, found)
+
+    def percent() -> Drawn:
+        return (T.plot_percent_complete(open_progress(), _SOONEST), open_progress(),
+                C.percent_complete(progress(), open_progress(), _SOONEST))
+
+    def late() -> Drawn:
+        found = T.overdue(source, now)
+        return T.plot_overdue(found, progress(), _MOST_LATE), found, C.overdue(found, _MOST_LATE)
+
+    def late_by() -> Drawn:
+        found = T.overdue_by(source, now)
+        return None, found, C.overdue_by(found)
+
+    def burning() -> Drawn:
+        found = T.burndown(source, as_of)
+        return T.plot_burndown(found), found, C.burndown(found)
+
+    def words() -> Drawn:
+        found = T.word_counts(source)
+        return T.plot_word_counts(found), found, C.word_counts(source, found)
+
+    def money() -> Drawn:
+        found = T.quotes(source)
+        return T.plot_quotes(found), found, C.quotes(source, found)
+
+    def trees() -> Drawn:
+        found = S.assets_per_board_tree(source)
+        return S.plot_assets_per_board_tree(found), None, C.assets_per_board_tree(source, found)
+
+    def tag_use() -> Drawn:
+        found = S.tag_usage(source)
+        return S.plot_tag_usage(found), None, C.tag_usage(source, found)
+
+    def fill() -> Drawn:
+        found = S.custom_field_fill_rate(source)
+        return S.plot_custom_field_fill_rate(found), None, C.custom_field_fill_rate(source, found)
+
+    def outcomes() -> Drawn:
+        found = S.imports(source)
+        return S.plot_imports(found), found, C.imports(source, found)
+
+    def teams() -> Drawn:
+        found = M.team_usage(source)
+        return M.plot_team_usage(found, _FULLEST), found, C.team_usage(source, found, _FULLEST)
+
     return {
         "Audiences": [
             Part("Audience sizes", "Profiles in each audience, as the platform counts them, coloured by the "
                  "provider that maintains the audience. The table counts each provider's audiences and their "
-                 "memberships (their sizes summed: a profile in two audiences counts twice).",
-                 lambda: (A.plot_sizes(A.sizes(source)), A.providers(source))),
+                 "memberships (their sizes summed: a profile in two audiences counts twice).", sizes),
             Part("Audience sizes over the loads", "Each audience's size (the platform's profile count) at "
-                 "every load of audiences, by the service's clock at the load. The plot draws the 8 audiences "
-                 "whose size changed most between the first and the latest load; the table lists every "
-                 "audience, those 8 first.",
-                 lambda: (A.plot_sizes_over_loads(over_loads()), A.size_changes(over_loads())), 8,
-                 ["id", "name", "first", "latest", "change", "loads"]),
+                 "every load of audiences.", sizes_over, _OVER_LOADS, ["id", "name", "first", "latest", "change",
+                                                                       "loads"]),
             Part("Tags and system tags", "How many audiences carry each tag (set by people) and each system "
-                 "tag (set by the platform: where an audience comes from, whether it is hidden).",
-                 lambda: (A.plot_tags(A.tag_counts(source)), None)),
-            Part("Overlap between audiences", "Profiles that two audiences share, for the 15 audiences with "
-                 "the most members among the pulled profiles; the diagonal is the audience's pulled members, "
-                 "beside its size on the platform, which counts every profile. Dark "
-                 "cells are pairs worth a look before targeting both.",
-                 lambda: (A.plot_overlap(A.overlap(source)), None)),
-            Part("Memberships gained and lost", "Profiles that joined (right) or left (left) each audience "
-                 "between the first and the latest load of memberships.",
-                 lambda: _changed(A.membership_changes(source)), 8,
-                 ["audience_id", "name", "before", "after", "gained", "lost"]),
-            Part("Audiences per profile", "How many audiences each pulled profile belongs to.",
-                 lambda: (A.plot_audiences_per_profile(A.audiences_per_profile(source)), None)),
+                 "tag (set by the platform: where an audience comes from, whether it is hidden).", tags),
+            Part("Overlap between audiences", "Profiles that two audiences share; the diagonal is the "
+                 "audience's pulled members, beside its size on the platform, which counts every profile. Dark "
+                 "cells are pairs worth a look before targeting both.", shared),
+            Part("Memberships gained and lost", "Profiles that joined (right) or left (left) each audience.",
+                 changed, 8, ["audience_id", "name", "before", "after", "gained", "lost"]),
+            Part("Audiences per profile", "How many audiences each profile belongs to, among the pulled "
+                 "memberships.", per_profile),
         ],
         "Translation progress": [
             Part("Targets by status and target language", "Every target (one document into one language) "
-                 "by its status, per target language: grey waits, blue is being worked on, green is done.",
-                 lambda: (T.plot_status_by_language(T.status_by_language(source)), None)),
+                 "by its status, per target language: grey waits, blue is being worked on, green is done, pink "
+                 "is cancelled.", by_language),
             Part("Phase funnel", "How far the targets got through their workflow: the light bar counts "
-                 "those that reached a stage, the dark bar those in it now. Workflows differ, so a stage "
-                 "names the phases found at that step.",
-                 lambda: _both(T.phase_funnel(source), T.plot_phase_funnel), 8),
-            Part("Percent complete per open submission", "Targets done (cancelled ones aside) per open "
-                 "submission, soonest due first; the colour says whether the submission is past due, due "
-                 "within 48 hours, or due later. The plot draws the 25 soonest due and the table lists every "
-                 "open submission in the same order; done submissions are in neither.",
-                 lambda: (T.plot_percent_complete(open_progress()), open_progress()), 10,
+                 "those that reached a stage (a target has reached every stage up to its current phase's; "
+                 "its history is not read), the dark bar those in it now. Workflows differ, so a stage names "
+                 "the phases found at that step.", funnel, 8),
+            Part("Percent complete per submission with open targets", "Targets done (cancelled ones aside) per submission, "
+                 "soonest due first; the colour says whether the submission is past due, due within 48 hours, "
+                 "or due later.", percent, 10,
                  ["submission_id", "name", "project_name", "submission_status", "due_date", "targets", "done",
                   "percent", "hours_left"]),
             Part("Overdue and at-risk targets", "Open targets past their due date, and those due within 48 "
-                 "hours that are not yet in their workflow's last phase, per submission (the plot draws the 20 "
-                 "submissions with most). The table lists every such target, soonest due first, with its "
-                 "project and the words it has left.",
-                 lambda: (T.plot_overdue(late := T.overdue(source, now), progress()), late), 12,
+                 "hours that are not yet in their workflow's last phase, per submission; in the table soonest due "
+                 "first, with its project and the words it has left.", late, 12,
                  ["target_id", "submission_id", "project_name", "target_language", "status", "due_date",
                   "hours_left", "words_left", "flag"]),
             Part("Overdue and at-risk by language and project", "The targets above per target language and "
                  "project: how many are overdue and at risk, and the words they have left, most words first.",
-                 lambda: (None, T.overdue_by(source, now)), 12),
-            Part("Burndown", "Open targets at each load of targets: the blue line should fall towards zero; "
-                 "the dashed line counts those being worked on in a phase.",
-                 lambda: _both(T.burndown(source, as_of), T.plot_burndown), 8,
-                 ["as_of", "open", "in_phase", "done", "cancelled"]),
-            Part("Word counts", "Words to translate per project: the word counts of open submissions only "
-                 "(done and cancelled ones aside), split by how much the translation memory already covers "
-                 "(new words cost the most). The table lists each open submission, most words first.",
-                 lambda: _both(T.word_counts(source), T.plot_word_counts), 8),
-            Part("Quotes provided against approved", "What the vendors quoted per project and how much of "
-                 "it has been approved.",
-                 lambda: _both(T.quotes(source), T.plot_quotes)),
+                 late_by, 12),
+            Part("Burndown", "The blue line should fall towards zero; the dashed line counts the open targets "
+                 "being worked on in a phase.", burning, 8, ["as_of", "open", "in_phase", "done", "cancelled"]),
+            Part("Word counts", "Words to translate per project, split by how much the translation memory "
+                 "already covers (new words cost the most). The table lists each open submission, most words "
+                 "first.", words, 8),
+            Part("Quotes: amount quoted against approved", "What the vendors quoted per project and currency, "
+                 "and how much of it has been approved.", money),
         ],
         "Asset library": [
             Part("Assets per board tree", "Distinct assets in each top-level board and the boards under it "
-                 "(an asset on several boards of a tree counts once).",
-                 lambda: (S.plot_assets_per_board_tree(S.assets_per_board_tree(source)), None)),
-            Part("Tag usage", "Assets whose current (cover) version carries each tag of the library.",
-                 lambda: (S.plot_tag_usage(S.tag_usage(source)), None)),
+                 "(an asset on several boards of a tree counts once).", trees),
+            Part("Tag usage", "Assets whose current (cover) version carries each tag of the library.", tag_use),
             Part("Custom-field fill rate", "The share of assets with a value in each custom field: low bars "
-                 "are metadata nobody fills in.",
-                 lambda: (S.plot_custom_field_fill_rate(S.custom_field_fill_rate(source)), None)),
-            Part("Imports by outcome", "URL imports by outcome, each failure by its type.",
-                 lambda: _both(S.imports(source), S.plot_imports)),
+                 "are metadata nobody fills in.", fill),
+            Part("Imports by outcome", "URL imports by outcome, each failure by its type.", outcomes),
         ],
         "Media review": [
-            Part("Teams against their limits", "Storage and members of the teams (deleted ones aside) as a "
-                 "percent of their plan's limits: gold from 80%, red over the limit. The plot draws the 20 "
-                 "fullest; the table lists every team, fullest first.",
-                 lambda: _both(M.team_usage(source), M.plot_team_usage), 10,
+            Part("Teams against their limits", "Storage and members of each team as a percent of its plan's "
+                 "limits: gold from 80%, red over the limit.", teams, 10,
                  ["name", "storage_gib", "storage_limit_gib", "storage_percent", "member_count", "member_limit",
                   "member_percent"]),
         ],
     }
 
 
-def _changed(changes: pd.DataFrame) -> tuple[Figure, pd.DataFrame]:
-    """The changes' plot, and the table of the audiences that changed only."""
-    moved = changes[(changes["gained"] > 0) | (changes["lost"] > 0)] if not changes.empty else changes
-    return audiences.plot_membership_changes(changes), moved
-
-
-def _both(data: pd.DataFrame, plot: Callable[[pd.DataFrame], Figure]) -> tuple[Figure, pd.DataFrame]:
-    return plot(data), data
+# how many each capped plot draws; its caption and title say "N of M" from these
+_OVER_LOADS, _SOONEST, _MOST_LATE, _FULLEST = 8, 25, 20, 20
 
 
 def _summary(source: Any, now: Any) -> str:
@@ -236,13 +293,14 @@ def _summary(source: Any, now: Any) -> str:
         counts = frame(source, "SELECT service, count(*) AS loads, count(DISTINCT resource) AS resources, "
                                "max(finished) AS latest FROM _loads WHERE status IN ('complete', 'stale') "
                                "GROUP BY 1 ORDER BY 1")
-        rows = [f"{html.escape(s)}: {r} resources, {n} loads" for s, n, r in
-                zip(counts["service"], counts["loads"], counts["resources"], strict=True)]
+        rows = [f"{html.escape(s)}: {captions.many(int(r), 'resource')}, {captions.many(int(n), 'load')}"
+                for s, n, r in zip(counts["service"], counts["loads"], counts["resources"], strict=True)]
     moment, clock = clock_of(source, now)
     as_of = (f" Translation deadlines are measured against {moment:%d %b %Y %H:%M} UTC, by "
              f"{html.escape(CLOCKS[clock])}." if moment else "")
     return (f"<p class=meta>From the {html.escape(kind.lower())} {html.escape(str(where or 'in memory'))}; "
-            f"{'; '.join(rows) or 'no loads'}. Written {datetime.now(UTC):%d %b %Y %H:%M} UTC.{as_of}</p>")
+            f"{'; '.join(rows) or 'no loads'}. Written {datetime.now(UTC):%d %b %Y %H:%M} UTC by this machine's "
+            f"clock.{as_of}</p>")
 
 
 def write_report(source: Any, path: str | Path, now: Any = None, title: str = "toolkit report",

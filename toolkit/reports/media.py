@@ -21,11 +21,13 @@ GB = 1024**3
 
 def team_usage(source: Any) -> pd.DataFrame:
     """Per team (deleted ones aside): storage and its limit (GiB, percent used), members and their limit
-    (percent used; empty when the plan has no member limit), collaborators and files; fullest first."""
+    (percent used; empty when the plan has no member limit), collaborators and files; fullest first.
+    `attrs["deleted"]` counts the deleted teams left out."""
     teams = table(source, SERVICE, "teams", "name, storage, storage_limit, member_count, member_limit, "
                                              "collaborator_count, file_count, deleted_at")
     if teams.empty:
         return pd.DataFrame()
+    deleted = int(teams["deleted_at"].notna().sum())
     teams = teams[teams["deleted_at"].isna()].drop(columns="deleted_at")
     teams["storage_gib"] = (teams["storage"] / GB).round(1)
     teams["storage_limit_gib"] = (teams["storage_limit"] / GB).round(1)
@@ -36,7 +38,9 @@ def team_usage(source: Any) -> pd.DataFrame:
     fullest = teams[["storage_percent", "member_percent"]].max(axis=1)
     columns = ["name", "storage_gib", "storage_limit_gib", "storage_percent", "member_count", "member_limit",
                "member_percent", "collaborator_count", "file_count"]
-    return teams.assign(_fullest=fullest).sort_values("_fullest", ascending=False, ignore_index=True)[columns]
+    found = teams.assign(_fullest=fullest).sort_values("_fullest", ascending=False, ignore_index=True)[columns]
+    found.attrs["deleted"] = deleted
+    return found
 
 
 def _colour(percent: float) -> str:

@@ -27,6 +27,9 @@ from matplotlib.patches import Patch
 
 from toolkit.reports import plots
 from toolkit.reports.source import (
+    GIVEN,
+    OUR_CLOCK,
+    SERVICE_CLOCK,
     clock_of,
     frame,
     has,
@@ -120,10 +123,13 @@ def _targets_with_phase(source: Any) -> pd.DataFrame:
 
 def phase_funnel(source: Any) -> pd.DataFrame:
     """How far the targets (cancelled ones aside) got: per stage (queued, phase 1, 2, ..., done) the
-    targets that `reached` it and those `now` in it; `phases` names the phases at each step."""
+    targets that `reached` it and those `now` in it; `phases` names the phases at each step. A target
+    has reached every stage up to the one its current phase is at (its history is not read);
+    `attrs["cancelled"]` counts the targets left out."""
     targets = _targets_with_phase(source)
     if targets.empty:
         return pd.DataFrame(columns=["stage", "phases", "reached", "now"])
+    cancelled = int((targets["status"] == CANCELLED).sum())
     targets = targets[targets["status"] != CANCELLED]
     steps = max(int(targets["last_step"].max()), int(targets["step"].max()), 1)
     done = targets["status"].isin(DONE)
@@ -140,7 +146,9 @@ def phase_funnel(source: Any) -> pd.DataFrame:
         rows.append({"stage": f"phase {step}", "phases": ", ".join(names.get(step, [])),
                      "reached": int((reached_step >= step).sum()), "now": int((reached_step == step).sum())})
     rows.append({"stage": "done", "phases": ", ".join(DONE), "reached": int(done.sum()), "now": int(done.sum())})
-    return pd.DataFrame(rows)
+    funnel = pd.DataFrame(rows)
+    funnel.attrs["cancelled"] = cancelled
+    return funnel
 
 
 def plot_phase_funnel(funnel: pd.DataFrame) -> Figure:
@@ -195,8 +203,10 @@ def percent_complete(source: Any, now: Any = None) -> pd.DataFrame:
 
 
 def plot_percent_complete(progress: pd.DataFrame, limit: int = 25) -> Figure:
-    """Percent done of each open submission (up to `limit`, soonest due first), coloured by deadline."""
-    title = "Percent complete per open submission"
+    """Percent done of each submission with a target still open (up to `limit`, soonest due first),
+    coloured by deadline. An "open submission" is one neither done nor cancelled (word_counts): a
+    submission with no target yet is one, and has nothing here to complete."""
+    title = "Percent complete per submission with open targets"
     open_ones = progress[(progress["open"] > 0)] if not progress.empty else progress
     if open_ones.empty:
         return plots.empty(title, "Every submission is done (or none was pulled).")
@@ -303,10 +313,12 @@ def plot_overdue(late: pd.DataFrame, submissions: pd.DataFrame | None = None, li
 # --- over the loads --------------------------------------------------------------------------------
 
 def burndown(source: Any, as_of: Mapping[str, Any] | None = None) -> pd.DataFrame:
-    """Per load of targets: `as_of`, `open`, `in_phase` (being worked on), `done`; oldest first.
+    """Per load of targets: `as_of`, `open` (neither done nor cancelled), `in_phase` (open and in a
+    phase: being worked on), `done`, `cancelled`; oldest first.
 
     A load is dated by `as_of` (load id → moment) where that names it, else by the service's clock
-    at the load (its Date header), else by this machine's when it finished.
+    at the load (its Date header), else by this machine's when it finished; `attrs["clocks"]` says
+    which of those (keys of source.CLOCKS) dated the loads.
     """
     columns = ["load_id", "as_of", "open", "in_phase", "done", "cancelled"]
     pulled = loads(source, SERVICE, "targets")
@@ -319,16 +331,19 @@ def burndown(source: Any, as_of: Mapping[str, Any] | None = None) -> pd.DataFram
     counts = frame(source, f"""
         SELECT {by} AS load_id,
                count(*) FILTER (WHERE status::VARCHAR NOT IN {_DONE_SQL} AND status::VARCHAR != '{CANCELLED}') AS open,
-               count(*) FILTER (WHERE current_phase IS NOT NULL AND status::VARCHAR NOT IN {_DONE_SQL}) AS in_phase,
+               count(*) FILTER (WHERE current_phase IS NOT NULL AND status::VARCHAR NOT IN {_DONE_SQL}
+                                AND status::VARCHAR != '{CANCELLED}') AS in_phase,
                count(*) FILTER (WHERE status::VARCHAR IN {_DONE_SQL}) AS done,
                count(*) FILTER (WHERE status::VARCHAR = '{CANCELLED}') AS cancelled
         FROM {rows} GROUP BY 1""")
     merged = pulled.merge(counts, on="load_id")
     given = {load: utc(moment) for load, moment in (as_of or {}).items()}
-    merged["as_of"] = pd.to_datetime([given.get(load) or load_moment(seen, end)[0] for load, seen, end in
-                                      zip(merged["load_id"], merged["service_clock"], merged["finished"],
-                                          strict=True)], utc=True)
-    return merged.sort_values(["as_of", "finished"], ignore_index=True)[columns]
+    dated = [(given[load], GIVEN) if given.get(load) is not None else load_moment(seen, end)
+             for load, seen, end in zip(merged["load_id"], merged["service_clock"], merged["finished"], strict=True)]
+    merged["as_of"] = pd.to_datetime([moment for moment, _ in dated], utc=True)
+    found = merged.sort_values(["as_of", "finished"], ignore_index=True)[columns]
+    found.attrs["clocks"] = tuple(sorted({clock for _, clock in dated}))
+    return found
 
 
 def plot_burndown(progress: pd.DataFrame) -> Figure:
@@ -340,9 +355,10 @@ def plot_burndown(progress: pd.DataFrame) -> Figure:
     fig = plots.figure(3.6)
     ax = fig.subplots()
     when = pd.to_datetime(progress["as_of"], utc=True).dt.tz_localize(None)
-    ax.plot(when, progress["open"], marker="o", color=plots.BLUE, linewidth=2, label="open (not done)")
+    ax.plot(when, progress["open"], marker="o", color=plots.BLUE, linewidth=2,
+            label="open (neither done nor cancelled)")
     ax.plot(when, progress["in_phase"], marker="s", color=plots.ORANGE, linewidth=1.5, linestyle="--",
-            label="in a phase (being worked on)")
+            label="open and in a phase (being worked on)")
     for x, y in zip(when, progress["open"], strict=True):
         ax.annotate(f"{y:,}", (x, y), xytext=(0, 6), textcoords="offset points", ha="center", fontsize=8,
                     color=plots.MUTED)
@@ -351,7 +367,9 @@ def plot_burndown(progress: pd.DataFrame) -> Figure:
     ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
     ax.set_ylim(0, max(progress["open"].max(), 1) * 1.15)
     ax.legend(frameon=False, fontsize=8)
-    plots.finish(ax, title, "time of the load (UTC)", "targets", grid="y")
+    clocks = " or ".join({GIVEN: "the moments given", SERVICE_CLOCK: "the service's clock",
+                          OUR_CLOCK: "this machine's clock"}[c] for c in progress.attrs.get("clocks", ()))
+    plots.finish(ax, title, f"the load's time (UTC, by {clocks or 'the load'})", "targets", grid="y")
     return fig
 
 
@@ -360,7 +378,7 @@ def plot_burndown(progress: pd.DataFrame) -> Figure:
 def word_counts(source: Any) -> pd.DataFrame:
     """Per open submission (words still to translate: done and cancelled submissions aside, where the
     submissions were pulled): word_count and its breakdown (repetitions, exact, fuzzy, no match), with
-    its name, project and status."""
+    its name, project and status; `attrs["of"]` counts the submissions with a word count."""
     if not has(source, SERVICE, "word_counts"):
         return pd.DataFrame()
     named = has(source, SERVICE, "submissions")
@@ -372,11 +390,14 @@ def word_counts(source: Any) -> pd.DataFrame:
     def part(wire: str, column: str) -> str:
         held = f"TRY_CAST(json_extract(w.extra, '$.breakdown.{wire}') AS BIGINT)"
         return f"coalesce(w.{column}, {held})" if has_column(source, SERVICE, "word_counts", column) else held
-    return frame(source, f"""
+    found = frame(source, f"""
         SELECT w.submission_id, {pick}, w.word_count, {part('repetitions', 'repetitions')} AS repetitions,
                {part('exactMatch', 'exact_match')} AS exact, {part('fuzzyMatch', 'fuzzy_match')} AS fuzzy,
                {part('noMatch', 'no_match')} AS no_match
         FROM {SERVICE}.word_counts w {join} ORDER BY w.word_count DESC NULLS LAST""")
+    # of how many: the open ones are a part of the submissions with a word count
+    found.attrs["of"] = int(frame(source, f"SELECT count(*) AS n FROM {SERVICE}.word_counts")["n"].iloc[0])
+    return found
 
 
 def plot_word_counts(words: pd.DataFrame) -> Figure:
@@ -407,24 +428,31 @@ def plot_word_counts(words: pd.DataFrame) -> Figure:
 
 
 def quotes(source: Any) -> pd.DataFrame:
-    """Per project and currency: quotes provided and approved, their counts and amounts."""
+    """Per project and currency: `quotes` (every quote, whatever its status or its submission's),
+    `approved` (status APPROVED or an approval date), `submissions`, and their amounts in that currency
+    (`amount_quoted`, `amount_approved`). "provided" is a status (quoted, not approved yet), so it names
+    no column; `attrs["submissions"]` counts the submissions quoted."""
     if not has(source, SERVICE, "quotes"):
         return pd.DataFrame()
     named = has(source, SERVICE, "submissions")
     join = f"LEFT JOIN {SERVICE}.submissions s USING (submission_id)" if named else ""
     project = "coalesce(s.project_name, '(unknown project)')" if named else "'all projects'"
-    return frame(source, f"""
-        SELECT {project} AS project, q.currency, count(*) AS provided,
+    found = frame(source, f"""
+        SELECT {project} AS project, q.currency, count(*) AS quotes,
                count(*) FILTER (WHERE q.status::VARCHAR = 'APPROVED' OR q.date_approved IS NOT NULL) AS approved,
-               round(sum(q.amount), 2) AS amount_provided,
+               count(DISTINCT q.submission_id) AS submissions,
+               round(sum(q.amount), 2) AS amount_quoted,
                round(coalesce(sum(q.amount) FILTER (WHERE q.status::VARCHAR = 'APPROVED'
                                                      OR q.date_approved IS NOT NULL), 0), 2) AS amount_approved
-        FROM {SERVICE}.quotes q {join} GROUP BY ALL ORDER BY amount_provided DESC""")
+        FROM {SERVICE}.quotes q {join} GROUP BY ALL ORDER BY amount_quoted DESC""")
+    found.attrs["submissions"] = int(frame(source, f"SELECT count(DISTINCT submission_id) AS n "
+                                                   f"FROM {SERVICE}.quotes")["n"].iloc[0])
+    return found
 
 
 def plot_quotes(money: pd.DataFrame) -> Figure:
     """Amounts quoted against approved, per project (and currency)."""
-    title = "Quotes provided against approved"
+    title = "Quotes: amount quoted against approved"
     if money.empty:
         return plots.empty(title, "No quotes were pulled.")
     shown = money.iloc[::-1]
@@ -432,16 +460,16 @@ def plot_quotes(money: pd.DataFrame) -> Figure:
     fig = plots.figure(plots.bar_height(len(shown), per_bar=0.55, least=2.8))
     ax = fig.subplots()
     positions = np.arange(len(shown))
-    ax.barh(positions + 0.2, shown["amount_provided"], height=0.4, color="#bcd3ea", label="provided")
+    ax.barh(positions + 0.2, shown["amount_quoted"], height=0.4, color="#bcd3ea", label="quoted (every quote)")
     ax.barh(positions - 0.2, shown["amount_approved"], height=0.4, color=plots.GREEN, label="approved")
-    for y, (given, approved, n, k) in enumerate(zip(shown["amount_provided"], shown["amount_approved"],
-                                                   shown["provided"], shown["approved"], strict=True)):
+    for y, (given, approved, n, k) in enumerate(zip(shown["amount_quoted"], shown["amount_approved"],
+                                                   shown["quotes"], shown["approved"], strict=True)):
         ax.annotate(f"{given:,.0f} ({n} quotes)", (given, y + 0.2), xytext=(3, 0), textcoords="offset points",
                     va="center", fontsize=8, color=plots.MUTED)
         ax.annotate(f"{approved:,.0f} ({k} approved)", (approved, y - 0.2), xytext=(3, 0),
                     textcoords="offset points", va="center", fontsize=8, color=plots.MUTED)
     ax.set_yticks(positions, labels)
-    ax.set_xlim(0, shown["amount_provided"].max() * 1.35)
+    ax.set_xlim(0, shown["amount_quoted"].max() * 1.35)
     ax.xaxis.set_major_formatter(lambda value, _: f"{value:,.0f}")
     ax.legend(frameon=False, fontsize=8, loc="lower right")
     plots.finish(ax, title, "amount (in the quote's currency)", "project (currency)")
