@@ -246,7 +246,7 @@ def test_the_funnel_knows_each_targets_workflow_without_the_phases_resource(box,
         client.fetch("targets")
         client.fetch("workflows")                  # the phases of each workflow, in order
         assert not source.has(only, "translation", "phases")
-        targets = translation._targets_with_phase(only)
+        targets = translation.progress._targets_with_phase(only)
         assert len(targets) > 0 and targets["workflow"].notna().all(), "the targets' workflow_name was not read"
         # a target in a named phase is at that phase's step of its workflow, not 1 for want of one
         in_phase = targets[targets["current_phase"].notna()]
