@@ -4,11 +4,9 @@ refresh of the child equals a full pull (issue 39: a target's phase stayed stale
 from __future__ import annotations
 
 import pytest
-from test_incremental import view
+from interleaving import interleave, view
 
 import toolkit
-from toolkit.pull import increments
-from toolkit.storage.loads import Load
 
 # (child, the parents pulled again in the middle of its load): each strategy that reads a parent
 CASES = [("phases", ("submissions", "targets")), ("targets", ("submissions",))]
@@ -19,49 +17,6 @@ STEPS = ["sources read", "plan made", "load started", "before the commit"]
 def box():
     with toolkit.sandbox.start(seed=5) as running:
         yield running
-
-
-def interleave(monkeypatch, step: str, child: str, commit_parents) -> list[str]:
-    """Run `commit_parents()` once, at `step` of the next load of `child`; what ran is listed."""
-    ran: list[str] = []
-
-    def once(resource: str) -> None:
-        if resource == child and not ran:
-            ran.append(step)
-            commit_parents()
-
-    if step == "sources read":
-        real = increments.seen_now
-
-        def seen_now(store, resource):
-            found = real(store, resource)
-            once(resource.name)
-            return found
-        monkeypatch.setattr(increments, "seen_now", seen_now)
-    elif step == "plan made":
-        real_plan = increments.plan
-
-        def plan(client, store, resource, *args, **kwargs):
-            made = real_plan(client, store, resource, *args, **kwargs)
-            once(resource.name)
-            return made
-        monkeypatch.setattr(increments, "plan", plan)
-    elif step == "load started":
-        real_enter = Load.__enter__
-
-        def enter(self):
-            entered = real_enter(self)
-            once(self.resource)
-            return entered
-        monkeypatch.setattr(Load, "__enter__", enter)
-    else:
-        real_commit = Load._commit
-
-        def commit(self):
-            once(self.resource)
-            return real_commit(self)
-        monkeypatch.setattr(Load, "_commit", commit)
-    return ran
 
 
 @pytest.mark.parametrize("step", STEPS)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from interleaving import view
 
 import toolkit
 from toolkit import catalog, sandbox
@@ -16,12 +17,6 @@ from toolkit.pull import fetch, plans, refresh
 WITH_STRATEGY = sorted(((s, n) for (s, n), r in catalog.RESOURCES.items()
                         if r.incremental is not None and r.incremental.strategy != "rotation"),
                        key=lambda found: refresh.depth(*found))
-
-
-def view(ws: toolkit.Workspace, service: str, name: str) -> pd.DataFrame:
-    frame = ws.sql(f"select * from {service}.{name}").df()
-    key = list(catalog.RESOURCES[service, name].key)
-    return frame.astype("string").fillna("<NA>").sort_values(key).reset_index(drop=True)
 
 
 def given(box, service: str, name: str) -> dict:

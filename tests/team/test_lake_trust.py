@@ -74,8 +74,7 @@ def test_a_read_only_lake_refuses_every_write_even_for_a_role_that_may_write(lak
 
 @pytest.mark.parametrize("step", ["sources read", "plan made", "load started", "before the commit"])
 def test_a_parent_committed_by_another_writer_during_a_childs_load_is_not_missed_on_a_lake(lake, monkeypatch, step):
-    from test_concurrent_refresh import interleave
-    from test_incremental import view
+    from interleaving import interleave, view
     dsn, data = lake
     with tk.sandbox.start(seed=5) as box, tk.Workspace(dsn, data_path=data) as ws, \
             tk.Workspace(dsn, data_path=data) as other:
