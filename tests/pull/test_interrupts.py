@@ -66,6 +66,28 @@ def when_sent(box, share: float, parents: int, act, running) -> threading.Thread
     return thread
 
 
+def interrupted_in_a_kernel(box, share: float, parents: int, cells: list[str], count):
+    """A notebook of three cells run in a kernel: the first sets up and shows the kernel's pid, the
+    second is interrupted (SIGINT, as Jupyter's interrupt sends) once `share` of the parents were asked,
+    the third goes on. The notebook, and `count(box)` before and after the third cell."""
+    book = nbformat.v4.new_notebook()
+    book.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    client = nbclient.NotebookClient(book, timeout=240, kernel_name="python3", allow_errors=True)
+    with client.setup_kernel():
+        client.execute_cell(book.cells[0], 0)
+        pid = int(book.cells[0].outputs[-1]["data"]["text/plain"])
+        running = threading.Event()
+        running.set()
+        when_sent(box, share, parents, lambda: os.kill(pid, signal.SIGINT), running.is_set)
+        try:
+            client.execute_cell(book.cells[1], 1)
+        finally:
+            running.clear()
+        before = count(box)
+        client.execute_cell(book.cells[2], 2)
+        return book, before, count(box)
+
+
 def check_resumed(kept: int, total: int, parents: int, sent: int, said: str) -> None:
     assert total == parents and 0 <= kept < total
     assert f"resuming: {kept:,} of {total:,} already pulled" in said or kept == 0, said
@@ -98,25 +120,11 @@ def test_the_command_interrupted_says_what_it_kept_exits_130_and_the_next_run_re
 def test_a_notebook_interrupted_says_what_it_kept_in_one_line_and_the_next_cell_resumes(box, held, share):
     path, _, parents = held
     connect = f"conn = tk.Workspace({str(path)!r}).connect('translation', **{box.credentials('translation')!r})"
-    book = nbformat.v4.new_notebook()
-    book.cells = [nbformat.v4.new_code_cell(c) for c in (
+    book, before, after = interrupted_in_a_kernel(box, share, parents, [
         f"import os, toolkit as tk\n{connect}\nos.getpid()",
         "conn.pull('documents', refresh=True)",
-        "result = conn.pull('documents', refresh=True)\nresult.resumed, result.requests")]
-    client = nbclient.NotebookClient(book, timeout=240, kernel_name="python3", allow_errors=True)
-    with client.setup_kernel():
-        client.execute_cell(book.cells[0], 0)
-        pid = int(book.cells[0].outputs[-1]["data"]["text/plain"])
-        running = threading.Event()
-        running.set()
-        when_sent(box, share, parents, lambda: os.kill(pid, signal.SIGINT), running.is_set)
-        try:
-            client.execute_cell(book.cells[1], 1)
-        finally:
-            running.clear()
-        before = asked(box)
-        client.execute_cell(book.cells[2], 2)
-        sent = asked(box) - before
+        "result = conn.pull('documents', refresh=True)\nresult.resumed, result.requests"], asked)
+    sent = after - before
     errors = [o for o in book.cells[1].outputs if o["output_type"] == "error"]
     assert len(errors) == 1 and len(errors[0]["traceback"]) == 1, errors     # one line, not 64
     found = LINE.match(errors[0]["traceback"][0])
@@ -235,24 +243,10 @@ def test_a_refresh_interrupted_in_a_notebook_says_what_it_kept_in_one_line_and_t
     path, _, parents = held_all
     connect = "\n".join(f"ws.connect({service!r}, **{box.credentials(service)!r})"
                         for service in dict.fromkeys(service for service, _ in HELD))
-    book = nbformat.v4.new_notebook()
-    book.cells = [nbformat.v4.new_code_cell(c) for c in (
+    book, before, _ = interrupted_in_a_kernel(box, share, parents, [
         f"import os, toolkit as tk\nws = tk.Workspace({str(path)!r})\n{connect}\nos.getpid()",
         "ws.refresh(incremental=False)",
-        "table = ws.refresh(incremental=False)\nlist(table['kind'])")]
-    client = nbclient.NotebookClient(book, timeout=240, kernel_name="python3", allow_errors=True)
-    with client.setup_kernel():
-        client.execute_cell(book.cells[0], 0)
-        pid = int(book.cells[0].outputs[-1]["data"]["text/plain"])
-        running = threading.Event()
-        running.set()
-        when_sent(box, share, parents, lambda: os.kill(pid, signal.SIGINT), running.is_set)
-        try:
-            client.execute_cell(book.cells[1], 1)
-        finally:
-            running.clear()
-        before = by_action(box)
-        client.execute_cell(book.cells[2], 2)
+        "table = ws.refresh(incremental=False)\nlist(table['kind'])"], by_action)
     errors = [o for o in book.cells[1].outputs if o["output_type"] == "error"]
     assert len(errors) == 1 and len(errors[0]["traceback"]) == 1, errors     # one line, not a traceback
     assert errors[0]["ename"] == "RefreshInterrupted"
