@@ -15,6 +15,8 @@ import io
 import json
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -119,3 +121,26 @@ def held_elsewhere(path: Path) -> Iterator[subprocess.Popen]:
         yield keeper
     finally:
         keeper.communicate("\n", timeout=30)
+
+
+def most_at_once(budget: object, threads: int, hold: float) -> tuple[int, int]:
+    """`threads` threads each hold a place of `budget` for `hold` seconds: the most that were inside at
+    once, and how many are inside once all have ended."""
+    inside, most, lock = [0], [0], threading.Lock()
+
+    def use() -> None:
+        with budget:
+            with lock:
+                inside[0] += 1
+                most[0] = max(most[0], inside[0])
+            time.sleep(hold)
+            with lock:
+                inside[0] -= 1
+
+    started = [threading.Thread(target=use) for _ in range(threads)]
+    for thread in started:
+        thread.start()
+    for thread in started:
+        thread.join(10)
+    assert not any(thread.is_alive() for thread in started)
+    return most[0], inside[0]

@@ -11,7 +11,6 @@ the same cases), one test per action:
 """
 from __future__ import annotations
 
-import io
 import math
 from typing import Any
 from urllib.parse import urlsplit
@@ -23,8 +22,7 @@ import requests
 import urllib3
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from requests.adapters import BaseAdapter, HTTPAdapter
-from stubbed_services import CREDENTIALS
+from stubbed_services import CREDENTIALS, Answering, reply
 
 import toolkit
 from toolkit import catalog
@@ -38,29 +36,16 @@ CASES = settings(max_examples=20, derandomize=True, database=None, deadline=None
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
-class Recorder(BaseAdapter):
-    """Answers 200 `{}` to every request (a token to the token URL) and keeps what was sent."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.sent: list[requests.PreparedRequest] = []
-
-    def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
-        self.sent.append(request)
-        token = urlsplit(request.url).path.endswith("/oauth/token")
-        body = {"access_token": "t-0a1b", "token_type": "bearer", "expires_in": 3600} if token else {}
-        raw = urllib3.HTTPResponse(body=io.BytesIO(orjson.dumps(body)), status=200, preload_content=False,
-                                   headers={"Content-Type": "application/json"})
-        return HTTPAdapter().build_response(request, raw)
-
-    def close(self) -> None:
-        pass
+def answer_everything(request: requests.PreparedRequest) -> urllib3.HTTPResponse:
+    """200 `{}` to every request, a token to the token URL: what is checked is what was sent."""
+    token = urlsplit(request.url).path.endswith("/oauth/token")
+    return reply(json_body={"access_token": "t-0a1b", "token_type": "bearer", "expires_in": 3600} if token else {})
 
 
-_CLIENTS: dict[tuple[str, str], tuple[toolkit.Client, Recorder]] = {}
+_CLIENTS: dict[tuple[str, str], tuple[toolkit.Client, Answering]] = {}
 
 
-def client_for(action: Action) -> tuple[toolkit.Client, Recorder]:
+def client_for(action: Action) -> tuple[toolkit.Client, Answering]:
     """A client in a mode the action is offered in (so its params are checked), its recorder emptied."""
     mode = "client" if "client" in action.modes else action.modes[0]
     key = (action.service, mode if action.service == "translation" else "client")
@@ -70,7 +55,7 @@ def client_for(action: Action) -> tuple[toolkit.Client, Recorder]:
                                  **CREDENTIALS[action.service])
         client.transport.sleep = lambda seconds: None
         client.transport.budget = RateBudget(None, None)
-        recorder = Recorder()
+        recorder = Answering(answer_everything)
         client.transport.session.mount("http://", recorder)
         if isinstance(client.transport.auth, OAuthPasswordAuth):
             client.transport.auth.token()             # the login, before any case counts requests

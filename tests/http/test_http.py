@@ -10,6 +10,7 @@ from urllib.parse import parse_qs
 import pytest
 import requests
 import responses
+from stubbed_services import most_at_once
 
 from toolkit.catalog import SERVICES
 from toolkit.errors import AuthError, RateLimitError, ServerError, TransportError
@@ -247,21 +248,7 @@ def test_rate_budget_never_lets_more_than_n_starts_into_one_second():
 
 
 def test_rate_budget_never_more_than_concurrent_at_once():
-    budget = RateBudget(per_second=None, concurrent=3)
-    active, peak = [0], [0]
-    lock = threading.Lock()
-
-    def work():
-        with budget:
-            with lock:
-                active[0] += 1
-                peak[0] = max(peak[0], active[0])
-            time.sleep(0.03)
-            with lock:
-                active[0] -= 1
-
-    _run_threads(12, work)
-    assert peak[0] == 3 and active[0] == 0
+    assert most_at_once(RateBudget(per_second=None, concurrent=3), 12, 0.03) == (3, 0)
 
 
 def test_rate_budget_releases_its_slot_on_error():

@@ -9,6 +9,7 @@ import textwrap
 import time
 
 import pytest
+from stubbed_services import most_at_once
 
 import toolkit as tk
 from toolkit.http.session import RateBudget
@@ -77,25 +78,7 @@ def test_a_shared_budget_file_holds_no_secret(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("places", [1, 3])
 def test_the_shared_places_limit_requests_at_once_across_threads(tmp_path, places):
-    import threading
-    budget = RateBudget(None, places, tmp_path / "b")
-    inside, most, lock = [0], [0], threading.Lock()
-
-    def use():
-        with budget:
-            with lock:
-                inside[0] += 1
-                most[0] = max(most[0], inside[0])
-            time.sleep(0.02)
-            with lock:
-                inside[0] -= 1
-
-    threads = [threading.Thread(target=use) for _ in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    assert most[0] == places
+    assert most_at_once(RateBudget(None, places, tmp_path / "b"), 8, 0.02)[0] == places
 
 
 def test_a_budget_folder_that_cannot_be_written_leaves_the_budget_this_processs_own(tmp_path):
