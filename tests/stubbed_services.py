@@ -26,14 +26,11 @@ import urllib3
 from requests.adapters import HTTPAdapter
 
 import toolkit
+from toolkit import catalog
 from toolkit.http.origins import OneOriginSession
 
-BASE = {
-    "media_review": "http://127.0.0.1:9/v2",
-    "asset_library": "http://127.0.0.1:9/v1",
-    "audience_platform": "http://127.0.0.1:9/cdp-server",
-    "translation": "http://127.0.0.1:9/PD",
-}
+# a port nothing listens on: a request the stub does not answer fails at once
+BASE = {key: "http://127.0.0.1:9" + service.base_path for key, service in catalog.SERVICES.items()}
 CREDENTIALS = {
     "media_review": {"token": "mr-token-5f2e9a"},
     "asset_library": {"api_key": "al-key-8c1d4b", "workspace_id": "ws-1"},

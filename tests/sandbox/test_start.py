@@ -3,6 +3,7 @@ import pytest
 import requests
 
 import toolkit.sandbox as sandbox
+from toolkit import catalog
 
 KEYS = {
     "media_review": {"base_url", "token"},
@@ -10,8 +11,7 @@ KEYS = {
     "audience_platform": {"base_url", "token"},
     "translation": {"base_url", "username", "password", "client_id", "client_secret"},
 }
-BASES = {"media_review": "/media_review/v2", "asset_library": "/asset_library/v1",
-         "audience_platform": "/audience_platform/cdp-server", "translation": "/translation/PD"}
+BASES = {key: f"/{key}{service.base_path}" for key, service in catalog.SERVICES.items()}
 
 
 def test_start_and_stop(launch, toy):

@@ -1,16 +1,33 @@
-"""The catalog: every action of the four services, once, indexed by id, service and resource name."""
+"""The catalog: every action of the services, once, indexed by id, service and resource name.
+
+A service is one module in this package that defines `SERVICE` (and its `ACTIONS`, `RESOURCES`): it is
+found here by that, so adding a service is adding its module, nothing else.
+"""
 from __future__ import annotations
 
 __all__ = ["ACTIONS", "MODULES", "RESOURCES", "SERVICES", "action", "actions_of", "how_to_fetch", "lookup",
            "resource", "service"]
 
-from types import MappingProxyType
+import importlib
+import pkgutil
+from types import MappingProxyType, ModuleType
 
-from toolkit.catalog import asset_library, audience_platform, media_review, translation
 from toolkit.catalog.spec import Action, Lookup, Resource, Service
 from toolkit.errors import UnknownNameError, did_you_mean
 
-MODULES = (media_review, asset_library, audience_platform, translation)
+
+def _service_modules() -> tuple[ModuleType, ...]:
+    """Every module of this package that describes a service, in the order their `SERVICE.position`
+    gives (the order the README's table and every listing show them)."""
+    found = []
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if isinstance(getattr(module, "SERVICE", None), Service):
+            found.append(module)
+    return tuple(sorted(found, key=lambda m: (m.SERVICE.position, m.SERVICE.key)))
+
+
+MODULES = _service_modules()
 
 SERVICES: MappingProxyType[str, Service] = MappingProxyType({m.SERVICE.key: m.SERVICE for m in MODULES})
 ACTIONS: MappingProxyType[str, Action] = MappingProxyType({a.id: a for m in MODULES for a in m.ACTIONS})

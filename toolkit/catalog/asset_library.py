@@ -40,6 +40,7 @@ LOOKUPS = {
 
 SERVICE = Service(
     key="asset_library",
+    position=2,
     title="Asset library (public API v1)",
     auth="api_key",
     credentials=("api_key", "workspace_id"),

@@ -37,6 +37,7 @@ LOOKUPS = {
 
 SERVICE = Service(
     key="audience_platform",
+    position=3,
     title="Audience platform (customer data platform, API v1/v2)",
     auth="basic_or_bearer",
     credentials=("token", "username", "password"),

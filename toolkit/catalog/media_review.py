@@ -6,6 +6,7 @@ from toolkit.catalog.spec import Action, Column, PageNumber, Param, Resource, Se
 
 SERVICE = Service(
     key="media_review",
+    position=1,
     title="Media review (video review platform, API v2)",
     auth="bearer",
     credentials=("token",),

@@ -187,7 +187,8 @@ class Service:
     in (the translation service's client and hosted), each action offered in its `modes`; empty: one
     mode, nothing to check. `token_action`: the action that gives an access token (auth
     "oauth_password"); its path is where the client asks for one. `key_headers`: auth "api_key", the
-    header each credential is sent in (`{"api_key": "x-api-key"}`).
+    header each credential is sent in (`{"api_key": "x-api-key"}`). `position`: where the service stands
+    in listings, lowest first (the same position: by key).
     """
     key: str
     title: str
@@ -207,6 +208,7 @@ class Service:
     modes: tuple[str, ...] = ()
     token_action: str = ""
     key_headers: Mapping[str, str] = field(default_factory=dict, hash=False)
+    position: int = 100                           # where listings show it among the services
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ LOOKUPS = {
 
 SERVICE = Service(
     key="translation",
+    position=4,
     title="Translation management (REST API v0)",
     auth="oauth_password",
     credentials=("username", "password", "client_id", "client_secret", "mode", "system_version"),

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 __all__ = ["SENTENCES", "Sentence", "loss"]
 
+import importlib
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from toolkit import catalog
 from toolkit.catalog.spec import Action
-from toolkit.connection import asset_library_losses, audience_platform_losses, translation_losses
 from toolkit.connection.held import Read, latest
 
 if TYPE_CHECKING:
@@ -26,8 +27,24 @@ if TYPE_CHECKING:
 # (read the service's resource, the workspace, the action's values) → the sentence, or None to say
 # only what the catalog entry says
 Sentence = Callable[[Read, Any, Mapping[str, Any]], "str | None"]
-SENTENCES: Mapping[str, Sentence] = MappingProxyType({
-    **asset_library_losses.SENTENCES, **audience_platform_losses.SENTENCES, **translation_losses.SENTENCES})
+
+
+def _sentences() -> dict[str, Sentence]:
+    """Every service's own sentences, from the `<service>_losses` module beside this one where the
+    service has one: found from the catalog, so a new service adds its module and nothing else."""
+    found: dict[str, Sentence] = {}
+    for key in catalog.SERVICES:
+        try:
+            module = importlib.import_module(f"{__package__}.{key}_losses")
+        except ModuleNotFoundError as missing:
+            if missing.name != f"{__package__}.{key}_losses":
+                raise
+            continue
+        found.update(module.SENTENCES)
+    return found
+
+
+SENTENCES: Mapping[str, Sentence] = MappingProxyType(_sentences())
 
 
 def loss(workspace: Store | None, action: Action, values: dict[str, Any]) -> str:
