@@ -78,7 +78,6 @@ def seal(con: duckdb.DuckDBPyConnection, limits: Limits, readable: Iterable[str 
     """Seal an opened connection (the module docstring): `readable` are the folders its own views read
     (a lake's local data path, a Parquet snapshot's folder); nothing else outside it is reached."""
     session(con)
-    limits.temp.mkdir(parents=True, exist_ok=True)
     folders = [str(Path(f).expanduser().absolute()) + os.sep for f in readable]
     statements = [f"SET memory_limit = {literal(limits.memory)}",
                   f"SET temp_directory = {literal(str(limits.temp))}",
