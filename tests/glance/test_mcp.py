@@ -6,14 +6,13 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import shlex
 import shutil
-import sys
-from pathlib import Path
-
-import os
 import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 from assistant_attacks import LIMIT, RUNAWAYS, SMALL, attacks, counting_server, outside_folder, talk

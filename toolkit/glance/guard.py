@@ -17,10 +17,9 @@ catalog and settings (`duckdb_*`, `pragma_*`, `pg_settings`, `information_schema
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
-
-import re
 
 import duckdb
 import orjson
