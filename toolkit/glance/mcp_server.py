@@ -26,7 +26,7 @@ from toolkit.storage.sealed import Deadline
 from toolkit.storage.snapshots import Snapshot
 from toolkit.storage.store import Store
 
-__all__ = ["TOOLS", "server", "serve"]
+__all__ = ["Calls", "TOOLS", "server", "serve"]
 
 TOOLS = ("list_views", "describe_view", "view_history", "view_diff", "run_sql")
 

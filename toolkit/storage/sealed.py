@@ -15,7 +15,7 @@ the query's spelling: a list of statements can miss one, the engine's switch can
 """
 from __future__ import annotations
 
-__all__ = ["Deadline", "Limits", "TIME_LIMIT", "parser", "seal"]
+__all__ = ["Deadline", "Limits", "TIME_LIMIT", "has_execution_time", "parser", "seal"]
 
 import os
 import shutil
