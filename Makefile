@@ -40,7 +40,7 @@ lint: setup
 	$(BIN)/ruff check toolkit tests benchmarks
 
 # everything on the main DuckDB, then the team workspace and the storage's own tests on the team's
-TEAM_TESTS := tests/team tests/workspace/test_workspace.py tests/workspace/test_workspace_lifecycle.py tests/storage/test_workspace_export.py tests/storage/test_history.py tests/storage/test_snapshot_storage.py
+TEAM_TESTS := tests/team tests/glance/test_mcp.py tests/workspace/test_workspace.py tests/workspace/test_workspace_lifecycle.py tests/storage/test_workspace_export.py tests/storage/test_history.py tests/storage/test_snapshot_storage.py
 test: setup setup-team postgres
 	$(BIN)/ruff check toolkit tests benchmarks
 	$(BIN)/python -m pytest -n 2 -q

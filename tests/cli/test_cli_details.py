@@ -3,6 +3,7 @@
 sandbox clock that another shell moves."""
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -128,3 +129,27 @@ def test_another_shell_moves_the_clock_of_a_served_sandbox_and_a_refresh_sees_ti
         out, err = served.communicate(timeout=30)
     assert json.loads(file.read_text() if file.exists() else "{}") == {}        # the file went with it
     assert control["token"] not in out + err
+
+
+def test_lake_init_refuses_a_password_on_its_command_line_and_says_what_to_do(capsys, monkeypatch):
+    """`ps` shows a command's words to every user of the machine: the superuser's password comes from
+    the environment or a prompt. Refused before anything is reached (no server listens on port 1)."""
+    from toolkit.cli import main
+    monkeypatch.delenv("TOOLKIT_LAKE_ADMIN_PASSWORD", raising=False)
+    code = main(["lake", "init", "ducklake:postgres:dbname=lake host=127.0.0.1 port=1 user=postgres password=s3cr3t-pw",
+                 "--data-path", "/nonexistent/lake"])
+    said = capsys.readouterr()
+    assert code == 2
+    assert "refused" in said.err and "TOOLKIT_LAKE_ADMIN_PASSWORD" in said.err and "ps" in said.err
+    assert "s3cr3t-pw" not in said.err + said.out
+
+
+def test_a_password_in_workspace_on_the_command_line_is_warned_about(capsys, monkeypatch):
+    from toolkit.cli.options import password_on_command_line
+    monkeypatch.delenv("TOOLKIT_WORKSPACE", raising=False)
+    password_on_command_line(argparse.Namespace(workspace="ducklake:postgres:dbname=l user=u password=s3cr3t-pw"))
+    said = capsys.readouterr().err
+    assert "deprecated" in said and "TOOLKIT_WORKSPACE" in said and "s3cr3t-pw" not in said
+    monkeypatch.setenv("TOOLKIT_WORKSPACE", "ducklake:postgres:dbname=l user=u password=s3cr3t-pw")
+    password_on_command_line(argparse.Namespace(workspace="ducklake:postgres:dbname=l user=u password=s3cr3t-pw"))
+    assert capsys.readouterr().err == ""    # from the environment: not in argv

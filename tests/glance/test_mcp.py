@@ -6,12 +6,16 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import shlex
 import shutil
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+from assistant_attacks import LIMIT, RUNAWAYS, SMALL, attacks, counting_server, outside_folder, talk
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -48,6 +52,7 @@ def built(tmp_path_factory):
         cdp.call("create_user", username="mcp-bot", email="mcp.bot@example.com", password="pw-mcp-7d3f1a")
         cdp.pull("users")
         ws.export(snapshot, history=True)
+        ws.export(where / "snapshot-parquet", format="parquet", history=True)
         secrets = [*box.secrets(), "pw-mcp-7d3f1a"]
     return path, snapshot, secrets
 
@@ -173,3 +178,98 @@ def test_the_guard_passes_a_select_and_drops_its_trailing_semicolon():
     assert readable("WITH a AS (SELECT 1 AS x) SELECT * FROM a; ") == "WITH a AS (SELECT 1 AS x) SELECT * FROM a"
     assert readable("select count(*) from audience_platform.users -- a comment") == \
         "select count(*) from audience_platform.users -- a comment"
+
+
+def _leaked(sent: bytes, secrets: list[str]) -> list[str]:
+    return [s for s in secrets if len(s) >= 6 and any(form.encode() in sent for form in (s, json.dumps(s)[1:-1]))]
+
+
+def _tree_digest(path: Path) -> dict[str, str]:
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    return {str(f): _digest(f) for f in files}
+
+
+@pytest.mark.parametrize("kind", ["file", "snapshot", "parquet"])
+def test_every_attempt_beyond_the_views_is_refused_or_stopped_within_the_limit(built, tmp_path, kind):
+    """Files, URLs, extensions, settings, databases, passwords, the lake's metadata: refused; a runaway, a
+    cross join, a sort past memory: stopped within the limit, and the next call answered at once. The
+    HTTP server gets no request, the target is unchanged, nothing outside is read or written."""
+    path, snapshot, secrets = built
+    target = {"file": path, "snapshot": snapshot, "parquet": path.parent / "snapshot-parquet"}[kind]
+    before = _tree_digest(target)
+    outside = outside_folder(tmp_path)
+    with counting_server() as http:
+        calls = [("run_sql", {"query": q}) for q in attacks(http.server_address[1], outside)]
+        for runaway in RUNAWAYS:
+            calls += [("run_sql", {"query": runaway}), ("run_sql", {"query": "SELECT 42 AS n"})]
+        answers, sent = _talk_sealed(target, calls, tmp_path)
+        assert http.requests == []
+    refused, stopped = answers[1:1 + len(calls) - 2 * len(RUNAWAYS)], answers[1 + len(calls) - 2 * len(RUNAWAYS):]
+    assert [q for (q, _), (is_error, _, _) in zip(calls, refused, strict=False) if not is_error] == [], refused
+    for (is_error, said, took), (_, after, next_took) in zip(stopped[::2], stopped[1::2], strict=True):
+        assert took < LIMIT + 3, (said, took)
+        assert is_error or said["rows"], said   # refused, stopped, or done in time
+        assert after["rows"] == [{"n": 42}] and next_took < 1.5
+    assert any("ran past its limit of 2 s" in said for is_error, said, _ in stopped[::2] if is_error)
+    assert b"outs1de-c0ntent-91f2" not in sent and not _leaked(sent, secrets)
+    assert not (outside / "written.csv").exists() and not (outside / "other.duckdb").exists()
+    assert not (tmp_path / ".tmp").exists() and not list(tmp_path.glob("toolkit-sealed-*"))  # spill: removed
+    assert _tree_digest(target) == before
+
+
+def _talk_sealed(target, calls, tmp_path):
+    answers, sent = talk(target, calls, tmp_path, env=SMALL)
+    return answers, sent
+
+
+def test_the_guard_cannot_run_what_it_checks(tmp_path):
+    """A PRAGMA with a side effect handed to the parse step leaves no trace: no request, no file read
+    (DuckDB 1.5's extract_statements runs PRAGMAs; the parse happens on a sealed connection)."""
+    from toolkit.errors import QueryRefusedError
+    from toolkit.glance.guard import readable
+    outside = outside_folder(tmp_path)
+    with counting_server() as http:
+        url = f"http://127.0.0.1:{http.server_address[1]}"
+        for query in [f"PRAGMA import_database('{url}/dir')", f"PRAGMA import_database('{outside}')",
+                      "PRAGMA tpch(1)", f"SELECT 1; PRAGMA import_database('{url}/two')",
+                      f"CALL import_database('{outside}')"]:
+            with pytest.raises(QueryRefusedError) as refused:
+                readable(query)
+            assert "outs1de-c0ntent-91f2" not in str(refused.value)
+        assert http.requests == []
+
+
+def test_a_read_only_pivot_runs_and_a_dynamic_one_says_how(built, tmp_path):
+    from toolkit.errors import QueryRefusedError
+    from toolkit.glance.guard import readable
+    assert readable("PIVOT (SELECT 'a' AS k, 1 AS v) ON k IN ('a', 'b') USING sum(v)")
+    with pytest.raises(QueryRefusedError, match="list them with IN"):
+        readable("PIVOT (SELECT 'a' AS k, 1 AS v) ON k USING sum(v)")
+
+
+def test_a_line_that_is_not_json_rpc_gets_an_error_and_closing_stdin_ends_a_running_call(built, tmp_path):
+    path, _, _ = built
+    server = subprocess.Popen([TOOLKIT, "mcp", "--workspace", str(path)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=tmp_path,
+                              env={**os.environ, **SMALL, "TOOLKIT_MCP_TIME_LIMIT": "60", "TMPDIR": str(tmp_path)})
+    lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                 "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+             {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    for line in lines:
+        server.stdin.write(json.dumps(line).encode() + b"\n")
+    server.stdin.write(b"{this is not json\n")
+    server.stdin.write(b'{"jsonrpc": "2.0", "id": 7, "no": "method"}\n')
+    server.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "run_sql", "arguments": {"query": RUNAWAYS[0]}}}).encode() + b"\n")
+    server.stdin.flush()
+    answers = [json.loads(server.stdout.readline()) for _ in range(3)]
+    time.sleep(1.0)   # the runaway is running now, with a minute of limit
+    started = time.monotonic()
+    server.stdin.close()
+    try:
+        server.wait(timeout=15)
+    finally:
+        server.kill()
+    assert time.monotonic() - started < 15
+    codes = sorted(a["error"]["code"] for a in answers if "error" in a)
+    assert codes == [-32700, -32600], answers

@@ -41,6 +41,7 @@ def test_the_team_walk_runs_as_printed_from_an_empty_postgres(server, tmp_path, 
         text = text.replace("host=db.internal", f"host=127.0.0.1 port={server.port}")
         for role, secret in passwords.items():
             text = text.replace(f"user={role} password=...", f"user={role} password={secret}")
+        text = text.replace("TOOLKIT_LAKE_ADMIN_PASSWORD=...", f"TOOLKIT_LAKE_ADMIN_PASSWORD={passwords['postgres']}")
         text = text.replace("TOOLKIT_LAKE_WRITER_PASSWORD=...", f"TOOLKIT_LAKE_WRITER_PASSWORD={passwords['cron']}")
         text = text.replace("TOOLKIT_LAKE_READER_PASSWORD=...", f"TOOLKIT_LAKE_READER_PASSWORD={passwords['analyst']}")
         return text.replace("/srv/lake", str(tmp_path / "lake"))
@@ -60,6 +61,8 @@ def test_the_team_walk_runs_as_printed_from_an_empty_postgres(server, tmp_path, 
             if words[0] == "export":
                 env.update(word.split("=", 1) for word in words[1:])
                 continue
+            # what `ps` shows of the command: its words, with no password among them
+            assert not [s for s in passwords.values() if s in " ".join(words)], f"{line} puts a password in argv"
             before = box.stats()["requests"]
             run = subprocess.run(words, capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
             out = run.stdout + run.stderr

@@ -71,6 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # a warning (a credentials file others can read, drift) is one line on stderr, not a file:line and a frame
     warnings.formatwarning = lambda message, category, *_, **__: f"toolkit: {category.__name__}: {message}\n"
     args = parser().parse_args(argv)
+    from toolkit.cli.options import password_on_command_line
+    password_on_command_line(args)
     from toolkit.errors import Interrupted
     try:
         with _terminated_as_interrupted(args.command != "sandbox"):   # the sandbox stops on SIGTERM its own way

@@ -16,6 +16,32 @@ from toolkit.cli.options import (
 )
 
 PASSWORDS = {"writer": "TOOLKIT_LAKE_WRITER_PASSWORD", "reader": "TOOLKIT_LAKE_READER_PASSWORD"}
+ADMIN_PASSWORD = "TOOLKIT_LAKE_ADMIN_PASSWORD"
+
+
+def _admin_address(address: str, from_argv: bool) -> str | None:
+    """The superuser's address with its password, which never comes from the command line (`ps` shows
+    it to every user of the machine): TOOLKIT_LAKE_ADMIN_PASSWORD, else libpq's own (PGPASSWORD,
+    ~/.pgpass), else a prompt on a terminal. None (said) for an address given with its password."""
+    import getpass
+    import os
+
+    from toolkit.storage.lake import without_password
+    bare, given = without_password(address)
+    if given is not None and from_argv:
+        print("toolkit lake init: refused: a password on the command line shows in `ps` to every user of this "
+              f"machine. Give the address without it and the password in {ADMIN_PASSWORD} (or PGPASSWORD), or "
+              "type it at the prompt: toolkit lake init 'ducklake:postgres:dbname=... host=... user=...' ...",
+              file=sys.stderr)
+        return None
+    password = given or os.environ.get(ADMIN_PASSWORD)
+    if password is None and not os.environ.get("PGPASSWORD") and sys.stdin.isatty():
+        password = getpass.getpass(f"password of {bare.rsplit('user=', 1)[-1].split()[0] if 'user=' in bare else 'the superuser'}"
+                                   " (or set TOOLKIT_LAKE_ADMIN_PASSWORD): ") or None
+    if password is None:
+        return bare
+    quoted = "'" + password.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return f"{bare} password={quoted}"
 
 
 def _lake_init(args: argparse.Namespace) -> int:
@@ -33,9 +59,13 @@ def _lake_init(args: argparse.Namespace) -> int:
         print("toolkit lake init: name the lake: toolkit lake init 'ducklake:postgres:dbname=LAKE host=... "
               "user=ADMIN' --data-path PATH --writer ROLE --reader ROLE", file=sys.stderr)
         return 2
+    admin = _admin_address(address, from_argv=bool(args.address)) if not args.print_sql else address
+    if admin is None:
+        return 2
+    address = admin
     passwords = {getattr(args, kind): os.environ[name] for kind, name in PASSWORDS.items()
                  if getattr(args, kind) and os.environ.get(name)}
-    secrets = list(passwords.values())
+    secrets = [*passwords.values(), *([os.environ[ADMIN_PASSWORD]] if os.environ.get(ADMIN_PASSWORD) else [])]
     try:
         if args.print_sql:
             print(grants.plan(address, args.writer, args.reader, shown=True).printed())
@@ -123,8 +153,8 @@ def add(sub: argparse._SubParsersAction) -> None:
     init = lake.add_parser("init", help="make a team lake in a PostgreSQL server: its database, DuckLake's and "
                                         "toolkit's tables, a writer role and a read-only role with exactly what "
                                         "each needs (as a superuser or a role with CREATEDB and CREATEROLE)")
-    init.add_argument("address", nargs="?", default=None, metavar="ADDRESS",
-                      help="'ducklake:postgres:dbname=LAKE host=... user=ADMIN' (default TOOLKIT_WORKSPACE); the "
+    init.add_argument("address", nargs="?", default=None, metavar="ADDRESS",  # its password: never here
+                      help="'ducklake:postgres:dbname=LAKE host=... user=ADMIN' (default TOOLKIT_WORKSPACE), without its password: that comes from TOOLKIT_LAKE_ADMIN_PASSWORD, PGPASSWORD or a prompt; the "
                            "database is created when missing")
     init.add_argument("--data-path", default=None, metavar="PATH",
                       help="the lake's data folder or s3:// path (default TOOLKIT_DATA_PATH)")

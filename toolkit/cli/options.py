@@ -8,7 +8,7 @@ Exit codes: 0 done, 1 something failed (a resource, a check), 2 bad arguments or
 from __future__ import annotations
 
 __all__ = ["BUSY", "CREDENTIALS_HELP", "WAIT_HELP", "credentials_file", "credentials_refused", "credentials_source",
-           "duration", "failed", "in_cli_words", "missing_workspace", "open_workspace", "read_credentials",
+           "duration", "failed", "in_cli_words", "missing_workspace", "open_workspace", "password_on_command_line", "read_credentials",
            "read_only_waiting", "unknown_name", "workspace_options"]
 
 import argparse
@@ -52,6 +52,19 @@ def workspace_options(parser: argparse.ArgumentParser, what: str) -> None:
         "default TOOLKIT_WORKSPACE"))
     parser.add_argument("--data-path", default=os.environ.get("TOOLKIT_DATA_PATH"), metavar="PATH",
                         help="a team workspace's data folder or s3:// path (default TOOLKIT_DATA_PATH)")
+
+
+def password_on_command_line(args: argparse.Namespace) -> None:
+    """Say, once, that a workspace address given with its password on the command line shows in `ps` to
+    every user of the machine, and what to do instead (it is still used: the next run should not)."""
+    import os
+
+    from toolkit.storage.lake import is_lake, without_password
+    given = getattr(args, "workspace", None)
+    if is_lake(given) and given != os.environ.get("TOOLKIT_WORKSPACE") and without_password(given)[1] is not None:
+        print("toolkit: deprecated: a password in --workspace shows in `ps` to every user of this machine; "
+              "put the address in TOOLKIT_WORKSPACE, or leave the password out and set PGPASSWORD "
+              "(or ~/.pgpass)", file=sys.stderr, flush=True)
 
 
 def open_workspace(args: argparse.Namespace, **options: object) -> Workspace:

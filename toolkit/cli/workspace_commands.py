@@ -118,12 +118,17 @@ def _mcp(args: argparse.Namespace) -> int:
     except ImportError as error:
         print(f"toolkit mcp: the MCP SDK is missing ({error.name}): pip install -e '.[mcp]' in the clone", file=sys.stderr)
         return 2
+    from toolkit.storage.sealed import Limits
     try:
-        source = reading.open_source(args.workspace, args.data_path or None, wait=args.wait)
+        limits = Limits.from_environment(args.time_limit, args.memory_limit, args.spill_limit)
+        source = reading.open_source(args.workspace, args.data_path or None, wait=args.wait, limits=limits)
     except ToolkitError as error:
         return failed("mcp", error)
-    with source:       # stdout is the protocol's: every word for a person goes to stderr
-        mcp_server.serve(source)
+    try:
+        with source:       # stdout is the protocol's: every word for a person goes to stderr
+            mcp_server.serve(source, limits.seconds)
+    finally:
+        limits.remove_temp()
     return 0
 
 
@@ -160,6 +165,13 @@ def add(sub: argparse._SubParsersAction) -> None:
                                            "Protocol (stdio): its views, columns, history, diffs and SELECTs")
     workspace_options(assistant, "the workspace's DuckDB file, or a snapshot (file or Parquet folder)")
     assistant.add_argument("--wait", type=float, metavar="SECONDS", help=WAIT_HELP)
+    assistant.add_argument("--time-limit", type=float, metavar="SECONDS",
+                           help="how long one call may run before it is stopped (default TOOLKIT_MCP_TIME_LIMIT, else 30)")
+    assistant.add_argument("--memory-limit", metavar="SIZE",
+                           help="DuckDB's memory for the assistant's queries (default TOOLKIT_MCP_MEMORY_LIMIT, else 1GB)")
+    assistant.add_argument("--spill-limit", metavar="SIZE",
+                           help="what its queries may spill to a temp folder of the server's own "
+                                "(default TOOLKIT_MCP_SPILL_LIMIT, else 1GB)")
     assistant.set_defaults(run=_mcp)
     migrate = sub.add_parser("migrate", help="bring a workspace written by an older toolkit to the current "
                                              "layout (a read-write open does it too)")

@@ -24,6 +24,7 @@ from toolkit.pull.freshness import freshness
 from toolkit.storage.file import FILTERED, FINISHED, quote, versions_of
 from toolkit.storage.lake import is_lake
 from toolkit.storage.readback import to_frame
+from toolkit.storage.sealed import Limits
 from toolkit.storage.snapshots import Snapshot
 from toolkit.storage.store import Store
 
@@ -35,19 +36,21 @@ PAGE = 200         # rows a page gives by default
 MAX_PAGE = 1_000
 
 
-def open_source(path: str | Path, data_path: str | None = None, wait: float | None = None) -> Store | Snapshot:
-    """A workspace file or team lake opened read-only, or a snapshot (a folder, or a file with `_manifest`)."""
+def open_source(path: str | Path, data_path: str | None = None, wait: float | None = None,
+                limits: Limits | None = None) -> Store | Snapshot:
+    """A workspace file or team lake opened read-only, or a snapshot (a folder, or a file with `_manifest`);
+    `limits` seals its connections (toolkit.storage.sealed): what `toolkit mcp` serves."""
     if is_lake(path):
-        return Store(str(path), read_only=True, data_path=data_path, wait=wait)
+        return Store(str(path), read_only=True, data_path=data_path, wait=wait, sealed=limits)
     where = Path(path).expanduser()
     if where.is_dir():
-        return Snapshot(where)
+        return Snapshot(where, sealed=limits)
     if not where.exists():
         raise WorkspaceError(f"no workspace or snapshot at {where}: toolkit pull (or toolkit export) writes one")
     with duckdb.connect(str(where), read_only=True) as con:
         snapshot = con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database() "
                                "AND schema_name = 'main' AND table_name = '_manifest'").fetchall()[0][0]
-    return Snapshot(where) if snapshot else Store(where, read_only=True, wait=wait)
+    return Snapshot(where, sealed=limits) if snapshot else Store(where, read_only=True, wait=wait, sealed=limits)
 
 
 def clean(value: Any) -> Any:

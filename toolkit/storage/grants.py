@@ -22,7 +22,7 @@ from toolkit.catalog.masking import MASK, mask_passwords
 from toolkit.errors import WorkspaceError
 from toolkit.storage import extensions
 from toolkit.storage.file import literal, session
-from toolkit.storage.lake import PREFIX
+from toolkit.storage.lake import PREFIX, password_secret, without_password
 
 __all__ = ["READS", "WRITES", "Ability", "Plan", "abilities", "existing", "libpq_of", "may_write", "plan", "run"]
 
@@ -128,6 +128,14 @@ def _connect() -> duckdb.DuckDBPyConnection:
     return con
 
 
+def _attach(con: duckdb.DuckDBPyConnection, dsn: str, options: str = "") -> None:
+    """The PostgreSQL of `dsn` attached as the DBA's connection, its password in a secret, never in the path."""
+    shown, password = without_password(dsn)
+    secret = password_secret(con, password)
+    con.execute(f"ATTACH {literal(shown)} AS {_ADMIN} (TYPE postgres{', ' + options if options else ''}"
+                f"{f', SECRET {secret}' if secret else ''})")
+
+
 def _said(error: BaseException, secrets: list[str]) -> str:
     """PostgreSQL's own words for a failed statement, without the statement (it may hold a password)."""
     text = str(error)
@@ -147,7 +155,7 @@ def run(address: str, step_plan: Plan, secrets: list[str], phase: str) -> list[s
     target = _with_database(dsn, "postgres" if phase == "server" else step_plan.database)
     done = []
     try:
-        con.execute(f"ATTACH {literal(target)} AS {_ADMIN} (TYPE postgres)")
+        _attach(con, target)
         for statement in statements:
             try:
                 con.execute(f"CALL postgres_execute({literal(_ADMIN)}, {literal(statement)}, use_transaction => false)")
@@ -174,7 +182,7 @@ def existing(address: str, roles: list[str], secrets: list[str]) -> dict[str, bo
     database = _field(dsn, "dbname") or ""
     con = _connect()
     try:
-        con.execute(f"ATTACH {literal(_with_database(dsn, 'postgres'))} AS {_ADMIN} (TYPE postgres, READ_ONLY)")
+        _attach(con, _with_database(dsn, "postgres"), "READ_ONLY")
         names = ", ".join(literal(r).replace("'", "''") for r in roles) or "''''"
         found = {f"role {r}" for (r,) in con.execute(
             f"SELECT * FROM postgres_query({literal(_ADMIN)}, 'SELECT rolname::TEXT FROM pg_roles WHERE rolname IN ({names})')").fetchall()}
@@ -203,7 +211,7 @@ def abilities(address: str) -> tuple[str, list[Ability]]:
     dsn = libpq_of(address)
     con = _connect()
     try:
-        con.execute(f"ATTACH {literal(dsn)} AS {_ADMIN} (TYPE postgres, READ_ONLY)")
+        _attach(con, dsn, "READ_ONLY")
         query = ("SELECT current_user::TEXT AS role, c.relname::TEXT AS name, "
                  "has_table_privilege(c.oid, ''SELECT'') AS s, has_table_privilege(c.oid, ''INSERT'') AS i, "
                  "has_table_privilege(c.oid, ''UPDATE'') AS u, has_table_privilege(c.oid, ''DELETE'') AS d, "

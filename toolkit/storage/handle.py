@@ -79,8 +79,10 @@ class FileHandle:
 
     def __init__(self, path: Path | None, read_only: bool = False, wait: float | None = None,
                  closed: Callable[[], str] = lambda: "the workspace is closed",
-                 say: Callable[[str], None] | None = None, lake: Lake | None = None) -> None:
+                 say: Callable[[str], None] | None = None, lake: Lake | None = None,
+                 seal: Callable[[duckdb.DuckDBPyConnection], object] | None = None) -> None:
         self.path, self.read_only, self._closed, self.lake = path, read_only, closed, lake
+        self.seal = seal  # applied to every connection opened, before any query (toolkit.storage.sealed)
         self.wait, self.say = wait_seconds(wait), say or _to_stderr
         self.lock = threading.RLock()
         self._idle = threading.Condition(self.lock)
@@ -185,7 +187,9 @@ class FileHandle:
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """A cursor of the held connection, with its settings and, in a lake, the lake as its catalog."""
-        cursor = session(self.con.cursor())
+        cursor = self.con.cursor()
+        if self.seal is None:  # a sealed connection's settings are locked, and its cursors inherit them
+            session(cursor)
         if self.lake is not None:
             cursor.execute(f"USE {CATALOG}")
         return cursor
@@ -226,7 +230,20 @@ class FileHandle:
             self._note(what)
         return con
 
+    def interrupt(self) -> None:
+        """Stop the query running on the connection now, from another thread (a call past its time)."""
+        con = self._con
+        if con is not None:
+            with contextlib.suppress(Exception):
+                con.interrupt()
+
     def _adopt(self, con: duckdb.DuckDBPyConnection) -> None:
+        if self.seal is not None:
+            try:
+                self.seal(con)
+            except BaseException:
+                con.close()
+                raise
         self._con = con
         self._memory_setting = query_memory()  # what the analyst's queries get (file.query_memory)
         self._memory_shown = self._shown_memory(con)

@@ -6,16 +6,20 @@ SQLite, a DuckDB file) and its data as Parquet files in a folder or object stora
 The address is DuckDB's own ATTACH string. Many processes on many machines read and write one lake at
 once: each commit is a DuckLake snapshot, appends never conflict, and a commit that does (two loads of
 one resource at once) is retried by the load (toolkit.storage.loads). The address may hold a password:
-it is kept here only to attach, and shown everywhere else masked (`shown`).
+it is kept here only to attach, and shown everywhere else masked (`shown`). It never reaches DuckDB
+inside the address, where `duckdb_databases()` would show it: a PostgreSQL catalog's password goes in a
+temporary DuckDB secret of the connection's own (`password_secret`), and the lake is attached with the
+address without it; an address without one leaves it to libpq (PGPASSWORD, ~/.pgpass).
 """
 from __future__ import annotations
 
 __all__ = ["CATALOG", "ORPHAN_AGE", "Lake", "PREFIX", "SCANNERS", "T", "TRIES", "conflicted", "is_lake", "masked_error",
-           "orphan_age", "orphans", "pause", "settled", "unreachable"]
+           "orphan_age", "orphans", "password_secret", "pause", "settled", "unreachable", "without_password"]
 
 import os
 import random
 import re
+import tempfile
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -26,7 +30,7 @@ import duckdb
 from toolkit.catalog.masking import mask_passwords as masked
 from toolkit.errors import LakeUnreachableError, WorkspaceError
 from toolkit.storage import extensions
-from toolkit.storage.file import literal, session
+from toolkit.storage.file import literal, query_memory, session
 
 T = TypeVar("T")
 PREFIX = "ducklake:"
@@ -70,6 +74,31 @@ def unreachable(error: BaseException) -> bool:
     again later), not that it refused."""
     text = str(error)
     return isinstance(error, duckdb.Error) and bool(_UNREACHABLE.search(text)) and not _REFUSED.search(text)
+
+
+# a libpq connection string's password: `password=word` or `password='a quoted \'word\''`
+_PASSWORD = re.compile(r"(?i)(?:^|(?<=\s))password\s*=\s*('(?:[^'\\]|\\.)*'|\S+)\s*")
+SECRET = "toolkit_catalog_password"
+
+
+def without_password(address: str) -> tuple[str, str | None]:
+    """(the address without its `password=...`, the password or None): what DuckDB is handed apart."""
+    found = _PASSWORD.search(address)
+    if found is None:
+        return address, None
+    word = found.group(1)
+    if word.startswith("'"):
+        word = re.sub(r"\\(.)", r"\1", word[1:-1])
+    return (address[:found.start()] + address[found.end():]).rstrip(), word
+
+
+def password_secret(con: duckdb.DuckDBPyConnection, password: str | None) -> str | None:
+    """A temporary PostgreSQL secret of this connection alone holding `password` (DuckDB shows it
+    redacted, and never unredacted once external access is off); its name for ATTACH, or None."""
+    if password is None:
+        return None
+    con.execute(f"CREATE OR REPLACE TEMPORARY SECRET {SECRET} (TYPE postgres, PASSWORD {literal(password)})")
+    return SECRET
 
 
 def _s3_secret(con: duckdb.DuckDBPyConnection) -> None:
@@ -117,6 +146,11 @@ def settled(action: Callable[[], T], lake: bool) -> T:
     raise AssertionError("unreachable")
 
 
+def _temp_folder() -> str:
+    """Where a lake's DuckDB spills: a folder of this user's under the system's temp folder."""
+    return os.path.join(tempfile.gettempdir(), f"toolkit-duckdb-{os.getuid() if hasattr(os, 'getuid') else 0}")
+
+
 class Lake:
     """Where a team workspace lives: the ATTACH string (secret) and the data path; `shown` is safe."""
 
@@ -137,12 +171,18 @@ class Lake:
                 extensions.load(con, name)
             if (self.data_path or "").startswith("s3://"):
                 _s3_secret(con)
+            # DuckDB's default (80% of the machine) leaves the notebook little, and an in-memory DuckDB
+            # spills into `.tmp` of wherever the process started: the analyst's limit, a temp folder
+            con.execute(f"SET memory_limit = {literal(query_memory())}")
+            con.execute(f"SET temp_directory = {literal(_temp_folder())}")
+            address, password = without_password(self._address) if self.scanner == "postgres" else (self._address, None)
+            secret = password_secret(con, password)
             listed = ([f"DATA_PATH {literal(self.data_path)}"] if self.data_path else []) + \
-                (["READ_ONLY"] if read_only else [])
+                (["READ_ONLY"] if read_only else []) + ([f"META_SECRET {literal(secret)}"] if secret else [])
             options = f" ({', '.join(listed)})" if listed else ""
             for attempt in range(1, TRIES + 1):
                 try:
-                    con.execute(f"ATTACH {literal(self._address)} AS {CATALOG}{options}")
+                    con.execute(f"ATTACH {literal(address)} AS {CATALOG}{options}")
                     break
                 except duckdb.Error as error:
                     # processes attaching a new lake at once race to create its catalog's tables

@@ -42,6 +42,7 @@ from toolkit.storage.file import (
     view_sql,
 )
 from toolkit.storage.readback import to_frame
+from toolkit.storage.sealed import Limits, seal
 from toolkit.storage.timeline import Timeline, measures, timeline_sql
 
 MANIFEST_SCHEMA = pa.schema([
@@ -67,7 +68,9 @@ def open_snapshot(path: str | Path) -> Snapshot:
 class Snapshot:
     """An exported snapshot, read-only: `.read()`, `.sql()`, `.tables()`, `.manifest()`, `.loads()`."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, sealed: Limits | None = None) -> None:
+        """`sealed=Limits(...)` seals its connection with DuckDB's own switches once its views are made
+        (toolkit.storage.sealed): what an assistant is served through."""
         self.path = Path(path).expanduser()
         if not self.path.exists():
             raise SnapshotNotFoundError(f"no snapshot at {self.path}: toolkit export (or ws.export(path)) "
@@ -82,7 +85,18 @@ class Snapshot:
         else:
             self._con = open_duckdb(self.path, read_only=True)
             self._refuse_a_workspace()
+        if sealed is not None:
+            try:
+                seal(self._con, sealed, readable=[self.path] if self.path.is_dir() else [])
+            except BaseException:
+                self._con.close()
+                raise
         self._closed = False
+
+    def interrupt(self) -> None:
+        """Stop the query running now, from another thread: a call past its time limit."""
+        with contextlib.suppress(Exception):
+            self._con.interrupt()
 
     def _refuse_a_workspace(self) -> None:
         """A workspace is not a snapshot: reading it as one would hold its file against the processes

@@ -39,6 +39,7 @@ import contextlib
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,7 @@ from toolkit.storage.lake import Lake, is_lake, orphans, settled
 from toolkit.storage.loads import Load, params_json
 from toolkit.storage.query import Query
 from toolkit.storage.runs import Run
+from toolkit.storage.sealed import Limits, seal
 from toolkit.storage.stage import remove_abandoned
 
 # DuckDB's words for a table it cannot find: 'Table with name targets does not exist!' or, when the
@@ -83,11 +85,15 @@ class Store(History):
     held only while a call reads or commits (the module docstring): a call that finds it held by
     another process waits up to `wait` seconds (TOOLKIT_WORKSPACE_WAIT, 60 by default), saying once
     who holds it, and then raises WorkspaceBusyError. After `close()`, every method raises
-    `WorkspaceError`.
+    `WorkspaceError`. `sealed=Limits(...)` (read-only only) seals every connection it opens with
+    DuckDB's own switches (toolkit.storage.sealed): what an assistant is served through.
     """
 
     def __init__(self, path: str | Path | None = None, *, read_only: bool = False,
-                 wait: float | None = None, data_path: str | Path | None = None) -> None:
+                 wait: float | None = None, data_path: str | Path | None = None,
+                 sealed: Limits | None = None) -> None:
+        if sealed is not None and not read_only:
+            raise ValueError("sealed=Limits(...) is for a reader: open it with read_only=True")
         self.lake = Lake(path, None if data_path is None else str(data_path)) if is_lake(path) else None
         if data_path is not None and self.lake is None:
             raise ValueError("data_path is for a team workspace (toolkit.Workspace('ducklake:...', data_path=...)); "
@@ -111,7 +117,9 @@ class Store(History):
             raise WorkspaceError(f"no workspace at {self.path} to read{there}. A read-write open "
                                  f"(toolkit.Workspace(path)) creates one")
         # the file and the lock this store shares with its loads, and nothing else of it
-        self._file = FileHandle(self.path, read_only, wait, self._closed_message, lake=self.lake)
+        self._file = FileHandle(self.path, read_only, wait, self._closed_message, lake=self.lake,
+                                seal=None if sealed is None else partial(seal, limits=sealed,
+                                                                         readable=self._readable()))
         if not read_only:
             with self._file.held("opening") as con:
                 settled(lambda: ledger.create(con, self.lake is not None), self.lake is not None)
@@ -128,6 +136,15 @@ class Store(History):
                 self.close()
                 raise WorkspaceError(f"{self.path} stores a copy of every load (a toolkit before row versions "
                                      f"wrote it); " + MIGRATE_HINT.format(path=str(self.path)))
+
+    def _readable(self) -> list[str]:
+        """The folders a sealed connection still reads: a lake's data, when it is a local folder."""
+        where = self.lake.data_path if self.lake is not None else None
+        return [where] if where and "://" not in where else []
+
+    def interrupt(self) -> None:
+        """Stop the query running now, from another thread: a call past its time limit."""
+        self._file.interrupt()
 
     def _mend_views(self, con: duckdb.DuckDBPyConnection) -> None:
         """Recreate a resource's views where they are not the ones `storage.file` makes (missing, or written
