@@ -203,17 +203,22 @@ class Store(History):
 
     def fresh_load(self, service: str, base_url: str, resource: str, params: Mapping[str, Any] | None,
                    max_age: float | timedelta | None) -> str | None:
-        """The latest complete load with the same base URL, resource and params, younger than `max_age`
-        (seconds or a timedelta; None: of any age), or None."""
-        query = ("SELECT load_id FROM _loads WHERE status = 'complete' AND service = ? AND base_url = ? "
-                 "AND resource = ? AND params = ?")
-        args: list[Any] = [service, scrub_url(base_url), resource, params_json(params)]
-        if max_age is not None:
-            seconds = max_age.total_seconds() if isinstance(max_age, timedelta) else float(max_age)
-            query += " AND finished >= ?"
-            args.append(clock.now() - timedelta(seconds=seconds))
-        rows = self._fetch(query + " ORDER BY finished DESC LIMIT 1", args)
-        return rows[0][0] if rows else None
+        """The latest complete load with the same base URL, resource and params, by the loads' order
+        (`seq`), when it ended less than `max_age` ago (seconds or a timedelta; None: of any age); else
+        None. Never an older load because a clock says it is younger: a load made while this machine's
+        clock ran behind is not picked over a later one, and one that ended in the future of this clock
+        (a clock set back since) is not trusted to be fresh."""
+        rows = self._fetch("SELECT load_id, finished FROM _loads WHERE status = 'complete' AND service = ? AND "
+                           "base_url = ? AND resource = ? AND params = ? ORDER BY seq DESC NULLS LAST LIMIT 1",
+                           [service, scrub_url(base_url), resource, params_json(params)])
+        if not rows:
+            return None
+        load_id, finished = rows[0]
+        if max_age is None:
+            return load_id
+        seconds = max_age.total_seconds() if isinstance(max_age, timedelta) else float(max_age)
+        age = (clock.now() - finished).total_seconds()
+        return load_id if -clock.SKEW <= age <= seconds else None
 
     def previous_load(self, service: str, base_url: str, resource: str,
                       params: Mapping[str, Any] | None) -> str | None:
