@@ -46,7 +46,7 @@ import duckdb
 import pandas as pd
 
 from toolkit.catalog.masking import scrub_url
-from toolkit.errors import UnknownTableError, WorkspaceError
+from toolkit.errors import UnknownTableError, ValidationError, WorkspaceError
 from toolkit.storage import clock, exports, ledger
 from toolkit.storage.file import (
     MIGRATE_HINT,
@@ -310,7 +310,13 @@ class Store(History):
                                                   ([resources] if isinstance(resources, str) else resources)]
         when = None
         if since is not None:
-            stamp = pd.Timestamp(since)
+            try:
+                stamp = pd.Timestamp(since)
+                if stamp is pd.NaT:
+                    raise ValueError(since)
+            except (ValueError, TypeError, OverflowError):
+                raise ValidationError("since", since, "must be a time, a date, or text such as 2026-11-20 or "
+                                      "2026-11-20T09:00:00Z") from None
             when = (stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")).to_pydatetime()
         with self._file.held("exporting a snapshot") as con:
             return exports.export(con, Path(path), format, history, overwrite, self.path, chosen, when)
