@@ -22,6 +22,12 @@ analyst would see it. Kinds (tries by default; --tries caps them):
                            where mounting is not allowed) (x5): a toolkit error, nothing left there
   corrupt-workspace, corrupt-snapshot, corrupt-stage  bytes overwritten or the file cut (x20): the
                            command reads what it can or says the file is damaged, in at most 3 lines
+  bomb, endless, page-500mb, trickle, retry-after, depth  a hostile asset library on 127.0.0.1 answers
+                           `toolkit pull asset_library tags` with a gzip page inflating to 4 GiB, a chunked
+                           body that never ends, a 500 MB page, one byte every 5 s, Retry-After: 119, or
+                           JSON nested 100,000 deep (x1, the real sizes and default limits, but the
+                           deadline at 30 s and the longest wait at 60 s): one line and exit 1 within
+                           the deadline, peak RSS under the limit plus 200 MiB (printed), the view intact
 
 Printed: one row per kind (tries, held, failed, the first failure's reason), then the secrets check:
 every byte printed here and by each command searched for the sandbox's secrets and the lake's password.
@@ -51,10 +57,12 @@ import toolkit as tk
 ROOT = Path(__file__).resolve().parents[1]
 RESOURCES = ("submissions", "targets", "phases")
 KINDS = ("kill9-file", "kill9-lake", "pg-restart", "pg-terminate", "s3-500", "s3-503", "s3-drop", "s3-down",
-         "writers", "disk-full", "corrupt-workspace", "corrupt-snapshot", "corrupt-stage")
+         "writers", "disk-full", "corrupt-workspace", "corrupt-snapshot", "corrupt-stage",
+         "bomb", "endless", "page-500mb", "trickle", "retry-after", "depth")
 TRIES = {"kill9-file": 20, "kill9-lake": 20, "pg-restart": 10, "pg-terminate": 10, "s3-500": 5, "s3-503": 5,
          "s3-drop": 5, "s3-down": 5, "writers": 1, "disk-full": 5, "corrupt-workspace": 20,
-         "corrupt-snapshot": 20, "corrupt-stage": 20}
+         "corrupt-snapshot": 20, "corrupt-stage": 20, "bomb": 1, "endless": 1, "page-500mb": 1, "trickle": 1,
+         "retry-after": 1, "depth": 1}
 PRINTED = io.StringIO()          # every byte this script and its commands print, for the secrets check
 
 
@@ -76,7 +84,7 @@ class Bench:
                         TOOLKIT_WORKSPACE_WAIT="30", TOOLKIT_LAKE_RECONNECT="3")
         self.secrets: list[str] = list(self.box.secrets())
         self.outputs: list[bytes] = []
-        self.notes: dict[str, int] = {}      # per kind, how many tries met the fault (a staged batch to damage)
+        self.notes: dict[str, int | str] = {}   # per kind: tries that met the fault, or what was measured
 
     def command(self, *args: str, timeout: float = 180, env: dict | None = None) -> subprocess.CompletedProcess:
         done = subprocess.run([sys.executable, "-m", "toolkit.cli", *args], capture_output=True, env=env or self.env,
@@ -406,6 +414,111 @@ def corrupt_stage(bench: Bench, tries: int) -> list[str | None]:
     return results
 
 
+# -- answers that cost too much (toolkit.http.limits) ---------------------------------------------------
+
+def _hostile_answer(kind: str):
+    """What the hostile asset library writes after the status line of every answer to /v1/tags."""
+    import zlib
+
+    def write(h, headers: dict, body_writer) -> None:
+        for name, value in {"Content-Type": "application/json", **headers}.items():
+            h.send_header(name, value)
+        body_writer(h)
+
+    if kind == "bomb":
+        packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+        parts = [packer.compress(b'{"data": [')] + [packer.compress(b" " * (1 << 20)) for _ in range(4096)]
+        bomb = b"".join([*parts, packer.flush()])
+        return 200, lambda h: write(h, {"Content-Encoding": "gzip", "Content-Length": str(len(bomb))},
+                                   lambda h: (h.end_headers(), h.wfile.write(bomb)))
+    if kind in ("endless", "page-500mb"):
+        def chunks(h) -> None:
+            h.end_headers()
+            piece = b" " * (1 << 20)
+            for _ in range(500 if kind == "page-500mb" else 10**9):
+                h.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            h.wfile.write(b"0\r\n\r\n")
+        return 200, lambda h: write(h, {"Transfer-Encoding": "chunked"}, chunks)
+    if kind == "trickle":
+        def drip(h) -> None:
+            h.end_headers()
+            for _ in range(100_000):
+                h.wfile.write(b" ")
+                h.wfile.flush()
+                time.sleep(5)
+        return 200, lambda h: write(h, {"Content-Length": "100000"}, drip)
+    if kind == "retry-after":
+        return 429, lambda h: write(h, {"Retry-After": "119", "Content-Length": "2"},
+                                    lambda h: (h.end_headers(), h.wfile.write(b"{}")))
+    deep = b'{"data": [{"id": "t1", "deep": ' + b"[" * 100_000 + b"]" * 100_000 + b"}]}"
+    return 200, lambda h: write(h, {"Content-Length": str(len(deep))}, lambda h: (h.end_headers(), h.wfile.write(deep)))
+
+
+class _Hostile(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        if self.server.honest:
+            body = json.dumps({"data": [{"id": f"t{i}", "name": f"tag {i}"} for i in range(50)],
+                               "pagination": {"hasMore": False, "cursor": None}}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        status, writer = self.server.fault
+        self.send_response(status)
+        with contextlib.suppress(OSError):
+            writer(self)
+
+
+def answer_faults(bench: Bench, kind: str) -> list[str | None]:
+    """One pull of the asset library's tags from a hostile server; what it printed, took and held."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hostile)
+    server.daemon_threads, server.honest, server.fault = True, True, _hostile_answer(kind)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    where = str(bench.folder / f"answers-{kind}.duckdb")
+    env = dict(bench.env, TOOLKIT_ASSET_LIBRARY_BASE_URL=f"http://127.0.0.1:{server.server_port}/v1",
+               TOOLKIT_ASSET_LIBRARY_API_KEY="hostile-key", TOOLKIT_ASSET_LIBRARY_WORKSPACE_ID="w1",
+               TOOLKIT_REQUEST_DEADLINE="30", TOOLKIT_MAX_RETRY_AFTER="60")
+    env.pop("TOOLKIT_CREDENTIALS", None)
+    try:
+        bench.command("pull", "--workspace", where, "asset_library", "tags", env=env)
+        server.honest = False
+        began = time.monotonic()
+        done = subprocess.run(["/usr/bin/time", "-f", "%M", sys.executable, "-m", "toolkit.cli", "pull", "--workspace",
+                               where, "asset_library", "tags"], capture_output=True, env=env, timeout=600, check=False)
+        took = time.monotonic() - began
+    finally:
+        server.shutdown()
+        server.server_close()
+    bench.outputs += [done.stdout, done.stderr]
+    lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    peak = int(lines[-1]) * 1024 if lines and lines[-1].isdigit() else 0
+    said = [line for line in lines[:-1] if line.strip()]
+    text = done.stdout.decode("utf-8", "replace") + "\n".join(said)
+    with tk.Workspace(where, read_only=True) as ws:
+        view = ws.sql("SELECT count(*) FROM asset_library.tags").fetchone()[0]
+    bench.notes[kind] = f"peak RSS {peak / (1 << 20):,.0f} MiB, {took:.1f} s"
+    limit = 256 << 20
+    why = raw(done.returncode, text)
+    if why is None and done.returncode != 1:
+        why = f"exit {done.returncode}"
+    if why is None and kind in ("bomb", "endless", "page-500mb") and peak > limit + (200 << 20):
+        why = f"peak RSS {peak / (1 << 20):,.0f} MiB, past the limit and 200 MiB"
+    if why is None and took > 45:
+        why = f"took {took:.0f} s"
+    if why is None and view != 50:
+        why = f"the view holds {view} rows, not 50"
+    if why is None and len(said) > 3:
+        why = f"{len(said)} lines"
+    return [why]
+
+
 # -- the run -------------------------------------------------------------------------------------------
 
 def lake_available() -> bool:
@@ -466,6 +579,8 @@ def main() -> None:
                 results = disk_full(bench, where, n)
             elif kind == "corrupt-stage":
                 results = corrupt_stage(bench, n)
+            elif kind in ("bomb", "endless", "page-500mb", "trickle", "retry-after", "depth"):
+                results = answer_faults(bench, kind)
             else:
                 results = corrupt(bench, kind.split("-")[1], Path(where) if kind.endswith("workspace") else snapshot, n)
             failed = [r for r in results if r]
@@ -479,7 +594,9 @@ def main() -> None:
     say(f"faults ({time.monotonic() - began:.0f} s; toolkit at {Path(tk.__file__).parent})")
     say(f"{'kind':<18} {'tries':>5} {'held':>5} {'failed':>6}  first failure")
     for kind, n, held, failed, first in rows:
-        met = f"(a staged batch damaged in {bench.notes[kind]}) " if kind in bench.notes else ""
+        note = bench.notes.get(kind)
+        met = f"({note}) " if isinstance(note, str) else \
+            f"(a staged batch damaged in {note}) " if note is not None else ""
         say(f"{kind:<18} {n:>5} {held:>5} {failed:>6}  {met}{first[:120]}")
     printed = b"".join(bench.outputs) + PRINTED.getvalue().encode()
     found = sorted({s[:4] + "…" for s in bench.secrets if len(s) >= 6 and s.encode() in printed})

@@ -11,7 +11,7 @@ from typing import Any as _Any
 
 # Public names load their modules when first used, so that a process that needs only part of toolkit
 # (the helper that types pages, toolkit.pull.typist) does not import pandas, DuckDB and the widgets.
-_ERRORS = ("AnswerError", "ApiError", "AuthError", "ContractError", "DriftWarning", "LakeUnreachableError", "ModeError", "NotFoundError", "PagingError",
+_ERRORS = ("AnswerError", "ApiError", "AuthError", "ContractError", "DriftWarning", "LakeUnreachableError", "LimitError", "ModeError", "NotFoundError", "PagingError",
            "RateLimitError", "RedirectError", "ServerError", "ToolkitError", "TransportError", "UnknownNameError", "ValidationError", "VersionError",
            "WorkspaceBusyError", "WorkspaceDamagedError", "WorkspaceError", "WorkspaceInUseError", "WorkspaceOpenHereError")
 _WHERE = {"Client": "toolkit.http.client", "connect": "toolkit.http.client", "Connection": "toolkit.connection.connection", "doctor": "toolkit.checkup.doctor", "F": "toolkit.http.filters", "Secret": "toolkit.http.session",
@@ -30,6 +30,7 @@ if _TYPE_CHECKING:
         ContractError,
         DriftWarning,
         LakeUnreachableError,
+        LimitError,
         ModeError,
         NotFoundError,
         PagingError,
@@ -80,6 +81,7 @@ __all__ = [
     "DriftWarning",
     "F",
     "LakeUnreachableError",
+    "LimitError",
     "ModeError",
     "NotFoundError",
     "PagingError",

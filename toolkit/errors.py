@@ -11,6 +11,8 @@
     ├── AnswerError            a 2xx answer that is not the JSON its action declares (a proxy's HTML page,
     │                          an empty or cut body), still after the retries
     ├── PagingError            a walk that repeats a cursor, page or offset, or runs past its ceiling
+    ├── LimitError             an answer past one of the client's limits (bytes, time, a wait asked, nesting):
+    │                          not retried; names the limit and how to raise it
     ├── ContractError          contract="freeze": an answer differs from the declared shapes; nothing written
     ├── WorkspaceError         no such load or resource in the workspace; a load written wrongly
     │   ├── UnknownTableError      a query names a table the workspace lacks (DuckDB's CatalogException too)
@@ -53,7 +55,7 @@ send, not an error to show), and each module that raised one before re-exports i
 from __future__ import annotations
 
 __all__ = ["AnswerError", "ApiError", "AuthError", "ContractError", "CredentialsError", "DriftWarning", "EmulatorImportError",
-           "FilterSyntaxError", "Interrupted", "LakeUnreachableError",
+           "FilterSyntaxError", "Interrupted", "LakeUnreachableError", "LimitError",
            "ModeError", "NotFoundError", "PagingError", "QueryRefusedError", "RateLimitError", "RedirectError",
            "RefreshInterrupted", "ServerError",
            "SnapshotExistsError", "SnapshotNotFoundError", "SnapshotStorageWarning", "ToolkitError", "TransportError", "UnknownNameError",
@@ -169,6 +171,17 @@ class RedirectError(ToolkitError):
 class PagingError(ToolkitError):
     """A walk that cannot be trusted to end: the service gave a cursor, page or offset seen before in
     the same walk, a full page of rows already seen, or more pages than the walk's ceiling."""
+
+
+class LimitError(ToolkitError):
+    """An answer past one of the client's limits (toolkit.http.limits): larger than `max_answer_bytes`
+    once decoded, not whole within `deadline`, a Retry-After longer than `max_retry_after`, JSON nested
+    deeper than `max_depth`. Nothing was kept from it and it is not asked again. `limit` names the
+    limit, `value` is its setting."""
+
+    def __init__(self, message: str, limit: str = "", value: float = 0) -> None:
+        self.limit, self.value = limit, value
+        super().__init__(message)
 
 
 class AnswerError(ToolkitError):

@@ -139,3 +139,29 @@ def test_a_write_through_the_connection_has_every_parent_asked_again(rotating):
     assert row["requests"] == len(ws.read("asset_library", "assets")) and row["saved"] == 0
     titles = ws.read("asset_library", "versions").set_index("id")["title"]
     assert titles[version["id"]] == "retitled by the analyst"
+
+
+def test_a_load_made_while_the_clock_ran_behind_never_makes_max_age_serve_an_older_load(monkeypatch):
+    """A load at the real time, then one made while this machine's clock ran a day behind (an injected
+    clock): `fetch(max_age=1h)` at the real time gave the first, older load (891 rows differing from the
+    view). Loads are picked by their order; the late clock is said as drift."""
+    from datetime import timedelta
+
+    from toolkit.storage import clock
+    real = clock.now
+    with tk.sandbox.start(seed=7) as box, tk.Workspace() as ws:
+        conn = ws.connect("translation", **box.credentials("translation"))
+        conn.fetch("targets", progress=False)
+        first = ws.loads().load_id.iloc[-1]
+        box.advance(hours=48)                           # the targets move on: the two loads differ
+        monkeypatch.setattr(clock, "now", lambda: real() - timedelta(days=1))
+        with pytest.warns(tk.DriftWarning, match="finished clock_behind"):
+            conn.fetch("targets", progress=False, refresh=True)
+        monkeypatch.setattr(clock, "now", real)
+        drift = ws.drift("translation.targets")
+        assert "clock ran 1 day" in drift[drift.kind == "clock_behind"].iloc[0]["example"]
+        view = comparable(ws.sql("SELECT * EXCLUDE (extra) FROM translation.targets").df())
+        older = ws.read("translation", "targets", load_id=first)
+        assert not comparable(older[view.columns]).equals(view), "the older load differs from the view"
+        again = conn.fetch("targets", progress=False, max_age=3600)
+        assert comparable(again[view.columns]).equals(view)

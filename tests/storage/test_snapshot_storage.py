@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from toolkit import Workspace, open_snapshot
-from toolkit.errors import SnapshotStorageWarning
+from toolkit.errors import SnapshotStorageWarning, ValidationError, WorkspaceError
 from toolkit.storage import exports
 
 URL = "http://127.0.0.1:9/PD"
@@ -66,3 +66,30 @@ def test_a_parquet_snapshot_names_no_duckdb_storage(tmp_path):
         ws.export(tmp_path / "snap", format="parquet")
     manifest = open_snapshot(tmp_path / "snap").manifest()
     assert manifest["storage_version"].isna().all() and manifest["duckdb_opens"].isna().all()
+
+
+def test_a_snapshot_a_newer_duckdb_wrote_says_which_duckdb_opens_it_in_one_line(tmp_path):
+    """A snapshot DuckDB 2.0 wrote in its own storage, opened under the team's 1.5.5, was a 16-34 line
+    traceback. Here the file's header names a DuckDB far newer than any (v99.0.0) in a storage version
+    none reads: the open says which DuckDB it needs, in one line."""
+    filled(tmp_path / "ws.duckdb")
+    with Workspace(tmp_path / "ws.duckdb") as ws:
+        ws.export(tmp_path / "snap.duckdb")
+    with open(tmp_path / "snap.duckdb", "r+b") as file:
+        file.seek(12)
+        file.write((65_000).to_bytes(8, "little"))            # a storage version no DuckDB reads
+        file.seek(52)
+        file.write(b"v99.0.0".ljust(32, b"\0"))               # the release that wrote it
+    with pytest.raises(WorkspaceError) as raised:
+        open_snapshot(tmp_path / "snap.duckdb")
+    said = str(raised.value)
+    assert "written by DuckDB v99.0.0" in said and f"this DuckDB ({duckdb.__version__}) cannot read" in said
+    assert "pip install 'duckdb>=99.0.0'" in said and "\n" not in said
+
+
+@pytest.mark.parametrize("since", ["not a date", "2026-13-45", object()])
+def test_an_export_since_what_is_no_time_is_a_validation_error(tmp_path, since):
+    filled(tmp_path / "ws.duckdb")
+    with Workspace(tmp_path / "ws.duckdb") as ws, pytest.raises(ValidationError, match="since=.*must be a time"):
+        ws.export(tmp_path / "snap.duckdb", since=since)
+    assert not (tmp_path / "snap.duckdb").exists()

@@ -31,6 +31,7 @@ from toolkit.catalog.spec import CONTENT_TYPES, Action, Service
 from toolkit.errors import (
     AnswerError,
     AuthError,
+    LimitError,
     RedirectError,
     ToolkitError,
     TransportError,
@@ -41,6 +42,7 @@ from toolkit.http import answers, rules
 from toolkit.http import credentials as resolution
 from toolkit.http.bodies import patch_problem
 from toolkit.http.failures import Failures, scrubbed
+from toolkit.http.limits import Limits, depth_past
 from toolkit.http.methods import with_methods
 from toolkit.http.session import (
     ApiKeyAuth,
@@ -72,7 +74,8 @@ class Client(Walks, Failures):
     def __init__(self, service: str, *, base_url: str, version: str | None = None, mode: str = "client",
                  system_version: str | None = None, timeout: tuple[float, float] = (10.0, 60.0),
                  retry: RetryPolicy | None = None, source: str = "the arguments given",
-                 session: requests.Session | None = None, **credentials: Any) -> None:
+                 session: requests.Session | None = None, limits: Limits | None = None,
+                 **credentials: Any) -> None:
         self.service: Service = catalog.SERVICES[service]
         self.base_url = base_url.rstrip("/")
         self.source = source      # where the base URL and credentials came from, for the errors that need them
@@ -97,7 +100,8 @@ class Client(Walks, Failures):
         self.transport = Transport(
             auth=self._auth(timeout), redactor=self.redactor, timeout=timeout, retry=retry,
             budget=RateBudget(self.service.rate_per_second, self.service.max_concurrency, self._shared_budget()),
-            pool=max(10, self.service.max_concurrency), trust_env=not _loopback(host), session=session)
+            pool=max(10, self.service.max_concurrency), trust_env=not _loopback(host), session=session,
+            limits=limits)
 
     def _shared_budget(self) -> Path | None:
         """Where the processes of this machine that use the same key share the service's documented
@@ -262,9 +266,11 @@ class Client(Walks, Failures):
             error = error_for(self.service.key, entry.id, response.status_code, self.service.error_shape,
                               body, response.reason, request_id(response.headers))
             wait = retry_after(response.headers.get("Retry-After")) if response.status_code == 429 else None
-            if wait is not None and wait > self.transport.retry.max_retry_after:
+            longest = self.transport.max_retry_after
+            if wait is not None and wait > longest:
                 error.message += (f" (the service asks to wait {wait:.0f} s, longer than this client's "
-                                  f"max_retry_after of {self.transport.retry.max_retry_after:.0f} s: try again later)")
+                                  f"max_retry_after of {longest:.0f} s: try again later, or raise it with "
+                                  f"{Limits.how_to_raise('max_retry_after')})")
                 error.args = (f"{entry.id}: {response.status_code} {error.message}",)
             if isinstance(error, AuthError):
                 error = self._refused(error)
@@ -315,6 +321,7 @@ class Client(Walks, Failures):
         entry, tries = prepared.action, 1
         response = response if response is not None else self.send(prepared)
         while True:
+            self._within_depth(entry, response)
             body = decode(response.content) if decode is not None else None
             if body is not None:
                 return body, response
@@ -329,6 +336,16 @@ class Client(Walks, Failures):
                 self.transport.sleep(wait)
                 tries += 1
                 response = self.send(prepared)
+
+    def _within_depth(self, entry: Action, response: requests.Response) -> None:
+        """Refuse an answer nested deeper than `max_depth` before any parser recurses into it (they fail
+        at depths of their own, with a traceback, or read what orjson cannot write again)."""
+        limit = self.transport.limits.max_depth
+        if entry.response != "bytes" and response.content[:1] != b"<" and depth_past(response.content, limit):
+            raise scrubbed(LimitError(
+                f"{entry.id}: the answer nests deeper than {limit} arrays and objects, the limit; nothing was kept "
+                f"from it. Raise it (up to 250) with {Limits.how_to_raise('max_depth')} if the service's data is "
+                "that deep", "max_depth", limit), self.redactor)
 
     @property
     def requests_sent(self) -> int:
@@ -375,12 +392,20 @@ def credentials_from_env(service: str, given: Mapping[str, Any]) -> dict[str, An
 
 
 def connect(service: str, *, source: str | None = None, credentials_file: str | os.PathLike[str] | None = None,
-            session: requests.Session | None = None, **given: Any) -> Client:
+            session: requests.Session | None = None, max_answer_bytes: int | None = None,
+            deadline: float | None = None, max_retry_after: float | None = None, max_depth: int | None = None,
+            **given: Any) -> Client:
     """A client of one service: `base_url` plus its credentials; what is not given comes from the
     credentials file (`credentials_file`, else TOOLKIT_CREDENTIALS), then TOOLKIT_<SERVICE>_<FIELD>
     (toolkit.http.credentials: the one resolution the `toolkit` command uses too). `source` says where
     the caller found them, for the errors that ask the analyst to check them; `session`, the requests
-    Session to send through instead of the client's own (`Client`)."""
+    Session to send through instead of the client's own (`Client`).
+
+    What one answer may cost (toolkit.http.limits; not given: TOOLKIT_<NAME>, else the default):
+    `max_answer_bytes` after decoding (256 MiB), `deadline` seconds from sending to the last byte (300),
+    `max_retry_after` seconds waited when the service asks (120), `max_depth` of its JSON (128)."""
+    limits = Limits.resolved(max_answer_bytes=max_answer_bytes, deadline=deadline, max_retry_after=max_retry_after,
+                             max_depth=max_depth)
     if service not in catalog.SERVICES:
         catalog.service(service)
     found, told = resolution.resolve(service, given, credentials_file, source)
@@ -392,4 +417,4 @@ def connect(service: str, *, source: str | None = None, credentials_file: str | 
             or not urlsplit(base).hostname:
         shown = scrub_url(base) if isinstance(base, str) else type(base).__name__
         raise rules.ValidationError("base_url", shown, f"is no http:// or https:// address (it came from {told})")
-    return client_class(service)(service, source=told, session=session, **found)
+    return client_class(service)(service, source=told, session=session, limits=limits, **found)

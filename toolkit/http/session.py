@@ -2,8 +2,11 @@
 and the Transport that sends each request through them with auth, the rate budget and redaction.
 
 Retries cover 408, 429, 5xx and connection errors, with exponential backoff and full jitter bounded by
-`max_backoff`, honouring `Retry-After` in seconds or as an HTTP date (a wait of 10 s or more is logged as
-a warning; one longer than `max_retry_after` is not waited for and the 429 is returned). Only what is safe
+`max_backoff`, honouring `Retry-After` in seconds or as an HTTP date (a wait of 10 s or more is said in a
+warning, with how long and until when; one longer than `max_retry_after` is not waited for and the 429 is
+returned). What one answer may cost is bounded (toolkit.http.limits): its body is read in pieces, counted
+as it inflates, up to `max_answer_bytes`; an attempt has a `deadline` from sending to its last byte
+(toolkit.http.deadlines); past either, `LimitError`, not retried. Only what is safe
 to repeat (GET, PUT, DELETE, a merge patch, a POST declared safe, the token request) is retried on 5xx and
 dropped connections; anything is retried on 429, which the service refused before doing anything.
 Secrets are held in `Secret` and scrubbed by the client's `Redactor` from every log line and error.
@@ -20,6 +23,7 @@ __all__ = ["ApiKeyAuth", "BasicAuth", "BearerAuth", "HeadersStayHome", "IDEMPOTE
            "shown_origin"]
 
 import email.utils
+import io
 import logging
 import random
 import threading
@@ -32,11 +36,12 @@ from typing import Any
 
 import requests
 import urllib3
-from requests.adapters import HTTPAdapter
 
-from toolkit.errors import TransportError
+from toolkit.errors import LimitError, TransportError
 from toolkit.http.auth import ApiKeyAuth, BasicAuth, BearerAuth, OAuthPasswordAuth
 from toolkit.http.budget import RateBudget
+from toolkit.http.deadlines import Deadline, DeadlineAdapter
+from toolkit.http.limits import Limits
 from toolkit.http.origins import HeadersStayHome, OneOriginSession, origin, same_origin, shown_origin
 from toolkit.http.redaction import Redactor, Secret
 
@@ -51,7 +56,7 @@ class RetryPolicy:
     attempts: int = 5                 # tries in all, the first included
     backoff: float = 0.5              # seconds before the second try; doubles each time
     max_backoff: float = 30.0         # no single wait is longer
-    max_retry_after: float = 120.0    # a longer Retry-After is not waited for: the answer is returned
+    max_retry_after: float | None = None   # a longer Retry-After is not waited for (None: the Limits')
     loud_wait: float = 10.0           # a wait this long or longer is logged as a warning, not as info
 
     def wait(self, attempt: int, response: requests.Response | None) -> float:
@@ -120,7 +125,8 @@ class Transport:
     def __init__(self, *, auth: requests.auth.AuthBase | None, redactor: Redactor,
                  budget: RateBudget | None = None, retry: RetryPolicy | None = None,
                  timeout: tuple[float, float] = (10.0, 60.0), pool: int = 10, trust_env: bool = True,
-                 sleep: Callable[[float], None] = time.sleep, session: requests.Session | None = None) -> None:
+                 sleep: Callable[[float], None] = time.sleep, session: requests.Session | None = None,
+                 limits: Limits | None = None) -> None:
         # a session handed in (a test's whose adapter answers from a function, as httpx users hand a
         # MockTransport; or one with the caller's own adapters) is used as it is: its redirects, proxies
         # and headers are the caller's. The one made here follows redirects within one origin only.
@@ -129,6 +135,7 @@ class Transport:
         self.budget = budget or RateBudget(None, None)
         self.retry = retry or RetryPolicy()
         self.timeout, self.sleep = timeout, sleep
+        self.limits = limits or Limits.resolved()
         self.requests = 0
         self.clock = ServiceClock()
         if isinstance(auth, OAuthPasswordAuth):
@@ -157,17 +164,30 @@ class Transport:
             if auth is None and isinstance(self.auth, OAuthPasswordAuth):
                 self.auth.token()     # outside the rate budget's slots, which the token request takes too
             started = time.perf_counter()
+            deadline: Deadline | None = None
             try:
                 with self.budget, (parts() if parts is not None else nullcontext()) as files:
                     self.requests += 1
                     if files is not None:
                         kwargs["files"] = files
+                    deadline = Deadline.start(self.limits.deadline)
                     response = self.session.request(method, url, auth=auth or self.auth, timeout=self.timeout,
                                                     stream=True, **kwargs)
-                    _read_body(response)
+                    deadline.answered(response)
+                    _read_body(response, self.limits.max_answer_bytes, deadline, f"{method} {self.redactor.scrub(url)}")
             # a connection dropped while the body was read surfaces as ChunkedEncodingError
             except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as error:
                 failure = error
+            finally:
+                if deadline is not None:
+                    deadline.finish()
+            if deadline is not None and deadline.passed:
+                if response is not None:
+                    response.close()
+                raise LimitError(f"{method} {self.redactor.scrub(url)}: no whole answer within the deadline of "
+                                 f"{self.limits.deadline:g} s (the service may be trickling its answer); nothing was "
+                                 f"kept. Raise it with {Limits.how_to_raise('deadline')} if the service is that "
+                                 "slow", "deadline", self.limits.deadline)
             took = (time.perf_counter() - started) * 1000
             if response is not None:
                 self.clock.saw(response.headers.get("Date"))
@@ -184,10 +204,11 @@ class Transport:
                 retryable = response is not None and response.status_code == 429
             retryable = retryable and repeatable
             wait = self.retry.wait(attempt, response) if retryable else 0.0
-            if retryable and wait > self.retry.max_retry_after:
+            asked = response is not None and retry_after(response.headers.get("Retry-After")) is not None
+            if retryable and wait > self.max_retry_after:
                 log.warning("%s %s -> %s; the service asks to wait %.0f s, longer than max_retry_after "
                             "(%.0f s): not retried", method, self.redactor.scrub(url), status, wait,
-                            self.retry.max_retry_after)
+                            self.max_retry_after)
                 retryable = False
             if not retryable or attempt >= self.retry.attempts:
                 if response is None:
@@ -197,9 +218,20 @@ class Transport:
                     error.seconds = time.perf_counter() - began
                     raise error from None
                 return response
-            level = logging.WARNING if wait >= self.retry.loud_wait else logging.INFO
-            log.log(level, "%s %s -> %s; retry %d in %.2f s", method, self.redactor.scrub(url), status, attempt, wait)
+            if wait >= self.retry.loud_wait:     # said where the analyst looks: a pull seems stuck otherwise
+                until = datetime.now().astimezone() + timedelta(seconds=wait)
+                log.warning("%s %s -> %s; waiting %.0f s (until %s) %s, then retry %d; a wait longer than "
+                            "%.0f s is not made (%s)", method, self.redactor.scrub(url), status, wait,
+                            until.strftime("%H:%M:%S"), "as the service asks (Retry-After)" if asked else
+                            "before asking again", attempt, self.max_retry_after, Limits.how_to_raise("max_retry_after"))
+            else:
+                log.info("%s %s -> %s; retry %d in %.2f s", method, self.redactor.scrub(url), status, attempt, wait)
             self.sleep(wait)
+
+    @property
+    def max_retry_after(self) -> float:
+        """The longest Retry-After waited for: the retry policy's, else the limits'."""
+        return self.retry.max_retry_after if self.retry.max_retry_after is not None else self.limits.max_retry_after
 
 
 def _own_session(pool: int, trust_env: bool) -> OneOriginSession:
@@ -208,18 +240,36 @@ def _own_session(pool: int, trust_env: bool) -> OneOriginSession:
     session = OneOriginSession()
     # a proxy lookup on every request costs more than a loopback answer; skip it where it can't matter
     session.trust_env = trust_env
-    adapter = HTTPAdapter(pool_connections=pool, pool_maxsize=pool, max_retries=0)
+    adapter = DeadlineAdapter(pool_connections=pool, pool_maxsize=pool, max_retries=0)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     session.headers["User-Agent"] = "toolkit/0.1 (+python-requests)"
     return session
 
 
-def _read_body(response: requests.Response) -> None:
-    """Read the body in one call: `Response.content` reads it in 10 kB chunks through four layers,
-    many times slower for a large page than a single read. Errors as requests raises them."""
+_PIECE = 1 << 20
+
+
+def _read_body(response: requests.Response, limit: int, deadline: Deadline, what: str) -> None:
+    """Read the body in pieces of 1 MiB, decoded as they come (urllib3 inflates a gzip or deflate piece
+    to at most the size asked), counted against `limit`: a bomb stops at the limit, not after.
+    `Response.content` reads 10 kB chunks through four layers, many times slower for a large page.
+    A body past the limit raises LimitError; other errors as requests raises them."""
+    declared = response.headers.get("Content-Length", "")
+    if declared.isdigit() and int(declared) > limit and not response.headers.get("Content-Encoding"):
+        response.close()
+        raise _too_large(what, limit, int(declared))
+    body, size = io.BytesIO(), 0      # getvalue() hands over BytesIO's buffer: the body is held once
     try:
-        body = response.raw.read(decode_content=True)
+        while True:
+            piece = response.raw.read(_PIECE, decode_content=True)
+            if not piece or deadline.passed:
+                break
+            size += len(piece)
+            if size > limit:
+                response.close()
+                raise _too_large(what, limit, None)
+            body.write(piece)
     except urllib3.exceptions.ProtocolError as error:
         raise requests.exceptions.ChunkedEncodingError(error) from error
     except urllib3.exceptions.ReadTimeoutError as error:
@@ -228,7 +278,14 @@ def _read_body(response: requests.Response) -> None:
         raise requests.exceptions.ContentDecodingError(error) from error
     finally:
         response.raw.release_conn()
-    response._content, response._content_consumed = body, True
+    response._content, response._content_consumed = body.getvalue(), True
+
+
+def _too_large(what: str, limit: int, declared: int | None) -> LimitError:
+    said = f"says it holds {declared:,} bytes" if declared is not None else "holds more"
+    return LimitError(f"{what}: the answer {said}, past the limit of {limit:,} bytes (after decoding); it was not "
+                      f"read on and nothing was kept. Raise it with {Limits.how_to_raise('max_answer_bytes')} if the "
+                      "service sends answers that large", "max_answer_bytes", limit)
 
 
 def request_id(headers: Mapping[str, str]) -> str | None:

@@ -32,8 +32,9 @@ COLUMNS = ["service", "resource", "rows", "budget_hours", "oldest_confirmed", "o
 
 def service_now(store: Store, service: str) -> datetime:
     """The service's clock now, by its latest load (module docstring); the wall clock without one."""
+    # the latest Date the service sent, not the load this machine's clock says ended last (it may run behind)
     found = store.rows("SELECT service_clock, finished FROM _loads WHERE service = ? AND service_clock IS NOT "
-                       "NULL ORDER BY finished DESC LIMIT 1", [service])
+                       "NULL ORDER BY service_clock DESC LIMIT 1", [service])
     now = datetime.now(UTC)
     if not found:
         return now

@@ -29,6 +29,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future
@@ -65,7 +66,8 @@ class _Helper:
 
     def __init__(self) -> None:
         root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+               "TOOLKIT_TYPIST_PARENT": str(os.getpid())}
         self.process = subprocess.Popen([sys.executable, "-m", "toolkit.pull.typist"], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
         for pipe in (self.process.stdin, self.process.stdout):
@@ -344,7 +346,22 @@ class Typist:
         self.waiting.clear()
 
 
+def _die_with(parent: int) -> None:
+    """End this helper when the process that started it is gone (kill -9 leaves no one to close its
+    stdin while another process may hold the pipe): a thread looks at the parent's pid every half
+    second. Not PR_SET_PDEATHSIG: it fires when the starting thread ends (a refresh's worker), not
+    the process."""
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+    if os.getppid() != parent:
+        os._exit(0)
+    threading.Thread(target=watch, name="toolkit-typist-parent", daemon=True).start()
+
+
 if __name__ == "__main__":
+    _die_with(int(os.environ.get("TOOLKIT_TYPIST_PARENT") or os.getppid()))
     # the answers keep stdout's pipe to themselves: anything a library prints goes where stderr goes
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())

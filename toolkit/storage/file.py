@@ -211,8 +211,18 @@ def open_duckdb(path: Path | None, read_only: bool = False) -> duckdb.DuckDBPyCo
     # a new file in the oldest storage this toolkit runs on (DuckDB 1.5), so that either DuckDB opens it
     config = {"storage_compatibility_version": STORAGE_VERSION} if path and not path.exists() else {}
     try:
-        with damage_said(path):
-            con = session(duckdb.connect(str(path) if path else ":memory:", read_only=read_only, config=config))
+        try:
+            with damage_said(path):
+                con = session(duckdb.connect(str(path) if path else ":memory:", read_only=read_only, config=config))
+        except (duckdb.Error, WorkspaceDamagedError):
+            newer = written_by_newer(path)
+            if newer:
+                raise WorkspaceError(f"{path} was written by DuckDB {newer} in a storage format this DuckDB "
+                                     f"({duckdb.__version__}) cannot read: open it where DuckDB {newer.lstrip('v')} or "
+                                     f"newer is installed (pip install 'duckdb>={newer.lstrip('v')}'), or ask for it "
+                                     "exported again (toolkit export writes for DuckDB 1.0 and newer where its types "
+                                     "allow)") from None
+            raise
         if path:
             con.execute(f"SET memory_limit = '{query_memory()}'")
         return con
@@ -225,6 +235,25 @@ def open_duckdb(path: Path | None, read_only: bool = False) -> duckdb.DuckDBPyCo
             raise
         pid = re.search(r"PID (\d+)", str(error))
         raise WorkspaceInUseError(path, int(pid.group(1)) if pid else None, read_only) from None
+
+
+def written_by_newer(path: Path | None) -> str | None:
+    """The DuckDB release that wrote a file (`v2.0.1`, from its header: DuckDB 0.10 and newer record it),
+    when it is newer than this one; else None. A DuckDB file names its writer where the manifest inside,
+    which says the oldest DuckDB that opens it, cannot be read."""
+    try:
+        with open(path, "rb") as file:          # type: ignore[arg-type]
+            header = file.read(116)
+    except (OSError, TypeError):
+        return None
+    if header[8:12] != b"DUCK":
+        return None
+    writer = header[52:84].split(b"\0")[0].decode("ascii", "replace")
+    return writer if _release(writer) > _release(duckdb.__version__) else None
+
+
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", version.split("-")[0])[:3])
 
 
 MIGRATE_HINT = ("migrate it with `toolkit migrate --workspace {path}` (or open it read-write once: "

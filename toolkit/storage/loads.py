@@ -29,7 +29,7 @@ import secrets
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import duckdb
@@ -377,13 +377,30 @@ class Load(Evolution, Merge):
             cursor.execute(view_sql(self.service, self.resource))
             cursor.execute(loads_view_sql(self.service, self.resource))
             cursor.execute(history_view_sql(self.service, self.resource))
+        finished = clock.now()
+        self._note_clock(cursor, finished)
         ledger.update_loads(
             cursor, lake, [("status", "'complete'"), ("finished", "?"), ("rows", "?"), ("requests", "?"),
                            ("failed_ids", "?::VARCHAR[]"), ("seq", "?::BIGINT"), ("drift", "?::JSON"),
                            ("service_clock", "?::TIMESTAMPTZ"), ("commit_seconds", "?::DOUBLE"),
                            ("conflicts", "?::INTEGER")],
-            [clock.now(), self.rows, self.requests, [str(i) for i in self.failed_ids], self.seq, self._drift_json(),
+            [finished, self.rows, self.requests, [str(i) for i in self.failed_ids], self.seq, self._drift_json(),
              self.service_clock, round(time.monotonic() - began, 4), self.conflicts], "load_id = ?", [self.load_id])
+
+    def _note_clock(self, cursor: duckdb.DuckDBPyConnection, finished: datetime) -> None:
+        """A load ending before the previous load of its resource ended was made while this machine's clock
+        ran behind: said as drift (`clock_behind`), as its times are not to be trusted; freshness and
+        max_age go by the loads' order (`seq`) whatever the clock said."""
+        before = cursor.execute("SELECT max(finished) FROM _loads WHERE service = ? AND resource = ? AND seq < ? "
+                                "AND status IN ('complete', 'stale')", [self.service, self.resource, self.seq]).fetchone()
+        if not before or before[0] is None or finished >= before[0]:
+            return
+        shown = "%Y-%m-%d %H:%M:%S UTC"
+        entry = {"field": "finished", "kind": "clock_behind", "count": 1, "example":
+                 f"this machine's clock ran {timedelta(seconds=round((before[0] - finished).total_seconds()))} behind: the load ended at "
+                 f"{finished.astimezone(UTC):{shown}}, before the previous load did ({before[0].astimezone(UTC):{shown}}); "
+                 "its times are not trusted, freshness and max_age go by the loads' order"}
+        self.drift = [*(d for d in self.drift or [] if d.get("kind") != "clock_behind"), entry]
 
     def _fail(self, error: BaseException | None) -> None:
         text = f"{type(error).__name__}: {error}".rstrip(": ")

@@ -47,7 +47,7 @@ import duckdb
 import pandas as pd
 
 from toolkit.catalog.masking import scrub_url
-from toolkit.errors import UnknownTableError, WorkspaceError
+from toolkit.errors import UnknownTableError, ValidationError, WorkspaceError
 from toolkit.storage import clock, exports, ledger
 from toolkit.storage.file import (
     MIGRATE_HINT,
@@ -220,17 +220,22 @@ class Store(History):
 
     def fresh_load(self, service: str, base_url: str, resource: str, params: Mapping[str, Any] | None,
                    max_age: float | timedelta | None) -> str | None:
-        """The latest complete load with the same base URL, resource and params, younger than `max_age`
-        (seconds or a timedelta; None: of any age), or None."""
-        query = ("SELECT load_id FROM _loads WHERE status = 'complete' AND service = ? AND base_url = ? "
-                 "AND resource = ? AND params = ?")
-        args: list[Any] = [service, scrub_url(base_url), resource, params_json(params)]
-        if max_age is not None:
-            seconds = max_age.total_seconds() if isinstance(max_age, timedelta) else float(max_age)
-            query += " AND finished >= ?"
-            args.append(clock.now() - timedelta(seconds=seconds))
-        rows = self._fetch(query + " ORDER BY finished DESC LIMIT 1", args)
-        return rows[0][0] if rows else None
+        """The latest complete load with the same base URL, resource and params, by the loads' order
+        (`seq`), when it ended less than `max_age` ago (seconds or a timedelta; None: of any age); else
+        None. Never an older load because a clock says it is younger: a load made while this machine's
+        clock ran behind is not picked over a later one, and one that ended in the future of this clock
+        (a clock set back since) is not trusted to be fresh."""
+        rows = self._fetch("SELECT load_id, finished FROM _loads WHERE status = 'complete' AND service = ? AND "
+                           "base_url = ? AND resource = ? AND params = ? ORDER BY seq DESC NULLS LAST LIMIT 1",
+                           [service, scrub_url(base_url), resource, params_json(params)])
+        if not rows:
+            return None
+        load_id, finished = rows[0]
+        if max_age is None:
+            return load_id
+        seconds = max_age.total_seconds() if isinstance(max_age, timedelta) else float(max_age)
+        age = (clock.now() - finished).total_seconds()
+        return load_id if -clock.SKEW <= age <= seconds else None
 
     def previous_load(self, service: str, base_url: str, resource: str,
                       params: Mapping[str, Any] | None) -> str | None:
@@ -322,7 +327,13 @@ class Store(History):
                                                   ([resources] if isinstance(resources, str) else resources)]
         when = None
         if since is not None:
-            stamp = pd.Timestamp(since)
+            try:
+                stamp = pd.Timestamp(since)
+                if stamp is pd.NaT:
+                    raise ValueError(since)
+            except (ValueError, TypeError, OverflowError):
+                raise ValidationError("since", since, "must be a time, a date, or text such as 2026-11-20 or "
+                                      "2026-11-20T09:00:00Z") from None
             when = (stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")).to_pydatetime()
         with self._file.held("exporting a snapshot") as con:
             return exports.export(con, Path(path), format, history, overwrite, self.path, chosen, when)
