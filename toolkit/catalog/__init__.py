@@ -16,11 +16,18 @@ from toolkit.catalog.spec import Action, Lookup, Resource, Service
 from toolkit.errors import UnknownNameError, did_you_mean
 
 
+# the catalog's own rooms, beside the services' modules: not imported to look for a SERVICE (tables and
+# listings load pandas, which a bare client never needs)
+_ROOMS = frozenset({"listings", "masking", "paging", "spec", "tables"})
+
+
 def _service_modules() -> tuple[ModuleType, ...]:
     """Every module of this package that describes a service, in the order their `SERVICE.position`
     gives (the order the README's table and every listing show them)."""
     found = []
     for info in pkgutil.iter_modules(__path__):
+        if info.name in _ROOMS or info.ispkg:
+            continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         if isinstance(getattr(module, "SERVICE", None), Service):
             found.append(module)

@@ -20,7 +20,7 @@ from __future__ import annotations
 __all__ = ["FILTERED", "FINISHED", "MIGRATE_HINT", "STORAGE_VERSION", "VALIDITY", "damage_said", "damaged",
            "filtered_of", "history_view_sql", "literal", "load_memory", "loads_view_sql", "migrate", "old_layout", "old_table_of",
            "open_duckdb", "query_memory", "quote", "row_hash", "session", "valid_at", "versions_of",
-           "usable_path", "view_sql"]
+           "usable_path", "view_sql", "written_by_newer"]
 
 import contextlib
 import os
