@@ -179,10 +179,10 @@ def run_sample(box: toolkit.sandbox.Sandbox) -> Flow:
         flow.read["attributes"] = attributes
         flow.read["by name"] = [p["projectId"] for p in flow.json(
             flow.send("projects by name", "GET", V0 + "/projects?projectName=retail"), "projects by name")]
-        flow.read["pa clients by name"] = [p["paClientId"] for p in flow.json(
-            flow.send("paclients by name", "GET", V0 + "/paclients?projectAClientName=apac"), "paclients by name")]
+        searched = flow.send("paclients by name", "GET", V0 + "/paclients?projectAClientName=apac")
+        flow.read["pa clients by name"] = [p["paClientId"] for p in flow.json(searched, "paclients by name")]
 
-        now = flow.now_ms(flow.send("instanceInfo", "GET", V0 + "/instanceInfo"))
+        now = flow.now_ms(searched)          # the client's clock is the service's (the sandbox's is virtual)
         body = create_body(flow, found, flow.read["pa_client"], found_attribute(attributes), now)
         created = reads(flow.json(flow.send("create", "POST", V0 + "/submissions/create", json=body), "create"),
                         CREATED, "create")
