@@ -3,7 +3,7 @@
 The three-step download: GET `.../download` with `sourceFiles`, `deliverableTargetIds`,
 `deliverableLanguages` (every target not cancelled in those languages; public integrations send it,
 docs/public-specs.md) or `languageReferenceFiles` starts a download activity
-(`processingFinished: false`); GET it again with `downloadId` to poll: the second poll answers true,
+(`processingFinished: false`) named by a GUID `downloadId` (the vendor's own client types it so, G9); GET it again with `downloadId` to poll: the second poll answers true,
 or any poll once the clock has moved 5 seconds past the start; then `GET /submissions/download/{id}`
 gives a zip (earlier it is a 400). A deliverable not ready yet (its target not PROCESSED or DELIVERED)
 is a 400 that names it, at the start. Zip entries carry the virtual time, so the bytes are the same

@@ -21,7 +21,6 @@ from toolkit.sandbox.translation.model import DISPLAY_NAMES, FORMAT_INDEX
 from toolkit.sandbox.translation.seed import EXTENSIONS, MSLA
 from toolkit.sandbox.translation.state import State
 
-
 # the MIME type of each format's extension, written out: the platform's own table differs by machine
 MIME_TYPES = {"html": "text/html", "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
               "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",

@@ -1,6 +1,8 @@
 """Uploads of the translation emulator: source (one document per file, or per member of a zip when
 `extractArchive` is true, each with a WAITING target per target language of its batch), reference,
-collateral and translatable files, and the check of a translatable upload.
+collateral and translatable files, and the check of a translatable upload. Each upload answers its
+`processId`, a GUID (the vendor's own client reads it into a `Guid`, docs/public-specs.md, G9), which
+the check takes in any case.
 
 A source upload needs a batch of the submission and, unless the batch is NON_PARSABLE (then it must be
 blank), a file format of the project (left out, the format of the file's extension). Files can be added until the submission is PROCESSED, DELIVERED
