@@ -42,4 +42,5 @@ def test_the_actions_table_shows_the_origin():
     table = toolkit.actions("translation").set_index("action")
     assert table.loc["translation.download_target_deliverable", "origin"] == "G4, G6 (action)"
     assert table.loc["translation.start_download", "origin"] == "G4 (deliverable_languages)"
-    assert table.loc["translation.list_projects", "origin"] == "seed"
+    assert table.loc["translation.list_projects", "origin"] == "G8, G9 (project_name)"
+    assert table.loc["translation.get_project", "origin"] == "seed"

@@ -103,3 +103,26 @@ def test_a_write_through_call_makes_the_next_cached_fetch_pull_again(box, ws):
              password="pw-long-enough")
     after = cdp.fetch("users", max_age=3600)
     assert len(after) == before + 1, "the write marked the users load stale, so fetch pulled again"
+
+
+def test_a_secret_given_as_a_metadata_pair_is_masked_in_the_audit_and_the_preview():
+    """The vendor's own client sends its webhook's password as metadata, `{key, value}` data under no
+    secret field name (docs/public-specs.md, G9): the audit row and the preview mask the value."""
+    hook = "hook-pass-typed-in-code"
+    metadata = [{"key": "_webhookURL", "value": "https://hooks.example.com/pd"},
+                {"key": "_webhookBasicAuthUser", "value": "hook-user"},
+                {"key": "_webhookBasicAuthPass", "value": hook}]
+    with tk.sandbox.start(emulators={"translation": available()["translation"]}) as running, tk.Workspace() as ws:
+        tm = ws.connect("translation", **running.credentials("translation"))
+        params = {"name": "Hooked", "project_id": 10, "source_language": "en-US", "metadata": metadata,
+                  "batch_infos": [{"name": "Batch1", "targetLanguageInfos": [{"targetLanguage": "fr-FR"}]}]}
+        preview = tm.prepare("translation.create_submission", **params).describe(tm.client.redactor, {})
+        sid = tm.call("translation.create_submission", **params)["submissionId"]
+        stored = {m["key"]: m["value"] for m in tm.call("translation.list_metadata", submission_id=sid)}
+        trail = audit.audit(ws).iloc[0].params
+    assert stored["_webhookBasicAuthPass"] == hook                 # the service got it
+    assert hook not in trail and hook not in preview
+    assert '"hook-user"' in trail and '"https://hooks.example.com/pd"' in trail     # the rest kept
+    assert catalog.masking.scrub({"metadata": metadata})["metadata"][2] == {"key": "_webhookBasicAuthPass",
+                                                                             "value": "***"}
+    assert catalog.masking.scrub({"name": "Priority", "value": "High"}) == {"name": "Priority", "value": "High"}

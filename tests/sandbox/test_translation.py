@@ -4,6 +4,7 @@ download zip, metadata and webhooks, modes and system versions."""
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 from collections.abc import Iterator
 from typing import Any
@@ -230,8 +231,13 @@ def test_lifecycle_to_delivered(fresh: TM) -> None:
     delivered = tm.ok("POST", f"/submissions/{sid}/targets/delivered", json={"targetIds": ids})
     assert sorted(delivered["deliveredTargetIds"]) == sorted(ids) and not delivered["failedTargetIds"]
     assert tm.ok("GET", f"/submissions/{sid}")["status"] == "DELIVERED"
-    events = [h["event"] for h in tm.emulator.state.sent_hooks if h["submissionId"] == sid]
-    assert events == ["submission.analyzed", "submission.started", "submission.completed"]
+    hooks = [h for h in tm.emulator.state.sent_hooks if h["submissionId"] == sid]
+    # without a scope every event: the targets' completions, one delivery per clock step, name them
+    assert [h["event"] for h in hooks if h["event"].startswith("submission.")] == [
+        "submission.analyzed", "submission.started", "submission.completed"]
+    finished = [i for h in hooks if h["event"] == "target.completed" for i in h["targetIds"]]
+    assert sorted(finished) == sorted(ids)
+    assert hooks[-1]["event"] == "submission.completed" and hooks[-2]["event"] == "target.completed"
 
 
 def download(tm: TM, sid: int, params: dict[str, str]) -> dict[str, bytes]:
@@ -300,7 +306,10 @@ def test_checking_translatable_uploads(tm: TM) -> None:
     assert answer.json() == {
         "messages": ["notes.docx: not a translatable file (XLIFF, TXLF or TXML expected)", "empty.xlf: the file is empty"],
         "processId": bad["processId"], "status": "FAILED", "processingFinished": True}
-    tm.refused(404, "GET", f"{path}/{bad['processId'] + 1000}")
+    assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", good["processId"])
+    assert tm.ok("GET", f"{path}/{good['processId'].upper()}")["processId"] == good["processId"]
+    tm.refused(404, "GET", f"{path}/{bad['processId'][:-4]}0000")
+    tm.refused(404, "GET", f"{path}/4321")         # an integer, as this sandbox answered before
     # an error answer may carry a field named like the answer's own status
     assert tm.emulator.error(400, "failed", status="FAILED").body == {"messages": ["failed"], "status": "FAILED"}
 
@@ -409,10 +418,19 @@ def test_target_filters(tm: TM) -> None:
 
 def test_word_count(tm: TM) -> None:
     path = f"/submissions/{tm.ex['submission_id']}/wordcount"
-    total = tm.ok("POST", path)["wordCount"]
-    french = tm.ok("POST", path, json={"targetLanguage": "fr-FR"})["wordCount"]
-    assert total > french > 0
-    assert tm.ok("POST", path, json={"documentId": tm.ex["document_id"]})["wordCount"] < total
+    whole = tm.ok("POST", path)
+    total = whole["totalWordCount"]
+    # the vendor's client reads these into non-nullable longs: a total names no target or document
+    assert whole["submissionName"] == "Website update Q3" and not {"targetId", "documentId"} & set(whole)
+    french = tm.ok("POST", path, json={"targetLanguage": "fr-FR"})
+    assert total > french["totalWordCount"] > 0 and french["targetLanguage"] == "fr-FR"
+    document = tm.ok("POST", path, json={"documentId": str(tm.ex["document_id"])})
+    assert document["totalWordCount"] < total and document["documentId"] == tm.ex["document_id"]
+    assert document["documentName"] and document["batchName"] == "Batch1"
+    target = tm.ok("POST", path, json={"targetId": tm.ex["target_id"]})
+    assert target["targetId"] == tm.ex["target_id"] and target["targetLanguage"] == "fr-FR"
+    assert target["totalWordCount"] == target["breakdown"]["noMatch"] + sum(
+        v for k, v in target["breakdown"].items() if k != "noMatch") and target["targetCount"] == 1
     tm.refused(400, "POST", path, json={"targetLanguage": "fr-FR", "batchName": "Batch1"})
     tm.refused(400, "POST", path, json={"targetLanguage": "sv-SE"})
 

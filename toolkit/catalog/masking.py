@@ -8,6 +8,8 @@ cassettes, the CLI).
     ends_secret(name)         a settings key whose value is a secret (`clientSecret`, `credentialsJson`;
                               not `tokenUrl`, which only names where a token comes from)
     scrub(value)              params or a record as JSON-ready data, secrets masked
+    secret_pair(mapping)      the value field of a `{key, value}` pair whose key names a secret
+                              (a webhook's `_webhookBasicAuthPass` metadata entry)
     scrub_url(url)            a URL without a password or a secret-looking query value
     mask_passwords(text)      text with every connection string's password masked (a DuckLake address:
                               libpq's `password=`, a URI's `user:password@`), as DuckDB's errors repeat it
@@ -20,7 +22,7 @@ names catch the rest: a secret under a name the documents give no flag, in an an
 from __future__ import annotations
 
 __all__ = ["MASK", "body_secrets", "ends_secret", "form_secrets", "looks_secret", "mask_passwords",
-           "mask_settings", "norm", "query_secrets", "scrub", "scrub_url"]
+           "mask_settings", "norm", "query_secrets", "scrub", "scrub_url", "secret_pair"]
 
 import functools
 import re
@@ -55,11 +57,29 @@ def norm(name: str) -> str:
     return re.sub(r"[^0-9a-z]", "", name.lower())
 
 
+_PAIR_LABELS = ("key", "name")
+
+
+def secret_pair(value: Mapping) -> Any:
+    """The `value` field of a name/value pair (`{key, value}` or `{name, value}`, any case) whose name
+    holds a secret, or None: a secret given as data, such as the translation service's webhook
+    metadata `{"key": "_webhookBasicAuthPass", "value": ...}`, hides under no secret field name."""
+    fields = {str(k).lower(): k for k in value}
+    if len(fields) != 2 or "value" not in fields:
+        return None
+    label = next((value[fields[n]] for n in _PAIR_LABELS if n in fields), None)
+    if not isinstance(label, str):
+        return None
+    # a label is a name someone chose: `...AuthPass`, `...Pwd` as well as the usual words
+    return fields["value"] if looks_secret(label) or norm(label).endswith(("pass", "pwd")) else None
+
+
 def scrub(value: Any, secret_names: frozenset[str] = frozenset()) -> Any:
     """Params (or a record) as JSON-ready data with the value of every secret-looking name, or of one
     of `secret_names`, and any `Secret`, as the mask."""
     if isinstance(value, Mapping):
-        return {str(k): MASK if str(k) in secret_names or looks_secret(str(k))
+        hidden = secret_pair(value)
+        return {str(k): MASK if k == hidden or str(k) in secret_names or looks_secret(str(k))
                 else scrub(v, secret_names) for k, v in value.items()}
     if type(value).__name__ == "Secret":
         return MASK

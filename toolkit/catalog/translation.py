@@ -1,7 +1,7 @@
 """The translation management system's REST API v0 (seed 002): submissions, files, targets, phases,
 quotes, projects, glossaries, translation memories and webhooks, in client or hosted mode."""
 
-__all__ = ["ACTIONS", "ATTRIBUTE", "CLAIM_BODY", "CLAIM_SCOPES", "DOC", "DOWNLOAD", "GLOSSARY", "G_ATTR",
+__all__ = ["ACTIONS", "ATTRIBUTE", "ATTRIBUTE_TYPES", "CLAIM_BODY", "CLAIM_SCOPES", "DOC", "DOWNLOAD", "GLOSSARY", "G_ATTR",
            "G_AUTH", "G_CLAIM", "G_DOWN", "G_GLOSS", "G_HOOK", "G_META", "G_PHASE", "G_PROJ", "G_QUOTE",
            "G_SUB", "G_TARGET", "KEY_VALUE", "LOOKUPS", "METADATA", "ORG", "PACLIENT", "PAGE", "PHASE", "PHASE_FILTER",
            "PROJECT", "RESOURCES", "SERVICE", "SUB", "SUBMISSION_STATUSES", "SUBMISSION_WORK", "TARGET", "TARGET_COLUMNS",
@@ -88,6 +88,7 @@ SUBMISSION_FILTER_STATUSES = SUBMISSION_STATUSES + ("IN_ERROR", "ARCHIVED")
 TARGET_STATUSES = ("COMPLETED", "DELIVERED", "READY", "IN_PROCESS", "WAITING", "PROCESSED", "CANCELLED")
 TARGET_FORMATS = ("TXML", "TXLF", "NON_PARSABLE")
 CLAIM_SCOPES = ("LANGUAGE", "BATCH", "FILE")
+ATTRIBUTE_TYPES = ("COMBO", "TEXT")
 
 UNPAGED = Unpaged()
 
@@ -111,10 +112,12 @@ ATTRIBUTE = Param("attribute_name", "path", "string", required=True, rules=("not
                   example="CostCenter", doc="custom attribute name (defined in the project)")
 METADATA = Param("metadata_name", "path", "string", required=True, rules=("not_blank",),
                  example="orderNumber", doc="metadata key")
-UPLOAD_PROCESS = Param("upload_process_id", "path", "id", required=True, rules=("not_blank",), example=4321,
-                       doc="upload process id from the upload")
-DOWNLOAD = Param("download_id", "path", "id", required=True, rules=("not_blank",), example=7001,
-                 doc="download id from start_download")
+# an upload's process and a download activity are named by GUIDs, where every record id is an integer:
+# the vendor's own client types both as `Guid` (docs/public-specs.md, G9), so they are text here
+UPLOAD_PROCESS = Param("upload_process_id", "path", "string", required=True, rules=("not_blank",),
+                       example="0b5c6d4e-2f1a-4c3b-9d8e-7f6a5b4c3d2e", doc="upload process id (a GUID) from the upload")
+DOWNLOAD = Param("download_id", "path", "string", required=True, rules=("not_blank",),
+                 example="6f1e2d3c-4b5a-4968-8776-5a4b3c2d1e0f", doc="download id (a GUID) from start_download")
 PHASE = Param("phase_name", "path", "string", required=True, rules=("not_blank", "no_spaces"),
               example="Translation", doc="phase name (case-sensitive, no spaces)")
 
@@ -383,8 +386,8 @@ ACTIONS = (
                          "commas')",
                      example=["fr-FR"]),
                Param("include_manifest", "query", "boolean", doc="add a manifest to the zip", example=False),
-               Param("download_id", "query", "id", doc="id of a started download, to check its progress",
-                     example=7001),
+               Param("download_id", "query", "string", doc="id (a GUID) of a started download, to check its "
+                     "progress", example="6f1e2d3c-4b5a-4968-8776-5a4b3c2d1e0f"),
            )),
     Action("translation.download_files", G_DOWN, "GET", "/rest/v0/submissions/download/{download_id}",
            "Fetch the zip of a prepared download once processingFinished is true.",
@@ -522,7 +525,10 @@ ACTIONS = (
            "mode and system version.",
            origin=("G8",)),
     Action("translation.list_projects", G_PROJ, "GET", "/rest/v0/projects",
-           "Projects of the user (shortCode from 5.20).", response="list", paging=UNPAGED),
+           "Projects of the user (shortCode from 5.20), optionally those whose name holds a text.",
+           params=(Param("project_name", "query", origin=("G8", "G9"), example="Retail",
+                         doc="keep the projects whose name holds this text (any case)"),),
+           response="list", paging=UNPAGED),
     Action("translation.get_project", G_PROJ, "GET", "/rest/v0/projects/{project_id}", "One project.",
            params=(PROJECT,)),
     Action("translation.list_msla_levels", G_PROJ, "GET", "/rest/v0/projects/{project_id}/mslalevels",
@@ -553,7 +559,10 @@ ACTIONS = (
     Action("translation.list_organization_pa_clients", G_PROJ, "GET",
            "/rest/v0/organizations/{organization_id}/paclients",
            "PA clients of an organization.", params=(ORG,), response="list", paging=UNPAGED),
-    Action("translation.list_pa_clients", G_PROJ, "GET", "/rest/v0/paclients", "PA clients.",
+    Action("translation.list_pa_clients", G_PROJ, "GET", "/rest/v0/paclients",
+           "PA clients, optionally those whose name holds a text.",
+           params=(Param("project_a_client_name", "query", origin=("G9",), example="Acme",
+                         doc="keep the PA clients whose name holds this text (any case)"),),
            response="list", paging=UNPAGED),
     Action("translation.get_pa_client", G_PROJ, "GET", "/rest/v0/paclients/{paclient_id}", "One PA client.",
            params=(PACLIENT,)),
@@ -612,6 +621,9 @@ TARGET_COLUMNS = (
     Column("due_date", "timestamp"), Column("date_completed", "timestamp"), Column("file_format_name"),
     Column("batch_name"), Column("phase_due_date", "timestamp"), Column("workflow_name"),
     Column("word_count", "integer"), Column("metadata", "json"),
+    # the id /fileformats gives the document's format (two public clients read it: G3, G9); null for
+    # a NON_PARSABLE document
+    Column("file_format_id", "id"),
 )
 
 RESOURCES = (
@@ -692,7 +704,9 @@ RESOURCES = (
         fan_out="submission_id", parent="submissions", parent_key="submission_id",
         # counted by analysis, out of the submission's row: a freshness budget
         incremental=Incremental("rotation", field="submission_id", max_age=86_400),
-        columns=(Column("submission_id", "id"), Column("word_count", "integer"),
+        # totalWordCount and submissionName as the vendor's own client reads them (G9); the rest ours
+        columns=(Column("submission_id", "id"), Column("submission_name"),
+                 Column("word_count", "integer", source="totalWordCount"),
                  Column("target_count", "integer", doc="the targets counted"),
                  # how much of word_count the translation memory covers; the four add up to it
                  Column("repetitions", "integer", source="breakdown.repetitions"),
@@ -702,7 +716,7 @@ RESOURCES = (
     ),
     Resource(
         "projects", "translation", "translation.list_projects", key=("project_id",),
-        doc="Projects of the user (short_code from 5.20).",
+        doc="Projects of the user (short_code from 5.20).", filters=("project_name",),
         columns=(Column("project_id", "id"), Column("name"), Column("short_code"),
                  Column("organization_id", "id"), Column("organization_name"), Column("enabled", "boolean"),
                  Column("date_created", "timestamp"), Column("pa_client_ids", "list"),
@@ -710,7 +724,14 @@ RESOURCES = (
                  Column("source_languages", "list"), Column("target_languages", "list"),
                  # and as the records a public plugin reads: {sourceLanguage, sourceLanguageDisplayName,
                  # targetLanguage, targetLanguageDisplayName} (G5 in docs/public-specs.md)
-                 Column("project_language_directions", "json")),
+                 Column("project_language_directions", "json"),
+                 # what the vendor's own client reads to create a submission (G9): the workflow a batch
+                 # without workflowId gets, the workflows as {id, name, description}, the file format
+                 # profiles {fileFormatId, name, default, enabled, nonParsable, targetFormat, mimeTypes,
+                 # dateUpdated}
+                 Column("default_workflow_definition_id", "id"), Column("quote_enabled", "boolean"),
+                 Column("auto_start_submission", "boolean"), Column("workflow_definitions", "json"),
+                 Column("file_format_profiles", "json")),
     ),
     Resource(
         "workflows", "translation", "translation.list_workflows", key=("project_id", "workflow_id"),
@@ -733,8 +754,9 @@ RESOURCES = (
         key=("project_id", "name"),
         doc="Custom attributes defined in each project, mandatory ones flagged.",
         fan_out="project_id", parent="projects", parent_key="project_id",
-        columns=(Column("project_id", "id"), Column("name"), Column("type", "category"),
-                 Column("mandatory", "boolean"), Column("values", "list")),
+        # the two types of the vendor's own client (G9): COMBO takes one of `values`, TEXT any text
+        columns=(Column("project_id", "id"), Column("name"), Column("type", "category", values=ATTRIBUTE_TYPES),
+                 Column("mandatory", "boolean"), Column("values", "list"), Column("description")),
     ),
     Resource(
         "organizations", "translation", "translation.list_organizations", key=("organization_id",),
@@ -743,7 +765,7 @@ RESOURCES = (
     ),
     Resource(
         "pa_clients", "translation", "translation.list_pa_clients", key=("pa_client_id",),
-        doc="PA clients (hosted mode customers) and their organization.",
+        doc="PA clients (hosted mode customers) and their organization.", filters=("project_a_client_name",),
         columns=(Column("pa_client_id", "id"), Column("name"), Column("organization_id", "id"),
                  Column("short_code"), Column("enabled", "boolean")),
     ),
@@ -786,6 +808,7 @@ RESOURCES = (
             Column("submission_id", "id"), Column("url"), Column("event", "category"),
             Column("attempts", "integer"), Column("first_attempt", "timestamp"),
             Column("last_attempt", "timestamp"), Column("message"),
+            Column("target_ids", "list", doc="the targets a target.* event was about (empty for others)"),
         ),
     ),
 )

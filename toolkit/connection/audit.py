@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import pandas as pd
 
-from toolkit.catalog.masking import MASK, mask_passwords
+from toolkit.catalog.masking import MASK, mask_passwords, secret_pair
 from toolkit.connection.effects import affected_resources
 from toolkit.http.session import Redactor, Secret, request_id
 
@@ -128,7 +128,8 @@ def _plain(value: Any) -> Any:
     if isinstance(value, dt.datetime | dt.date):
         return value.isoformat()
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        hidden = secret_pair(value)
+        return {k: MASK if k == hidden and v is not None else _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set):
         return [_plain(v) for v in value]
     return value

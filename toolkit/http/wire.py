@@ -20,7 +20,7 @@ from urllib.parse import urlencode
 import orjson
 import requests
 
-from toolkit.catalog.masking import MASK
+from toolkit.catalog.masking import MASK, secret_pair
 from toolkit.catalog.spec import CONTENT_TYPES, Action, Param
 from toolkit.errors import ToolkitError
 from toolkit.http.session import IDEMPOTENT_METHODS, Redactor, Secret
@@ -84,7 +84,9 @@ class Prepared:
 def masked_body(body: Any, action: Action) -> Any:
     secret_wires = {p.wire for p in action.params if p.secret}
     if isinstance(body, dict):
-        return {k: (MASK if k in secret_wires and v else masked_body(v, action)) for k, v in body.items()}
+        hidden = secret_pair(body)
+        return {k: (MASK if (k in secret_wires or k == hidden) and v else masked_body(v, action))
+                for k, v in body.items()}
     if isinstance(body, list):
         return [masked_body(v, action) for v in body]
     return body

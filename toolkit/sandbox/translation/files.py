@@ -3,7 +3,7 @@
 The three-step download: GET `.../download` with `sourceFiles`, `deliverableTargetIds`,
 `deliverableLanguages` (every target not cancelled in those languages; public integrations send it,
 docs/public-specs.md) or `languageReferenceFiles` starts a download activity
-(`processingFinished: false`); GET it again with `downloadId` to poll: the second poll answers true,
+(`processingFinished: false`) named by a GUID `downloadId` (the vendor's own client types it so, G9); GET it again with `downloadId` to poll: the second poll answers true,
 or any poll once the clock has moved 5 seconds past the start; then `GET /submissions/download/{id}`
 gives a zip (earlier it is a 400). A deliverable not ready yet (its target not PROCESSED or DELIVERED)
 is a 400 that names it, at the start. Zip entries carry the virtual time, so the bytes are the same
@@ -20,7 +20,8 @@ report is a CSV or a one-page PDF.
 
 Webhooks are the metadata `_webhookURL` and `_webhookScope` (a comma list of events; all when
 absent). The sandbox opens no connection: a delivery fails when the URL is not https or its host
-ends in .invalid, .local, .internal or .test, and goes to `GET /webhooks/failed`;
+ends in .invalid, .local, .internal or .test, and goes to `GET /webhooks/failed`, one row per
+submission and event (a target event's row gathers its `targetIds`);
 `POST /webhooks/reset` takes them off the list and they are sent again when the clock next moves.
 """
 from __future__ import annotations
@@ -111,7 +112,7 @@ class Files:
     def do_start_download(self, request: Request) -> Any:
         s = self.state.sub(request.params["submission_id"])
         if request.arg("downloadId"):
-            activity_id = request.int_arg("downloadId")
+            activity_id = str(request.arg("downloadId")).strip().lower()
             activity = self.state.downloads.get(activity_id)
             if activity is None or activity["submissionId"] != s.id:
                 raise Reject(404, f"download {activity_id} not found in submission {s.id}")
@@ -133,7 +134,7 @@ class Files:
         targets = self.state.own_targets(s, wanted)
         targets += [n for n in self._language_targets(s, deliverable_languages) if n not in targets]
         self._ready(targets)
-        activity_id = self.state.next_id("download")
+        activity_id = self.state.guid()
         self.state.downloads[activity_id] = {
             "submissionId": s.id, "created": self.state.now_ms(), "polls": 0, "finished": False,
             "sourceFiles": sources, "targets": targets, "languages": languages,
@@ -184,10 +185,7 @@ class Files:
         return activity["finished"]
 
     def do_download_files(self, request: Request) -> Response:
-        try:
-            activity_id = int(request.params["download_id"])
-        except ValueError:
-            activity_id = -1
+        activity_id = str(request.params["download_id"]).strip().lower()
         activity = self.state.downloads.get(activity_id)
         if activity is None:
             raise Reject(404, f"download {request.params['download_id']} not found")
@@ -298,22 +296,30 @@ class Files:
 
     # --- webhooks --------------------------------------------------------------------------------
 
-    def fire(self, s: Submission, event: str) -> None:
-        """Deliver `event` to the submission's webhook, if it has one whose scope names the event."""
+    def fire(self, s: Submission, event: str, targets: list[int] | None = None) -> None:
+        """Deliver `event` (about `targets`, for a target event) to the submission's webhook, if it has
+        one whose scope names the event."""
         url = s.metadata.get("_webhookURL")
         scope = [e.strip() for e in s.metadata.get("_webhookScope", ",".join(HOOK_EVENTS)).split(",")]
         if url and event in scope:
-            self.deliver(s.id, url, event, attempts=0)
+            self.deliver(s.id, url, event, attempts=0, targets=targets)
 
-    def deliver(self, sid: int, url: str, event: str, attempts: int, first: int | None = None) -> None:
+    def deliver(self, sid: int, url: str, event: str, attempts: int, first: int | None = None,
+                targets: list[int] | None = None) -> None:
         now = self.state.now_ms()
+        about = {"targetIds": list(targets or ())}
         if reachable(url):
-            self.state.sent_hooks.append({"submissionId": sid, "url": url, "event": event, "date": now})
+            self.state.sent_hooks.append({"submissionId": sid, "url": url, "event": event, "date": now, **about})
+            return
+        held = next((h for h in self.state.failed_hooks if (h["submissionId"], h["event"]) == (sid, event)), None)
+        if held is not None:                     # one row per submission and event: a later failure joins it
+            held.update(url=url, lastAttempt=now, attempts=max(held["attempts"], attempts + 1))
+            held["targetIds"] = [*held["targetIds"], *(targets or ())]
             return
         host = urlsplit(url).hostname or url
         self.state.failed_hooks.append({"submissionId": sid, "url": url, "event": event, "attempts": attempts + 1,
-                                  "firstAttempt": first or now, "lastAttempt": now,
-                                  "message": f"could not connect to {host}"})
+                                        "firstAttempt": first or now, "lastAttempt": now, **about,
+                                        "message": f"could not connect to {host}"})
 
     def do_list_failed_webhooks(self, request: Request) -> Any:
         return [dict(hook) for hook in self.state.failed_hooks]
@@ -335,4 +341,5 @@ class Files:
     def retry(self) -> None:
         hooks, self.state.retry_hooks = self.state.retry_hooks, []
         for hook in hooks:
-            self.deliver(hook["submissionId"], hook["url"], hook["event"], hook["attempts"], hook["firstAttempt"])
+            self.deliver(hook["submissionId"], hook["url"], hook["event"], hook["attempts"], hook["firstAttempt"],
+                         hook.get("targetIds"))

@@ -6,7 +6,19 @@ running: GET status says PROCESSING for 2 virtual minutes), WAITING (on hold: un
 approved, or saved without `autoStart` before an analysis, until someone analyzes and starts it; its
 targets WAITING), READY (analyzed; targets READY), IN_PROCESS (started), PROCESSED
 (every live target through its last phase), DELIVERED, CANCELLED. Start and save answer 200 with the
-started ids; an empty `startedSubmissionIds` and a message say why nothing started.
+started ids; an empty `startedSubmissionIds` and a message say why nothing started. A save also
+answers `linkedSubmissionIds`, which the vendor's own client joins (docs/public-specs.md, G9): always
+empty, as the sandbox never splits a submission into linked ones.
+
+A word count answers `{submissionId, submissionName, totalWordCount, targetCount, breakdown}` and,
+narrowed to one language, document, target or batch, what names it (`targetLanguage`; `documentId`,
+`documentName`, `batchName`; `targetId` with those of its document and its language; `batchName`):
+the vendor's client reads these names (`WordCountResponseModel`) into non-nullable numbers, so a
+field that names nothing is left out rather than sent as null.
+
+Webhooks: `submission.*` events as the submission moves, `target.completed` when the clock finishes
+targets and `target.cancelled` when targets are cancelled, one delivery per event naming its
+`targetIds` (`target.reopened` is taken in a scope; the sandbox never reopens a target).
 
 The clock: every hour of virtual time, each target in a phase takes a step on its own period of 3
 to 6 hours (READY → IN_PROCESS → the next phase READY ... → PROCESSED), so a share of the work moves
@@ -15,7 +27,7 @@ translation_uploads.
 """
 from __future__ import annotations
 
-__all__ = ["ANALYSIS", "CLAIM_SCOPES", "Flow", "TARGET_FORMATS"]
+__all__ = ["ANALYSIS", "CLAIM_SCOPES", "Flow", "TARGET_FORMATS", "saved"]
 
 from typing import Any
 
@@ -27,6 +39,7 @@ from toolkit.sandbox.translation.model import (
     FINISHED,
     IN_PROCESS,
     LANG_INDEX,
+    LANGUAGES,
     NO_PHASE,
     PROCESSED,
     READY,
@@ -44,6 +57,11 @@ from toolkit.sandbox.translation.state import State
 ANALYSIS = 2 * MINUTE
 TARGET_FORMATS = ("TXML", "TXLF", "NON_PARSABLE")
 CLAIM_SCOPES = ("LANGUAGE", "BATCH", "FILE")
+
+
+def saved(started: list[int], message: str) -> dict[str, Any]:
+    """What a save answers: the started ids, the linked ones (none: the sandbox never links) and why."""
+    return {"startedSubmissionIds": started, "linkedSubmissionIds": [], "messages": [message]}
 
 
 class Flow:
@@ -208,10 +226,10 @@ class Flow:
             # (docs/public-specs.md, G8)
             if s.status == "CREATING":
                 s.status = "WAITING"
-                return {"startedSubmissionIds": [], "messages": [f"submission {s.id} saved and on hold"]}
-            return {"startedSubmissionIds": [], "messages": [f"submission {s.id} saved"]}
+                return saved([], f"submission {s.id} saved and on hold")
+            return saved([], f"submission {s.id} saved")
         started, message = self.start(s, analyze=True)
-        return {"startedSubmissionIds": [s.id] if started else [], "messages": [message]}
+        return saved([s.id] if started else [], message)
 
     def do_start_submission(self, request: Request) -> Any:
         s = self.state.sub(request.params["submission_id"])
@@ -232,29 +250,39 @@ class Flow:
         scope: dict[str, Any] = {}
         if given:
             field, value = given[0], body[given[0]]
-            scope = {field: value}
             if field == "targetLanguage":
                 if value not in s.languages():
                     raise Reject(400, f"{value!r} is not a target language of submission {s.id}")
                 chosen = [n for n in chosen if targets.lang[n] == LANG_INDEX[value]]
+                scope = {"targetLanguage": value}
             elif field == "documentId":
                 d = docs.position(value)
                 if d is None or docs.sub[d] != s.id:
                     raise Reject(400, f"document {value} is not in submission {s.id}")
                 chosen = [n for n in chosen if targets.doc[n] == d]
+                scope = self._document_scope(s, d)
             elif field == "targetId":
                 chosen = self.state.own_targets(s, int_list([value], "targetId"))
+                n = chosen[0]
+                scope = {"targetId": targets.BASE + n, **self._document_scope(s, targets.doc[n]),
+                         "targetLanguage": LANGUAGES[targets.lang[n]]}
             else:
                 batch = s.batch(str(value))
                 if batch is None:
                     raise Reject(400, f"{value!r} is not a batch of submission {s.id}")
                 chosen = [n for n in chosen if docs.batch[targets.doc[n]] == s.batches.index(batch)]
+                scope = {"batchName": batch.name}
         words = [docs.words[targets.doc[n]] for n in chosen]
         total = sum(words)
         exact, fuzzy, repeated = total * 22 // 100, total * 31 // 100, total * 8 // 100
-        return {"submissionId": s.id, **scope, "wordCount": total, "targetCount": len(chosen),
+        return {"submissionId": s.id, "submissionName": s.name, **scope, "totalWordCount": total,
+                "targetCount": len(chosen),
                 "breakdown": {"repetitions": repeated, "exactMatch": exact, "fuzzyMatch": fuzzy,
                               "noMatch": total - exact - fuzzy - repeated}}
+
+    def _document_scope(self, s: Submission, d: int) -> dict[str, Any]:
+        docs = self.state.docs
+        return {"documentId": docs.BASE + d, "documentName": docs.name[d], "batchName": s.batches[docs.batch[d]].name}
 
     # --- cancel --------------------------------------------------------------------------------
 
@@ -291,6 +319,8 @@ class Flow:
         messages = [f"{len(cancelled)} targets cancelled"]
         if kept:
             messages.append(f"{len(kept)} targets were already delivered or cancelled")
+        if cancelled:
+            self.files.fire(s, "target.cancelled", cancelled)
         if not target_ids and not doc_ids:
             self.close(s, "CANCELLED")
         else:
@@ -336,6 +366,7 @@ class Flow:
         status, phase = targets.status, targets.phase
         for sid in sorted(self.state.active):
             s = self.state.subs[sid]
+            completed = []
             for n in s.targets:
                 if status[n] not in (READY, IN_PROCESS) or phase[n] == NO_PHASE:
                     continue
@@ -346,7 +377,10 @@ class Flow:
                 step = phase[n] * 2 + (status[n] == IN_PROCESS) + steps
                 if step >= 2 * phases:
                     targets.set(n, PROCESSED, NO_PHASE, now)
+                    completed.append(base + n)
                 else:
                     targets.set(n, IN_PROCESS if step % 2 else READY, step // 2)
+            if completed:
+                self.files.fire(s, "target.completed", completed)
             self.settle(s)
         self.state.hour = hour

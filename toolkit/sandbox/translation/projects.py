@@ -2,12 +2,17 @@
 translation emulator: the reference data it reads (seeded in translation_seed), and the root.
 
 `shortCode` is left out of projects below system version 5.20; a project carries its language
-directions twice, as lists of codes and as `projectLanguageDirections` records with display names; in hosted mode a submission's
-glossaries and TMs are its PA client's, in client mode its project's.
+directions twice, as lists of codes and as `projectLanguageDirections` records with display names,
+and what the vendor's own client reads to create a submission (docs/public-specs.md, G9): its default
+workflow (`defaultWorkflowDefinitionId`, the first of `workflowDefinitions`, the one a batch without
+`workflowId` gets), its `fileFormatProfiles` (the first is the default), `quoteEnabled` and
+`autoStartSubmission`. `GET /projects?projectName=` and `GET /paclients?projectAClientName=` keep the
+rows whose name holds the text, in any case (two public clients search so). In hosted mode a
+submission's glossaries and TMs are its PA client's, in client mode its project's.
 """
 from __future__ import annotations
 
-__all__ = ["Projects", "SEED_ONLY", "direction"]
+__all__ = ["MIME_TYPES", "Projects", "SEED_ONLY", "direction", "named"]
 
 from typing import Any
 
@@ -15,6 +20,19 @@ from toolkit.sandbox.exchange import Reject, Request, Response
 from toolkit.sandbox.translation.model import DISPLAY_NAMES, FORMAT_INDEX
 from toolkit.sandbox.translation.seed import EXTENSIONS, MSLA
 from toolkit.sandbox.translation.state import State
+
+# the MIME type of each format's extension, written out: the platform's own table differs by machine
+MIME_TYPES = {"html": "text/html", "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+              "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+              "json": "application/json", "xml": "application/xml", "md": "text/markdown",
+              "idml": "application/vnd.adobe.indesign-idml-package", "xlf": "application/x-xliff+xml",
+              "txt": "text/plain", "properties": "text/x-java-properties"}
+
+
+def named(rows: Any, field: str, text: str | None) -> list[dict[str, Any]]:
+    """The rows whose `field` holds `text` (any case); every row without a text."""
+    wanted = (text or "").strip().lower()
+    return [r for r in rows if wanted in str(r[field]).lower()]
 
 
 class Projects:
@@ -33,13 +51,22 @@ class Projects:
                                       "paClientIds")})
         out.update(sourceLanguages=p["sources"], targetLanguages=p["targets"],
                    projectLanguageDirections=[direction(s, t) for s, t in p["directions"]])
+        workflows = self.state.workflows
+        out.update(defaultWorkflowDefinitionId=p["workflowIds"][0], quoteEnabled=True, autoStartSubmission=False,
+                   workflowDefinitions=[{"id": w, "name": workflows[w].name,
+                                         "description": "Phases: " + ", ".join(workflows[w].phases)}
+                                        for w in p["workflowIds"]],
+                   fileFormatProfiles=[{"fileFormatId": FORMAT_INDEX[f] + 1, "name": f, "default": n == 0,
+                                        "enabled": True, "nonParsable": False, "targetFormat": "TXLF",
+                                        "mimeTypes": [MIME_TYPES[EXTENSIONS[f]]], "dateUpdated": p["dateCreated"]}
+                                       for n, f in enumerate(p["formats"])])
         return out
 
     def _project(self, request: Request) -> dict[str, Any]:
         return self.state.lookup(self.state.projects, request.params["project_id"], "project")
 
     def do_list_projects(self, request: Request) -> Any:
-        return [self.project_wire(p) for p in self.state.projects.values()]
+        return [self.project_wire(p) for p in named(self.state.projects.values(), "name", request.arg("projectName"))]
 
     def do_get_project(self, request: Request) -> Any:
         return self.project_wire(self._project(request))
@@ -89,7 +116,7 @@ class Projects:
         return [dict(p) for p in self.state.paclients.values() if p["organizationId"] == org["organizationId"]]
 
     def do_list_pa_clients(self, request: Request) -> Any:
-        return [dict(p) for p in self.state.paclients.values()]
+        return [dict(p) for p in named(self.state.paclients.values(), "name", request.arg("projectAClientName"))]
 
     def do_get_pa_client(self, request: Request) -> Any:
         return dict(self.state.lookup(self.state.paclients, request.params["paclient_id"], "PA client"))

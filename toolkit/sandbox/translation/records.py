@@ -3,8 +3,8 @@ backgrounds, instructions, documents, and the custom attributes and metadata of 
 
 Wire records are camelCase with integer ids and epoch-millisecond timestamps; a target is built from
 its columns only when a page needs it. A custom attribute must be defined in the submission's
-project and its value must fit the definition (a SELECT value, a YYYY-MM-DD date); adding one that
-is already set, or a metadata key that exists, is a 400 (edit it with PUT).
+project and its value must fit the definition (a COMBO takes one of its values, a TEXT any text);
+adding one that is already set, or a metadata key that exists, is a 400 (edit it with PUT).
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from typing import Any
 from toolkit.sandbox.exchange import Reject, Request, Response, url_parts
 from toolkit.sandbox.translation.model import (
     LANGUAGES,
+    NO_FORMAT,
     NO_PHASE,
     SUBMISSION_STATUSES,
     TARGET_STATUS,
@@ -27,9 +28,11 @@ from toolkit.sandbox.translation.model import (
 )
 from toolkit.sandbox.translation.state import State
 
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
 HOOK_KEYS = ("_webhookURL", "_webhookScope")
-HOOK_EVENTS = ("submission.completed", "submission.cancelled", "submission.analyzed", "submission.started")
+# services.md names the submission events; the vendor's own client registers the target ones too
+# (`WebHookScope`, docs/public-specs.md, G9)
+HOOK_EVENTS = ("submission.completed", "submission.cancelled", "submission.analyzed", "submission.started",
+               "target.completed", "target.cancelled", "target.reopened")
 
 
 def done() -> Response:
@@ -185,9 +188,16 @@ class Records:
             "currentPhase": None if phase == NO_PHASE else workflow.phases[phase],
             "phaseDueDate": None if phase == NO_PHASE else self.phase_due(s, phase, len(workflow.phases)),
             "workflowName": workflow.name, "dueDate": s.due, "dateCompleted": targets.done[n] or None,
-            "fileFormatName": docs.format_name(d), "wordCount": docs.words[d],
+            "fileFormatName": docs.format_name(d), **self.format_id(d), "wordCount": docs.words[d],
             "metadata": [{"key": k, "value": v} for k, v in meta.items()] if meta else [],
         }
+
+    def format_id(self, d: int) -> dict[str, int]:
+        """`fileFormatId` of a document's target (the id /fileformats gives its format), which two public
+        clients read; none for a NON_PARSABLE document, which has no format (the vendor's client reads
+        it into a `long`, which a null would break)."""
+        code = self.state.docs.fmt[d]
+        return {} if code == NO_FORMAT else {"fileFormatId": code + 1}
 
     def target_file_name(self, n: int) -> str:
         """The name the service gives a target's file, which a translated upload must keep: the source's
@@ -256,7 +266,7 @@ class Records:
         """The owners as user objects: bb-io/GlobalLink reads a submission's `owners` as a list of
         {userId, userName, firstName, lastName, email, enabled, ...}, not of names."""
         users = {u["userName"]: u for u in self.state.users[self.state.projects[s.project_id]["organizationId"]]}
-        return [{**users[name], "enabled": True} if name in users else {"userName": name} for name in s.owners]
+        return [dict(users[name]) if name in users else {"userName": name} for name in s.owners]
 
     def do_list_submission_owners(self, request: Request) -> Any:
         return self.owners_wire(self.state.sub(request.params["submission_id"]))
@@ -292,10 +302,8 @@ class Records:
         attr = defined[name]
         if not isinstance(value, str) or not value.strip():
             raise Reject(400, f"custom attribute {name} needs a non-empty string value")
-        if attr["type"] == "SELECT" and value not in attr["values"]:
+        if attr["type"] == "COMBO" and value not in attr["values"]:
             raise Reject(400, f"custom attribute {name} must be one of {', '.join(attr['values'])}")
-        if attr["type"] == "DATE" and not _DATE.match(value):
-            raise Reject(400, f"custom attribute {name} must be a date (YYYY-MM-DD)")
 
     def do_list_custom_attributes(self, request: Request) -> Any:
         return ATTRIBUTES.listed(self.state.sub(request.params["submission_id"]))

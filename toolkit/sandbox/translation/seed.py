@@ -13,10 +13,10 @@ points at it.
 """
 from __future__ import annotations
 
-__all__ = ["API_USER", "ATTRIBUTES", "BACKGROUNDS", "DAY", "DEMO", "Draw", "EXAMPLE_LANGUAGES",
+__all__ = ["API_USER", "ATTRIBUTES", "ATTRIBUTE_DESCRIPTIONS", "BACKGROUNDS", "DAY", "DEMO", "Draw", "EXAMPLE_LANGUAGES",
            "EXAMPLE_STEPS", "EXTENSIONS", "FAILING_HOOKS", "HOUR", "INSTRUCTIONS", "MINUTE", "MSLA", "ORGS",
            "PA_CLIENTS", "PEOPLE", "PROJECTS", "PROJECT_WEIGHTS", "QUALIFIERS", "SCOPES", "SETTLED",
-           "STATUS_WEIGHTS", "STEMS", "STEP_PHASE", "STEP_STATE", "TOPICS", "WORKFLOWS", "attribute_value",
+           "STATUS_WEIGHTS", "STEMS", "STEP_PHASE", "STEP_STATE", "TOPICS", "USER_FLAGS", "WORKFLOWS", "attribute_value",
            "seed"]
 
 import math
@@ -58,16 +58,25 @@ WORKFLOWS = (
     (26, "Docs_Translation_Review", ("TRANSLATION", "REVIEW")),
     (27, "Medical_TEP_Validation", ("TRANSLATION", "EDITING", "LINGUISTIC_VALIDATION", "CLIENT_REVIEW")),
 )
+# the two types of the vendor's own client (`CustomAttributeType`: COMBO, TEXT; docs/public-specs.md,
+# G9): a COMBO takes one of its values, a TEXT any text (GoLiveDate is a date written as text)
 ATTRIBUTES: dict[str, tuple[str, tuple[str, ...]]] = {
     "CostCenter": ("TEXT", ()),
     "CampaignCode": ("TEXT", ()),
-    "BusinessUnit": ("SELECT", ("Retail", "E-commerce", "Stores", "Corporate")),
-    "Priority": ("SELECT", ("Low", "Normal", "High", "Urgent")),
+    "BusinessUnit": ("COMBO", ("Retail", "E-commerce", "Stores", "Corporate")),
+    "Priority": ("COMBO", ("Low", "Normal", "High", "Urgent")),
     "RequestedBy": ("TEXT", ()),
-    "LegalReview": ("SELECT", ("Required", "Not required")),
-    "GoLiveDate": ("DATE", ()),
-    "ProductLine": ("SELECT", ("Imaging", "Monitoring", "Diagnostics")),
-    "TherapeuticArea": ("SELECT", ("Cardiology", "Oncology", "Diabetes", "General")),
+    "LegalReview": ("COMBO", ("Required", "Not required")),
+    "GoLiveDate": ("TEXT", ()),
+    "ProductLine": ("COMBO", ("Imaging", "Monitoring", "Diagnostics")),
+    "TherapeuticArea": ("COMBO", ("Cardiology", "Oncology", "Diabetes", "General")),
+}
+ATTRIBUTE_DESCRIPTIONS = {
+    "CostCenter": "Cost center billed for the work", "CampaignCode": "Marketing campaign code (CMP-nnn)",
+    "BusinessUnit": "Business unit that owns the content", "Priority": "How urgent the work is",
+    "RequestedBy": "User name of the requester", "LegalReview": "Whether legal must review the translation",
+    "GoLiveDate": "Publication date (YYYY-MM-DD)", "ProductLine": "Product line the documents describe",
+    "TherapeuticArea": "Therapeutic area of the materials",
 }
 # id, name, short code, organization, sources, targets, workflows, attributes (name → mandatory), formats
 PROJECTS = (
@@ -100,6 +109,9 @@ PEOPLE = {3: (("a.martin", "Alice", "Martin"), ("j.schmidt", "Jonas", "Schmidt")
           4: (("k.tanaka", "Kenji", "Tanaka"), ("e.dubois", "Emma", "Dubois"), ("p.nowak", "Piotr", "Nowak"),
               ("r.silva", "Rita", "Silva"), ("h.berg", "Hanna", "Berg"))}
 API_USER = "pm.sandbox"
+# what the vendor's own client and a production connector read of a user (OrganizationUserModel;
+# a submission's owners): every seeded user is an enabled organization user without single sign-on
+USER_FLAGS = {"enabled": True, "ssoUser": False, "userType": "ORGANIZATION"}
 
 STATUS_WEIGHTS = (("CREATING", 8), ("PREFLIGHT", 3), ("WAITING", 6), ("READY", 6), ("IN_PROCESS", 40),
                   ("PROCESSED", 12), ("DELIVERED", 18), ("CANCELLED", 7))
@@ -156,11 +168,11 @@ def _reference(state: State) -> None:
         state.users[org_id] = [
             {"userId": 200 + org_id * 10 + n, "userName": user, "firstName": first, "lastName": last,
              "email": f"{first.lower()}.{last.lower()}@{domain}", "organizationId": org_id,
-             "roles": ["PROJECT_MANAGER"] if n == 0 else ["SUBMITTER"]}
+             "roles": ["PROJECT_MANAGER"] if n == 0 else ["SUBMITTER"], **USER_FLAGS}
             for n, (user, first, last) in enumerate(PEOPLE[org_id])]
         state.users[org_id].append({"userId": 299, "userName": API_USER, "firstName": "Sandbox",
                                   "lastName": "Integration", "email": f"pm.sandbox@{domain}",
-                                  "organizationId": org_id, "roles": ["PROJECT_MANAGER", "API"]})
+                                  "organizationId": org_id, "roles": ["PROJECT_MANAGER", "API"], **USER_FLAGS})
     for pa_id, name, org_id, short in PA_CLIENTS:
         state.paclients[pa_id] = {"paClientId": pa_id, "name": name, "organizationId": org_id,
                                 "shortCode": short, "enabled": True}
@@ -176,8 +188,8 @@ def _reference(state: State) -> None:
             "sources": list(sources), "targets": list(targets),
             "directions": [(s, t) for s in sources for t in targets if s != t],
             "workflowIds": list(workflows), "formats": list(formats),
-            "attributes": [{"name": a, "type": ATTRIBUTES[a][0], "mandatory": m, "values": list(ATTRIBUTES[a][1])}
-                           for a, m in attrs.items()],
+            "attributes": [{"name": a, "type": ATTRIBUTES[a][0], "mandatory": m, "values": list(ATTRIBUTES[a][1]),
+                            "description": ATTRIBUTE_DESCRIPTIONS[a]} for a, m in attrs.items()],
         }
         sets = [tuple(state.rng.sample(targets, state.rng.randint(2, 6))) for _ in range(97)]
         state.projects[pid].update(
@@ -221,9 +233,9 @@ class Draw:
 
 def attribute_value(draw: Draw, name: str, project_id: int) -> str:
     kind, values = ATTRIBUTES[name]
-    if kind == "SELECT":
+    if kind == "COMBO":
         return draw.pick(values)
-    if kind == "DATE":
+    if name == "GoLiveDate":
         return f"2026-{draw.between(11, 12)}-{draw.between(1, 28):02d}"
     if name == "CostCenter":
         return f"{('MKT', 'OPS', 'LEG', 'DOC', 'MED')[project_id - 10]}-{draw.between(1, 40):02d}"
@@ -386,11 +398,11 @@ def _example_extras(state: State, sub: Submission, now: int) -> None:
     sub.references.append({"referenceFileId": state.next_id("file"), "name": "styleguide-fr.txt",
                            "submissionLevel": False, "targetLanguages": ["fr-FR"],
                            "content": b"Vouvoiement; pas d'anglicismes.", "dateCreated": sub.created})
-    state.uploads[state.next_id("process")] = {
+    state.uploads[state.guid()] = {
         "submissionId": sub.id, "kind": "translatable", "name": "strings-fr.xlf", "status": "PROCESSED",
         "messages": [], "dateCreated": now - DAY}
     deliverables = [n for n in sub.targets if state.targets.status[n] == PROCESSED][:2]
-    state.downloads[state.next_id("download")] = {
+    state.downloads[state.guid()] = {
         "submissionId": sub.id, "created": now - HOUR, "polls": 2, "finished": True,
         "sourceFiles": True, "targets": deliverables, "languages": ["fr-FR"], "manifest": True}
 
@@ -404,4 +416,4 @@ def _failed_hooks(state: State, now: int) -> None:
         state.failed_hooks.append({
             "submissionId": sub.id, "url": url, "event": "submission.completed", "attempts": 3,
             "firstAttempt": sub.completed, "lastAttempt": min(now, (sub.completed or now) + 2 * HOUR),
-            "message": message})
+            "targetIds": [], "message": message})

@@ -64,7 +64,8 @@ class Translation(Emulator):
     def __init__(self, seed_: int, scale: float, clock: Clock, options: Mapping[str, Any]) -> None:
         super().__init__(seed_, scale, clock, options)
         self.state = state = State(clock, self.rng, self.scale, self.options.get("mode") or "client",
-                                   str(self.options.get("system_version") or "6.2"), self.actions[0])
+                                   str(self.options.get("system_version") or "6.2"), self.actions[0],
+                                   self.ids)
         self.token_rng = Seeds(seed_, "translation:tokens")
         self.access: dict[str, int] = {}             # access token → expiry (epoch ms)
         self.refresh: dict[str, int] = {}

@@ -31,8 +31,10 @@ def version_tuple(text: str) -> tuple[int, ...]:
 class State:
     """The data of one translation server and the lookups over it (see the module docstring)."""
 
-    def __init__(self, clock: Clock, rng: Seeds, scale: float, mode: str, version: str, paging: Action) -> None:
+    def __init__(self, clock: Clock, rng: Seeds, scale: float, mode: str, version: str, paging: Action,
+                 guids: Seeds) -> None:
         self.clock, self.rng, self.scale = clock, rng, scale
+        self.guids = guids                          # its own stream: upload processes and downloads
         self.mode, self.version = mode, version
         self.paging = paging                        # the action whose paging a request without one gets
         self.orgs: dict[int, dict[str, Any]] = {}
@@ -45,14 +47,13 @@ class State:
         self.subs: dict[int, Submission] = {}
         self.docs, self.targets = Documents(), Targets()
         self.active: set[int] = set()                # IN_PROCESS submissions: the clock moves their work
-        self.uploads: dict[int, dict[str, Any]] = {}
-        self.downloads: dict[int, dict[str, Any]] = {}
+        self.uploads: dict[str, dict[str, Any]] = {}     # by process id (a GUID)
+        self.downloads: dict[str, dict[str, Any]] = {}   # by download id (a GUID)
         self.failed_hooks: list[dict[str, Any]] = []
         self.sent_hooks: list[dict[str, Any]] = []
         self.retry_hooks: list[dict[str, Any]] = []
         self.view: tuple[Any, Any] = (None, None)    # the last filtered listing and its rows, for paging
-        self.counters = {"submission": 1000, "batch": 0, "quote": 3000, "file": 6000, "process": 4300,
-                         "download": 7000}
+        self.counters = {"submission": 1000, "batch": 0, "quote": 3000, "file": 6000}
         self.example_id = self.counters["submission"] + 1
         self.hour = 0                                # the last hour of virtual time the work moved to
 
@@ -64,6 +65,11 @@ class State:
     def next_id(self, kind: str) -> int:
         self.counters[kind] += 1
         return self.counters[kind]
+
+    def guid(self) -> str:
+        """The id of an upload process or a download activity: a GUID, where every record id is an
+        integer (the vendor's own client types both as `Guid`, docs/public-specs.md, G9)."""
+        return self.guids.uuid()
 
     def at_least(self, version: str) -> bool:
         return version_tuple(self.version) >= version_tuple(version)

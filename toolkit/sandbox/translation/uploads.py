@@ -1,6 +1,8 @@
 """Uploads of the translation emulator: source (one document per file, or per member of a zip when
 `extractArchive` is true, each with a WAITING target per target language of its batch), reference,
-collateral and translatable files, and the check of a translatable upload.
+collateral and translatable files, and the check of a translatable upload. Each upload answers its
+`processId`, a GUID (the vendor's own client reads it into a `Guid`, docs/public-specs.md, G9), which
+the check takes in any case.
 
 A source upload needs a batch of the submission and, unless the batch is NON_PARSABLE (then it must be
 blank), a file format of the project (left out, the format of the file's extension). Files can be added until the submission is PROCESSED, DELIVERED
@@ -76,8 +78,8 @@ class Uploads:
             raise Reject(400, "file is required (a multipart part named 'file')")
         return s, parts, file
 
-    def _process(self, s: Submission, kind: str, name: str, **extra: Any) -> int:
-        pid = self.state.next_id("process")
+    def _process(self, s: Submission, kind: str, name: str, **extra: Any) -> str:
+        pid = self.state.guid()
         self.state.uploads[pid] = {"submissionId": s.id, "kind": kind, "name": name, "status": "PROCESSED",
                              "messages": [], "dateCreated": self.state.now_ms(), **extra}
         return pid
@@ -167,10 +169,7 @@ class Uploads:
 
     def do_get_translatable_upload(self, request: Request) -> Any:
         s = self.state.sub(request.params["submission_id"])
-        try:
-            pid = int(request.params["upload_process_id"])
-        except ValueError:
-            pid = -1
+        pid = str(request.params["upload_process_id"]).strip().lower()
         upload = self.state.uploads.get(pid)
         if upload is None or upload["submissionId"] != s.id or upload["kind"] != "translatable":
             raise Reject(404, f"no translatable upload {request.params['upload_process_id']} in submission {s.id}")
