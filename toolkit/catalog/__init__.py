@@ -15,7 +15,6 @@ from types import MappingProxyType, ModuleType
 from toolkit.catalog.spec import Action, Lookup, Resource, Service
 from toolkit.errors import UnknownNameError, did_you_mean
 
-
 # the catalog's own rooms, beside the services' modules: not imported to look for a SERVICE (tables and
 # listings load pandas, which a bare client never needs)
 _ROOMS = frozenset({"listings", "masking", "paging", "spec", "tables"})
