@@ -1,9 +1,9 @@
 """What every command of `toolkit` shares: the workspace and credentials options, opening a workspace,
 and the one-line errors with their exit codes.
 
-Exit codes: 0 done, 1 something failed (a resource, a check), 2 bad arguments or a toolkit error,
-75 the workspace stayed held by another process past the wait (EX_TEMPFAIL: run again later),
-130 interrupted.
+Exit codes: 0 done, 1 something failed (a resource, a check; for `refresh`: nothing was refreshed),
+2 bad arguments or a toolkit error, 3 `refresh` refreshed some resources and not others, 75 the
+workspace stayed held by another process past the wait (EX_TEMPFAIL: run again later), 130 interrupted.
 """
 from __future__ import annotations
 
