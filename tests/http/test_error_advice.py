@@ -129,7 +129,7 @@ def test_a_misspelt_method_says_the_closest_as_call_does(box):
         assert "the translation connection has no method or attribute 'get_submision'; did you mean " \
                "'get_submission'" in str(info.value)
         with pytest.raises(UnknownMethodError, match="the translation client .* did you mean 'get_submission'"):
-            tm.client.get_submision
+            tm.client.get_submision()
         assert not hasattr(tm, "nothing_like_it") and getattr(tm, "_private", 5) == 5
         assert len(info.value._render_traceback_()) == 3    # the cell's line, the message, the hint
     assert box.stats()["by_action"].get("translation.get_submission", 0) == 0

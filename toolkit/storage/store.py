@@ -23,7 +23,7 @@ loads committed since; what must outlast one statement (a temp table, a SET) goe
 
 A load whose process died (kill -9, a crash) stays "running" in the file. Each load records its owner
 (toolkit.storage.processes): a read-write workspace marks the loads of owners that no longer live
-failed ("interrupted: ..."), and a read-only one, which may not write, shows them so (`loads()`,
+interrupted ("interrupted: the process ended during the load"), and a read-only one, which may not write, shows them so (`loads()`,
 `history()`).
 
 The Store is cut in three along what it does: `toolkit.storage.holdings` reads what the file holds (names,
