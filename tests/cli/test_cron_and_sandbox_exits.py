@@ -116,3 +116,20 @@ def test_a_sandbox_on_a_taken_port_says_so_in_one_line_and_leaves_the_running_on
     assert main(["sandbox", "--port", "0", "--credentials", str(tmp_path / "no" / "such" / "x.json")]) == 2
     assert capsys.readouterr().err == (f"toolkit sandbox: cannot write the credentials file "
                                        f"{tmp_path / 'no' / 'such' / 'x.json'}: No such file or directory\n")
+
+
+def test_a_workspace_not_found_from_another_folder_is_named_whole(tmp_path, capsys, monkeypatch):
+    """Issue 45: "no workspace at reporting.duckdb" named no place when run from another folder."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    tk.Workspace(elsewhere / "kept.duckdb").close()
+    monkeypatch.chdir(elsewhere)
+    for command in ("show", "refresh", "export"):
+        extra = ["--out", "x.duckdb"] if command == "export" else []
+        assert main([command, "--workspace", "reporting.duckdb", *extra]) == 2
+        assert capsys.readouterr().err == (f"toolkit {command}: no workspace at {elsewhere / 'reporting.duckdb'}; "
+                                           f"{elsewhere} holds kept.duckdb\n")
+    with pytest.raises(tk.WorkspaceError, match=f"no workspace at {elsewhere / 'reporting.duckdb'} to read"):
+        tk.Workspace("reporting.duckdb", read_only=True)
+    with pytest.raises(tk.WorkspaceError, match=f"no snapshot at {elsewhere / 'week.duckdb'}: "):
+        tk.open_snapshot("week.duckdb")

@@ -770,3 +770,15 @@ def test_progress_false_holds_for_the_parent_a_fetch_pulls_first(box, ws, monkey
     monkeypatch.setattr(fetch, "progress_bar", recorded)
     connect(ws, box, "translation").fetch("targets", progress=False)
     assert asked == [("translation.submissions", False), ("translation.targets", False)]
+
+
+def test_a_notebook_line_says_the_time_left_once():
+    """Issue 45: "about 14 s left · 6.2 s, 00:14 left" said it twice."""
+    from toolkit.pull.progress import notebook_line
+    limited = ("\rasset_library.versions: 6/20 ids (30%) · rows=6, requests=6 · 4 requests/s, the service's limit; "
+               "about 14 s left · 6.2 s, 00:14 left")
+    assert notebook_line(limited) == limited.strip().removesuffix(", 00:14 left")
+    plain = "\rtranslation.targets: 1/4 ids (25%) · rows=5 · 0.6 s, 00:02 left"
+    assert notebook_line(plain) == plain.strip()            # the bar's own, the one time left said
+    assert notebook_line("\rtranslation.targets: 4/4 ids (100%) · , 1.0 s, 00:00 left") == \
+        "translation.targets: 4/4 ids (100%) · 1.0 s"

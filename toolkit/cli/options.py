@@ -66,7 +66,8 @@ def missing_workspace(args: argparse.Namespace, command: str) -> bool:
         print(f"toolkit {command}: name the workspace: --workspace FILE (or TOOLKIT_WORKSPACE)", file=sys.stderr)
         return True
     if not is_lake(args.workspace) and not Path(args.workspace).exists():
-        print(f"toolkit {command}: no workspace at {args.workspace}", file=sys.stderr)
+        from toolkit.storage.file import not_there
+        print(f"toolkit {command}: {not_there(Path(args.workspace), 'workspace')}", file=sys.stderr)
         return True
     return False
 
