@@ -384,7 +384,8 @@ def test_show_says_what_each_view_holds_and_how_fresh_it_is(env, tmp_path, capsy
     assert main(["show", "--workspace", workspace, "--format", "csv"]) == 0
     assert capsys.readouterr().out.splitlines()[0].startswith("table,rows,load,")
     assert main(["show", "--workspace", str(tmp_path / "none.duckdb")]) == 2
-    assert capsys.readouterr().err.strip() == f"toolkit show: no workspace at {tmp_path / 'none.duckdb'}"
+    assert capsys.readouterr().err.strip() == (f"toolkit show: no workspace at {tmp_path / 'none.duckdb'}; "
+                                               f"{tmp_path} holds shown.duckdb")
 
 
 def test_refresh_takes_the_freshness_budget_as_max_age(env, tmp_path, capsys):

@@ -97,3 +97,16 @@ def test_the_first_notebook_names_every_other_as_next():
     [following] = ["".join(c["source"]) for c in book["cells"] if "".join(c["source"]).startswith("## Next")]
     others = sorted(p.stem for p in folder.glob("*.ipynb") if p.stem != "00_start_here")
     assert re.findall(r"^\* `(\w+)`", following, re.M) == others
+
+
+def test_what_the_readmes_walks_write_is_not_offered_to_git():
+    """Issue 45: `sandbox.json` (live secrets) and `lake-report.html` showed in `git status`."""
+    import shutil
+    if shutil.which("git") is None or not (README.parent / ".git").exists():
+        pytest.skip("not a git clone")
+    written = set(re.findall(r"--credentials (\S+\.json)", README.read_text()))
+    written |= set(re.findall(r"""["']([\w-]+\.(?:html|duckdb))["']""", README.read_text()))
+    assert {"sandbox.json", "lake-report.html", "report.html", "reporting.duckdb"} <= written
+    for name in sorted(written):
+        checked = subprocess.run(["git", "check-ignore", "-q", name], cwd=README.parent)
+        assert checked.returncode == 0, f"{name} is not in .gitignore"

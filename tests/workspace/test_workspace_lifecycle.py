@@ -198,9 +198,9 @@ def test_a_pull_killed_midway_shows_as_interrupted_read_only_and_is_marked_so_re
         assert raw.sql("select status from _loads where resource = 'assets'").fetchall() == [("running",)]
 
     with Workspace(path) as ws:  # a read-write open records it
-        assert ws.history("asset_library.assets")["status"].tolist() == ["failed"]
+        assert ws.history("asset_library.assets")["status"].tolist() == ["interrupted"]
     with duckdb.connect(str(path), read_only=True) as raw:
-        assert raw.sql("select status from _loads where resource = 'assets'").fetchall() == [("failed",)]
+        assert raw.sql("select status from _loads where resource = 'assets'").fetchall() == [("interrupted",)]
 
 
 # -- attached from another DuckDB session ----------------------------------------------------------------
