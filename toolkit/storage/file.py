@@ -18,7 +18,7 @@ A load's rows are `_valid_from <= seq AND (_valid_to IS NULL OR _valid_to > seq)
 from __future__ import annotations
 
 __all__ = ["FILTERED", "FINISHED", "MIGRATE_HINT", "STORAGE_VERSION", "VALIDITY", "damage_said", "damaged",
-           "filtered_of", "history_view_sql", "literal", "load_memory", "loads_view_sql", "migrate", "old_layout", "old_table_of",
+           "filtered_of", "history_view_sql", "literal", "load_memory", "loads_view_sql", "migrate", "not_there", "old_layout", "old_table_of",
            "open_duckdb", "query_memory", "quote", "row_hash", "session", "valid_at", "versions_of",
            "usable_path", "view_sql"]
 
