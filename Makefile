@@ -20,7 +20,7 @@ $(TEAM_BIN)/toolkit: pyproject.toml
 	$(TEAM_BIN)/python -m pip install --quiet -e '.[dev,team-tests]'
 	touch $@
 
-.PHONY: setup setup-team postgres demo test lint bench test-browser test-dates test-compat
+.PHONY: setup setup-team postgres demo lab test lint bench test-browser test-dates test-compat
 setup: $(BIN)/toolkit
 
 setup-team: $(TEAM_BIN)/toolkit
@@ -35,6 +35,15 @@ postgres:
 
 demo: setup
 	$(BIN)/toolkit demo --out demo-output
+
+# the notebooks in JupyterLab, from the clone: the `lab` extra once, then `jupyter lab` until Ctrl-C
+# (LAB_OPTIONS passes it more, e.g. LAB_OPTIONS=--no-browser on a machine without one)
+$(BIN)/jupyter-lab: $(BIN)/toolkit
+	$(BIN)/python -m pip install --quiet -e '.[dev,lab]'
+	touch $@
+
+lab: setup $(BIN)/jupyter-lab
+	$(BIN)/jupyter lab notebooks/ $(LAB_OPTIONS)
 
 lint: setup
 	$(BIN)/ruff check toolkit tests benchmarks

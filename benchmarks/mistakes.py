@@ -1,6 +1,7 @@
-"""What a new analyst reads after 69 typical mistakes, before and after issue 28 (the first 41) and
+"""What a new analyst reads after 81 typical mistakes, before and after issue 28 (the first 41) and
 issue 35 (the 28 after them, run against 4235939; the last two, an interrupted refresh, against
-6bd8cbb): the message and its length, how many lines a notebook shows for it (the error's `_render_traceback_`, else the whole
+6bd8cbb), and issue 45's first hour (the last 12, named "(issue 45)": `--before 8873e88 --only
+"issue 45"`): the message and its length, how many lines a notebook shows for it (the error's `_render_traceback_`, else the whole
 traceback) and how many requests reached the sandbox first.
 
     .venv/bin/python benchmarks/mistakes.py                  # after (this tree) against c0d4f47
@@ -123,6 +124,120 @@ MISTAKES += [
     ("CLI: SIGTERM halfway through a refresh", "cli_refresh_interrupted()"),
 ]
 
+# --- issue 45: an analyst's first hour from a fresh clone; before: against 8873e88 -----------------------
+MISTAKES += [
+    ("(issue 45) CLI: a cron refresh with nothing connected", "cli_bare('refresh', '--workspace', held_path)"),
+    ("(issue 45) CLI: a cron refresh whose every resource fails",
+     "cli('refresh', '--workspace', held_path, '--credentials', gone_file)"),
+    ("(issue 45) CLI: toolkit sandbox on a port already taken", "sandbox_on_a_taken_port()"),
+    ("(issue 45) a list of resources to fetch", "tm.fetch(['targets', 'phases'])"),
+    ("(issue 45) a misspelt method", "tm.get_submision(submission_id=1001)"),
+    ("(issue 45) 1e400 in an offset walk typed by the helper", "offset_walk_with_1e400()"),
+    ("(issue 45) a frame with lists and zoned times to Excel", "tk.save(audiences, os.path.join(folder, 'a.xlsx'))"),
+    ("(issue 45) .plot() of zoned times with gaps", "tk.plottable(targets).plot()"),
+    ("(issue 45) the stored record of an interrupted pull", "interrupted_record()"),
+    ("(issue 45) CLI: a workspace not there, from another folder", "cli('show', '--workspace', 'reporting.duckdb')"),
+    ("(issue 45) CLI: the doctor's clock skew against the sandbox", "cli_skew()"),
+    ("(issue 45) CLI: lake init --print-sql for roles etl and viewer", "cli_last('lake', 'init', "
+     "'ducklake:postgres:dbname=lake host=db.internal port=5432 user=postgres', '--writer', 'etl', '--reader', "
+     "'viewer', '--print-sql')"),
+]
+
+
+def _first_hour(tk, box, creds: dict, scratch: str, cli, edges: dict) -> dict:
+    """The names issue 45's cases use: a workspace a cron refreshes, a stopped sandbox's credentials, a
+    port taken, a page holding 1e400, the record an interrupt leaves."""
+    import signal
+    import socket
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    folder = tempfile.mkdtemp(prefix="first-hour-", dir=scratch)
+    held_path = os.path.join(folder, "cron.duckdb")
+    with tk.Workspace(held_path) as ws:
+        for service, name in [("translation", "submissions"), ("media_review", "teams")]:
+            ws.connect(service, **creds[service]).pull(name, progress=False)
+    with tk.sandbox.start() as gone:
+        gone_file = Path(folder) / "gone.json"
+        gone_file.write_text(json.dumps({s: gone.credentials(s) for s in ("translation", "media_review")}))
+        gone_file.chmod(0o600)
+
+    def cli_bare(*argv: str) -> None:
+        code = f"import sys; from toolkit.cli import main; sys.exit(main({list(argv)!r}))"
+        env = {k: v for k, v in os.environ.items() if not k.startswith("TOOLKIT_")}
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                             env={**env, "TOOLKIT_PROGRESS": "0"})
+        shown = (run.stdout + run.stderr).strip()
+        raise _Shown(f"exit {run.returncode}", shown, len(shown.splitlines()))
+
+    def sandbox_on_a_taken_port() -> None:
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            cli("sandbox", "--port", str(taken.getsockname()[1]), "--credentials", os.path.join(folder, "s.json"))
+
+    rows = [{"id": f"n{i:05}", "type": "alert", "message": f"note {i}", "severity": "info",
+             "created": 1_790_000_000_000 + i} for i in range(60)]
+
+    class Offsets(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            from urllib.parse import parse_qs, urlsplit
+            query = {k: v[0] for k, v in parse_qs(urlsplit(self.path).query).items()}
+            start, size = int(query.get("offset", 0)), int(query.get("size", 20))
+            body = json.dumps({"list": rows[start:start + size], "offset": start, "pageSize": size,
+                               "totalSize": len(rows)}).encode()
+            if start == size:
+                body = body.replace(b'"created": %d' % (1_790_000_000_000 + start), b'"created": 1e400', 1)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    def offset_walk_with_1e400() -> object:
+        from toolkit.pull import typist
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Offsets)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        os.environ["TOOLKIT_TYPING_HELPER"] = "1"
+        typist.START_AFTER_PAGES, typist.SMALLEST_PAGE = 1, 0
+        try:
+            conn = tk.Workspace(":memory:").connect("audience_platform", token="t",
+                                                    base_url=f"http://127.0.0.1:{server.server_address[1]}/cdp-server")
+            return conn.fetch("notifications", size=20, progress=False)
+        finally:
+            typist.stop()
+            server.shutdown()
+            server.server_close()
+
+    def interrupted_record() -> None:
+        with contextlib.suppress(_Shown):
+            edges["ctrl_c"]()
+        path = max(Path(edges["folder"]).glob("*/w.duckdb"), key=lambda p: p.stat().st_mtime)
+        with tk.Workspace(path, read_only=True) as ws:
+            last = ws.loads().query("resource == 'documents'").iloc[-1]
+        raise _Shown("stored", f"status {last['status']}, {int(last['requests'])} requests: {last['error']}", 1)
+
+    def cli_skew() -> None:
+        try:
+            cli("doctor", "media_review")
+        except _Shown as shown:
+            line = next((x.strip() for x in shown.text.splitlines() if "clock skew" in x), shown.text)
+            raise _Shown(shown.kind, line, 1) from None
+
+    def cli_last(*argv: str) -> None:
+        """The command's last line: what it says to run next."""
+        try:
+            cli(*argv)
+        except _Shown as shown:
+            raise _Shown(shown.kind, shown.text.splitlines()[-1], shown.lines) from None
+
+    del signal
+    return dict(held_path=held_path, gone_file=str(gone_file), cli_bare=cli_bare,
+                sandbox_on_a_taken_port=sandbox_on_a_taken_port, offset_walk_with_1e400=offset_walk_with_1e400,
+                interrupted_record=interrupted_record, cli_skew=cli_skew, cli_last=cli_last)
+
 
 def world() -> dict:
     """Sandboxes and connections for the mistakes: one running, one stopped, wrong secrets."""
@@ -162,6 +277,9 @@ def world() -> dict:
         raise _Shown(f"exit {run.returncode}", shown, len(shown.splitlines()))
     names["cli"] = cli
     names.update(_edges(tk, box, creds, scratch, cli))
+    names.update(_first_hour(tk, box, creds, scratch, cli, names))
+    names["audiences"] = names["cdp"].fetch("audiences", progress=False)
+    names["targets"] = names["tm"].fetch("targets", progress=False)
     return names
 
 

@@ -16,7 +16,8 @@ _ERRORS = ("AnswerError", "ApiError", "AuthError", "ContractError", "DriftWarnin
            "WorkspaceBusyError", "WorkspaceDamagedError", "WorkspaceError", "WorkspaceInUseError", "WorkspaceOpenHereError")
 _WHERE = {"Client": "toolkit.http.client", "connect": "toolkit.http.client", "Connection": "toolkit.connection.connection", "doctor": "toolkit.checkup.doctor", "F": "toolkit.http.filters", "Secret": "toolkit.http.session",
           "Snapshot": "toolkit.workspace", "open_snapshot": "toolkit.workspace", "actions": "toolkit.catalog.tables",
-          "resources": "toolkit.catalog.tables", "Workspace": "toolkit.workspace", **dict.fromkeys(_ERRORS, "toolkit.errors")}
+          "resources": "toolkit.catalog.tables", "Workspace": "toolkit.workspace", "plottable": "toolkit.reports.files",
+          "save": "toolkit.reports.files", **dict.fromkeys(_ERRORS, "toolkit.errors")}
 
 if _TYPE_CHECKING:
     from toolkit import downloads, sandbox
@@ -51,6 +52,7 @@ if _TYPE_CHECKING:
     from toolkit.http.client import Client, connect
     from toolkit.http.filters import F
     from toolkit.http.session import Secret
+    from toolkit.reports.files import plottable, save
     from toolkit.workspace import Snapshot, Workspace, open_snapshot
 
 
@@ -106,6 +108,8 @@ __all__ = [
     "doctor",
     "downloads",
     "open_snapshot",
+    "plottable",
     "resources",
     "sandbox",
+    "save",
 ]

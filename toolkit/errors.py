@@ -4,6 +4,7 @@
     ├── ValidationError        a param breaks a rule; nothing was sent (a ValueError too)
     │   ├── UnknownNameError   no such service, action or resource: the closest names (a KeyError too)
     │   └── CredentialsError   a credentials file that cannot be taken (not a file, too big, not JSON ...)
+    ├── UnknownMethodError     a client or connection has no such method: the closest (an AttributeError too)
     ├── ModeError              the action exists only in the other translation mode; nothing was sent
     ├── VersionError           the action needs a newer system version; nothing was sent
     ├── TransportError         the service could not be reached (connection, timeout)
@@ -58,7 +59,8 @@ __all__ = ["AnswerError", "ApiError", "AuthError", "ContractError", "Credentials
            "FilterSyntaxError", "Interrupted", "LakeUnreachableError", "LimitError",
            "ModeError", "NotFoundError", "PagingError", "QueryRefusedError", "RateLimitError", "RedirectError",
            "RefreshInterrupted", "ServerError",
-           "SnapshotExistsError", "SnapshotNotFoundError", "SnapshotStorageWarning", "ToolkitError", "TransportError", "UnknownNameError",
+           "SnapshotExistsError", "SnapshotNotFoundError", "SnapshotStorageWarning", "ToolkitError", "TransportError",
+           "UnknownMethodError", "UnknownNameError",
            "UnknownTableError",  # noqa: F822 (made on first use, by __getattr__ below)
            "ValidationError",
            "VersionError", "WorkspaceBusyError", "WorkspaceDamagedError", "WorkspaceError",
@@ -134,6 +136,18 @@ class CredentialsError(ValidationError):
     def __init__(self, path: Any, problem: str) -> None:
         self.param, self.value, self.rule, self.action, self.path = "credentials", None, problem, "", path
         Exception.__init__(self, f"the credentials file {path} {problem}")
+
+
+class UnknownMethodError(ToolkitError, AttributeError):
+    """A method a client or connection lacks (`tm.get_submision(...)`): the closest names it has, as
+    `tm.call("translation.get_submision")` says them. An AttributeError too, so `hasattr` and
+    `getattr(obj, name, default)` work as ever."""
+
+    def __init__(self, owner: str, name: str, known: list[str]) -> None:
+        self.known = list(known)
+        AttributeError.__init__(self, f"{owner} has no method or attribute {name!r}{did_you_mean(name, known)} "
+                                      f"(dir() or Tab lists them; toolkit.actions() the catalog's actions)")
+        self.name = name
 
 
 class ModeError(ToolkitError):

@@ -246,6 +246,7 @@ def test_rate_limit_headers_and_clock_skew_from_the_answers(box, monkeypatch):
     assert 298 <= service.clock_skew_s <= 302
     assert "headers x-ratelimit-limit: 15, x-ratelimit-remaining: 14" in service.text()
     assert re.search(r"clock skew: \+(29[89]|30[0-2]) s", service.text()), service.text()
+    assert service.on_this_machine      # the sandbox, answering as a real service would here
 
 
 def test_the_sandbox_clock_shows_as_skew_and_no_rate_headers_as_none(box):
@@ -255,6 +256,10 @@ def test_the_sandbox_clock_shows_as_skew_and_no_rate_headers_as_none(box):
     behind = (box.clock.now() - dt.datetime.now(dt.UTC)).total_seconds()
     assert service.rate_limit_headers == {} and abs(service.clock_skew_s - behind) < 30
     assert "headers none seen" in service.text()
+    # issue 45: "clock skew: -2237164 s" alone read as a broken clock; the sandbox's is virtual, and it says so
+    assert "s (the service's Date minus this machine's time); a service on this machine, the sandbox: its clock " \
+           "is virtual (its seed's date, moved by `toolkit sandbox advance`)" in service.text()
+    assert "its clock is virtual" in doctor("media_review", credentials=creds(box), say=None)._repr_html_()
 
 
 def test_without_a_date_header_the_report_says_so(box, monkeypatch):

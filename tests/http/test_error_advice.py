@@ -116,3 +116,34 @@ def test_a_snapshot_that_is_not_there_is_a_short_toolkit_error(tmp_path):
     assert str(info.value) == f"no snapshot at {tmp_path / 'missing.duckdb'}: toolkit export (or ws.export(path)) " \
                               "writes one"
     assert len(info.value._render_traceback_()) == 3
+
+
+def test_a_misspelt_method_says_the_closest_as_call_does(box):
+    """Issue 45: `tm.get_submision(...)` was a bare AttributeError, where `tm.call` suggests three."""
+    from toolkit.errors import UnknownMethodError
+    with tk.Workspace() as ws:
+        tm = ws.connect("translation", **box.credentials("translation"))
+        with pytest.raises(AttributeError) as info:
+            tm.get_submision(submission_id=1001)
+        assert isinstance(info.value, UnknownMethodError) and isinstance(info.value, ToolkitError)
+        assert "the translation connection has no method or attribute 'get_submision'; did you mean " \
+               "'get_submission'" in str(info.value)
+        with pytest.raises(UnknownMethodError, match="the translation client .* did you mean 'get_submission'"):
+            tm.client.get_submision()
+        assert not hasattr(tm, "nothing_like_it") and getattr(tm, "_private", 5) == 5
+        assert len(info.value._render_traceback_()) == 3    # the cell's line, the message, the hint
+    assert box.stats()["by_action"].get("translation.get_submission", 0) == 0
+
+
+def test_a_list_of_resources_is_refused_with_the_loop_that_fetches_each(box):
+    """Issue 45: `tm.fetch(["targets", "phases"])` was a 42-line `TypeError: unhashable type: 'list'`."""
+    with tk.Workspace() as ws:
+        tm = ws.connect("translation", **box.credentials("translation"))
+        before = box.stats()["requests"]
+        with pytest.raises(ValidationError) as info:
+            tm.fetch(["targets", "phases"])
+        assert str(info.value) == ("resource=['targets', 'phases']: one resource a call; for several, one call "
+                                   "each: for name in ['targets', 'phases']: conn.fetch(name) (translation)")
+        with pytest.raises(ValidationError, match="action=.*one action a call"):
+            tm.call(["translation.get_submission"])
+        assert box.stats()["requests"] == before

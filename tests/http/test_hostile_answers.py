@@ -67,6 +67,45 @@ def test_numbers_past_a_double_or_64_bits_keep_their_digits(hostile, style, tmp_
     assert extra == [{"huge": "1e400", "long": "123456789012345678901234567890"}]
 
 
+@pytest.fixture(params=["here", "helper"])
+def typed_where(request, monkeypatch):
+    """Pages typed in this process, or every page sent to the typing helper (a long walk's way)."""
+    from toolkit.pull import typist
+    if request.param == "helper":
+        monkeypatch.setenv("TOOLKIT_TYPING_HELPER", "1")
+        monkeypatch.setattr(typist, "START_AFTER_PAGES", 1)
+        monkeypatch.setattr(typist, "SMALLEST_PAGE", 0)
+        typist.stop()
+        typist._start()
+        typist._helper.ready.result(timeout=60)
+        yield request.param
+        typist.stop()
+    else:
+        yield request.param
+
+
+def test_a_number_past_a_double_in_a_declared_field_is_its_text_in_every_walk(hostile, style, tmp_path, typed_where):
+    """Issue 45: the offset walk typed by the helper ended in a raw JSONDecodeError where the cursor walk
+    kept the page; 1e400 means one thing everywhere: the text the service wrote, told as drift."""
+    field = {"cursor": "name", "offset": "created", "page_number": "submissionId", "bare_array": "name"}[style.name]
+
+    def fault(query, n, honest, start, size):
+        status, headers, body = honest()
+        if start != style.page_size:
+            return None
+        at = body.index(f'"{field}": '.encode()) + len(field) + 4
+        end = min(body.index(b",", at), body.index(b"}", at))
+        return status, headers, body[:at] + b"1e400" + body[end:]
+
+    ws, conn = connected(serve(hostile, style, fault), style, tmp_path)
+    frame = outcome(ws, conn, style, None)
+    said = [d for d in json.loads(ws.loads().iloc[-1]["drift"]) if d["example"] == '"1e400"']
+    if style.name in ("cursor", "bare_array"):      # a text field: the text
+        assert frame["name"].tolist().count("1e400") == 1 and not said
+    else:                                           # a number or a time: kept as drift, said once
+        assert said == [{"field": field, "kind": "type", "count": 1, "example": '"1e400"'}]
+
+
 def test_a_lone_surrogate_is_kept_as_the_replacement_character(hostile, style, tmp_path):
     field = "message" if style.name == "offset" else "name"
 

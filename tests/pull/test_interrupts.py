@@ -113,6 +113,15 @@ def test_the_command_interrupted_says_what_it_kept_exits_130_and_the_next_run_re
     check_resumed(kept, total, parents, asked(box) - before, again.stdout)
     if kept:
         assert f"({kept:,} parents from the interrupted pull)" in again.stdout
+    # issue 45: stored as interrupted, in its own words; the parents answered when it came are kept, so
+    # the two loads' requests add up to the parents (they were 145 for 124 checkpointed, 321 for 301)
+    with tk.Workspace(path, read_only=True) as ws:
+        loads = ws.loads().query("resource == 'documents'")
+    assert loads["status"].tolist() == ["interrupted", "complete"]
+    assert loads["error"].iloc[0] == err.removeprefix("toolkit pull: ").replace(
+        "run the same command again to go on", f"run the same pull again to go on (it asks only for the other "
+                                              f"{total - kept:,})").strip()
+    assert loads["requests"].tolist() == [kept + 1, total - kept + 1]      # each run's token besides
 
 
 @pytest.mark.slow

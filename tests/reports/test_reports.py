@@ -516,9 +516,20 @@ def test_overdue_targets_carry_project_and_words_left_and_add_up_by_language_and
     assert late["project_name"].notna().all()
     assert late["words_left"].tolist() == words.loc[late["target_id"]].tolist()
     by = translation.overdue_by(ws, now=now)
-    assert by["targets"].sum() == len(late) and by["words_left"].sum() == late["words_left"].sum()
+    assert by["overdue"].sum() + by["at_risk"].sum() == len(late)
     assert by["overdue"].sum() == (late["flag"] == "overdue").sum()
     assert by["at_risk"].sum() == (late["flag"] == "at risk").sum()
+    # issue 45: each number answers one question; words_left added overdue and at-risk targets' words
+    assert "words_left" not in by and "targets" not in by
+    assert by["overdue_words"].sum() == late.loc[late["flag"] == "overdue", "words_left"].sum()
+    assert by["at_risk_words"].sum() == late.loc[late["flag"] == "at risk", "words_left"].sum()
+    for row in by.itertuples():
+        pair = late[(late["target_language"] == row.target_language) & (late["project_name"] == row.project_name)]
+        assert (row.overdue, row.overdue_words) == ((pair["flag"] == "overdue").sum(),
+                                                     pair.loc[pair["flag"] == "overdue", "words_left"].sum())
+        assert (row.at_risk, row.at_risk_words) == ((pair["flag"] == "at risk").sum(),
+                                                     pair.loc[pair["flag"] == "at risk", "words_left"].sum())
+    assert by["overdue_words"].is_monotonic_decreasing
     part = _section(page, "Overdue and at-risk by language and project")
     folded = _folded(part)
     assert folded is None and len(by) <= 12 or folded == (len(by) - 12, len(by))
@@ -732,11 +743,13 @@ def test_overdue_captions(ws, box, page):
     shown, listed = _said(said, r"The plot draws all ([\d,]+) submissions, the table each of the ([\d,]+) targets")
     assert (shown, listed) == (submissions, n)                         # 4 submissions: none cut
     by = _caption(page, "Overdue and at-risk by language and project")
-    pairs, targets, overdue_by, risky_by, words_by = _said(
-        by, r"([\d,]+) pairs of target language and project, ([\d,]+) targets \(([\d,]+) overdue, ([\d,]+) at risk\), "
-            r"([\d,]+) words left")
+    pairs, overdue_by, overdue_words, risky_by, risky_words = _said(
+        by, r"([\d,]+) pairs of target language and project: ([\d,]+) targets overdue with ([\d,]+) words left, "
+            r"([\d,]+) at risk with ([\d,]+) words left")
     assert pairs == len({(lang, project) for lang, project, *_ in late})
-    assert (targets, overdue_by, risky_by, words_by) == (n, overdue, risky, words)
+    assert (overdue_by, risky_by) == (overdue, risky)
+    assert overdue_words + risky_words == words
+    assert overdue_words == sum(w for *_, w, f in late if f == "overdue")
 
 
 def test_burndown_caption(ws, page, pulled_at):

@@ -228,3 +228,15 @@ def test_a_read_only_open_of_a_copy_per_load_file_says_how_to_migrate_it(tmp_pat
     path = old_file(tmp_path)
     with pytest.raises(WorkspaceError, match=r"copy of every load.*toolkit\.Workspace\(.*\)\.close\(\)"):
         Workspace(path, read_only=True)
+
+
+def test_a_frame_from_a_query_raises_no_deprecation_from_toolkits_code(tmp_path):
+    """Issue 45: under DuckDB 1.5 and pandas 3.1 (the team's environment, where `make test` runs this file
+    again) every `.df()` was a Pandas4Warning, 97 of them in a run; deprecations are errors here."""
+    import subprocess
+    import sys
+    code = ("import toolkit as tk\nws = tk.Workspace(r'%s')\nws.sql('create table t as select 1 as a, [1, 2] AS l, "
+            "now() AS t')\nprint(len(ws.sql('select * from t').df()))\n" % (tmp_path / "w.duckdb"))
+    run = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-c", code], capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout == "1\n", run.stderr[-2000:]

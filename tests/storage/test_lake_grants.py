@@ -36,6 +36,14 @@ def test_the_printed_sql_holds_no_password(capsys, monkeypatch):
     assert "PASSWORD :'cron_password'" in out and 'GRANT SELECT ON ALL TABLES IN SCHEMA public TO "analyst"' in out
 
 
+def test_the_printed_sql_names_the_psql_variables_of_the_roles_given(capsys):
+    """Issue 45: its last line named cron_password whatever the writer was called."""
+    assert main(["lake", "init", ADMIN, "--writer", "etl", "--reader", "viewer", "--print-sql"]) == 0
+    out = capsys.readouterr().out
+    assert "PASSWORD :'etl_password'" in out and "PASSWORD :'viewer_password'" in out
+    assert out.rstrip().endswith("psql -v etl_password=... -v viewer_password=...") and "cron" not in out
+
+
 @pytest.mark.parametrize("name", ["bad name", "x;drop", ""])
 def test_a_role_name_that_is_not_one_is_refused(name):
     with pytest.raises(WorkspaceError):

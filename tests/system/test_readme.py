@@ -77,3 +77,36 @@ def test_the_shell_tour_runs_as_printed_with_its_credentials_file(clean_env):
         os.killpg(box.pid, signal.SIGTERM)
         box.wait(timeout=30)
     assert not (clean_env / "sandbox.json").exists(), "the live secrets go when the sandbox stops"
+
+
+def test_the_counts_the_readme_gives_of_the_catalog_are_what_it_holds():
+    """Issue 45: the tour said `tk.actions()` has 231 rows when it gave 233."""
+    import toolkit as tk
+    text = README.read_text()
+    counts = [int(n) for n in re.findall(r"one row per endpoint \((\d+) rows\)", text)]
+    counts += [int(n) for n in re.findall(r"# (\d+) replays", text)]
+    assert len(counts) == 2, "the README names the catalog's size twice: the tour and the cassettes"
+    assert counts == [len(tk.actions())] * 2
+
+
+def test_the_first_notebook_names_every_other_as_next():
+    """Issue 45: notebook 00's "Next" left out 60 and 70."""
+    import json
+    folder = README.parent / "notebooks"
+    book = json.loads((folder / "00_start_here.ipynb").read_text())
+    [following] = ["".join(c["source"]) for c in book["cells"] if "".join(c["source"]).startswith("## Next")]
+    others = sorted(p.stem for p in folder.glob("*.ipynb") if p.stem != "00_start_here")
+    assert re.findall(r"^\* `(\w+)`", following, re.M) == others
+
+
+def test_what_the_readmes_walks_write_is_not_offered_to_git():
+    """Issue 45: `sandbox.json` (live secrets) and `lake-report.html` showed in `git status`."""
+    import shutil
+    if shutil.which("git") is None or not (README.parent / ".git").exists():
+        pytest.skip("not a git clone")
+    written = set(re.findall(r"--credentials (\S+\.json)", README.read_text()))
+    written |= set(re.findall(r"""["']([\w-]+\.(?:html|duckdb))["']""", README.read_text()))
+    assert {"sandbox.json", "lake-report.html", "report.html", "reporting.duckdb"} <= written
+    for name in sorted(written):
+        checked = subprocess.run(["git", "check-ignore", "-q", name], cwd=README.parent)
+        assert checked.returncode == 0, f"{name} is not in .gitignore"

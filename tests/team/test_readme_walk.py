@@ -38,6 +38,7 @@ def test_the_team_walk_runs_as_printed_from_an_empty_postgres(server, tmp_path, 
                  "analyst": "analyst-" + os.urandom(6).hex()}
 
     def placed(text: str) -> str:
+        text = text.replace("host=db.internal port=5432", "host=db.internal")     # the init line names the port
         text = text.replace("host=db.internal", f"host=127.0.0.1 port={server.port}")
         for role, secret in passwords.items():
             text = text.replace(f"user={role} password=...", f"user={role} password={secret}")

@@ -188,19 +188,19 @@ def test_a_pull_killed_midway_shows_as_interrupted_read_only_and_is_marked_so_re
         loads = ws.loads().set_index("resource")
         assert loads.loc["tags", "status"] == "complete"
         killed = loads.loc["assets"]
-        assert killed["status"] == "failed" and killed["error"].startswith("interrupted")
+        assert killed["status"] == "interrupted" and killed["error"].startswith("interrupted")
         assert killed["finished"] == killed["started"]
         [row] = ws.history("asset_library.assets").to_dict("records")
-        assert row["status"] == "failed" and row["error"].startswith("interrupted")
+        assert row["status"] == "interrupted" and row["error"].startswith("interrupted")
         assert ws.latest("asset_library", "assets") is None
     assert digest(path) == before, "a read-only open writes nothing"
     with duckdb.connect(str(path), read_only=True) as raw:
         assert raw.sql("select status from _loads where resource = 'assets'").fetchall() == [("running",)]
 
     with Workspace(path) as ws:  # a read-write open records it
-        assert ws.history("asset_library.assets")["status"].tolist() == ["failed"]
+        assert ws.history("asset_library.assets")["status"].tolist() == ["interrupted"]
     with duckdb.connect(str(path), read_only=True) as raw:
-        assert raw.sql("select status from _loads where resource = 'assets'").fetchall() == [("failed",)]
+        assert raw.sql("select status from _loads where resource = 'assets'").fetchall() == [("interrupted",)]
 
 
 # -- attached from another DuckDB session ----------------------------------------------------------------

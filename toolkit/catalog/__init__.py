@@ -13,7 +13,7 @@ import pkgutil
 from types import MappingProxyType, ModuleType
 
 from toolkit.catalog.spec import Action, Lookup, Resource, Service
-from toolkit.errors import UnknownNameError, did_you_mean
+from toolkit.errors import UnknownNameError, ValidationError, did_you_mean
 
 # the catalog's own rooms, beside the services' modules: not imported to look for a SERVICE (tables and
 # listings load pandas, which a bare client never needs)
@@ -43,6 +43,7 @@ RESOURCES: MappingProxyType[tuple[str, str], Resource] = MappingProxyType(
 
 def action(action_id: str, service: str | None = None) -> Action:
     """The action by id (`asset_library.list_assets`), or by its short name within `service`."""
+    _one_name("action", action_id, "call", service)
     if "." not in action_id and service:
         action_id = f"{service}.{action_id}"
     try:
@@ -75,6 +76,7 @@ def service(key: str) -> Service:
 
 def resource(service_key: str, name: str) -> Resource:
     """A resource of a service; an unknown one says the closest names the service has."""
+    _one_name("resource", name, "fetch", service_key)
     try:
         return RESOURCES[(service_key, name)]
     except KeyError:
@@ -82,6 +84,17 @@ def resource(service_key: str, name: str) -> Resource:
         names = sorted(r for s, r in RESOURCES if s == service_key)
         raise UnknownNameError("resource", name, names, where=f" in {service_key}",
                                lister=f"toolkit.resources({service_key!r})") from None
+
+
+def _one_name(what: str, name: object, verb: str, service: str | None) -> None:
+    """A list or another non-name where one name goes (`tm.fetch(["targets", "phases"])`) is refused with
+    the loop that does what was meant, not a raw `TypeError: unhashable type: 'list'`."""
+    if isinstance(name, str):
+        return
+    many = isinstance(name, list | tuple | set)
+    rule = (f"one {what} a call; for several, one call each: for name in {list(name)!r}: conn.{verb}(name)"
+            if many else f"give the {what}'s name as text")
+    raise ValidationError(what, name, rule, service or "")
 
 
 def how_to_fetch(service_key: str, name: str) -> str:

@@ -120,7 +120,8 @@ def _check_service(client: Client, page_size: int, say: Callable[[str], None] | 
     recorder = _Recorder(client)
     check = ServiceCheck(service.key, _shown_url(client.base_url),
                          declared_rate=(f"{service.rate_per_second:g}/s" if service.rate_per_second else "no rate")
-                         + f", {service.max_concurrency} at once")
+                         + f", {service.max_concurrency} at once",
+                         on_this_machine=urlsplit(client.base_url).hostname in ("127.0.0.1", "localhost", "::1"))
     firsts: dict[str, list] = {}
     for resource in _parents_first(service.key):
         result = _check_resource(client, recorder, resource, firsts, page_size)

@@ -125,10 +125,22 @@ class ServiceCheck:
     clock_skew_s: float | None = None
     version: dict[str, Any] = field(default_factory=dict)
     calls: list[CallSeen] = field(default_factory=list)
+    on_this_machine: bool = False       # its base URL's host is loopback: the sandbox
 
     @property
     def ok(self) -> bool:
         return self.auth_ok and all(r.ok for r in self.resources)
+
+    def skew_said(self) -> str:
+        """The clock skew, and what it means: a service on this machine is the sandbox, whose clock is
+        virtual (its seed's date, moved by `toolkit sandbox advance`), so its skew says nothing."""
+        if self.clock_skew_s is None:
+            return "no Date header"
+        said = f"{self.clock_skew_s:+.0f} s (the service's Date minus this machine's time)"
+        if self.on_this_machine:
+            said += ("; a service on this machine, the sandbox: its clock is virtual (its seed's date, moved by "
+                     "`toolkit sandbox advance`), so this skew says nothing of a real service's")
+        return said
 
     def text(self) -> str:
         lines = [f"{self.service}  {self.base_url}  {'ok' if self.ok else 'DIFFERS'}",
@@ -137,9 +149,7 @@ class ServiceCheck:
             lines.append("  version: " + "; ".join(f"{k} {v}" for k, v in self.version.items()))
         headers = ", ".join(f"{k}: {v}" for k, v in self.rate_limit_headers.items()) or "none seen"
         lines.append(f"  rate limit: declared {self.declared_rate}; headers {headers}")
-        skew = "no Date header" if self.clock_skew_s is None else f"{self.clock_skew_s:+.0f} s (the service's Date " \
-                                                                  "minus this machine's time)"
-        lines.append(f"  clock skew: {skew}")
+        lines.append(f"  clock skew: {self.skew_said()}")
         lines = [printable(line) for line in lines] + [r.line() for r in self.resources]
         total = sum(c.ms for c in self.calls)
         lines.append(f"  {len(self.calls)} requests ({', '.join(sorted({c.method for c in self.calls})) or 'none'}), "
@@ -193,7 +203,7 @@ class Report:
             parts.append(f"<h4>{e(s.service)} {'✓' if s.ok else '✗'}</h4><p>{e(s.base_url)}<br>auth: {e(s.auth)}"
                          f"<br>rate limit: declared {e(s.declared_rate)}; headers "
                          f"{e(', '.join(f'{k}: {v}' for k, v in s.rate_limit_headers.items()) or 'none seen')}"
-                         f"<br>clock skew: {e('no Date header' if s.clock_skew_s is None else f'{s.clock_skew_s:+.0f} s')}"
+                         f"<br>clock skew: {e(s.skew_said())}"
                          + (f"<br>version: {e(version)}" if version else "") + "</p>")
             rows = "".join(
                 "<tr>" + "".join(f"<td {CELL}>{e(str(cell))}</td>" for cell in (

@@ -70,8 +70,8 @@ def _lake_init(args: argparse.Namespace) -> int:
         if args.print_sql:
             print(grants.plan(address, args.writer, args.reader, shown=True).printed())
             print(f"-- then the first open makes the lake: toolkit lake init '{mask_passwords(address)}' "
-                  f"--data-path {data_path or 'PATH'} as this role; each role's password: psql -v "
-                  "cron_password=... (named ROLE_password)")
+                  f"--data-path {data_path or 'PATH'} as this role; each role's password as a psql variable: "
+                  f"psql {' '.join(f'-v {role}_password=...' for role in (args.writer, args.reader) if role)}")
             return 0
         if not data_path:
             print("toolkit lake init: name the lake's data: --data-path FOLDER or s3://... (or TOOLKIT_DATA_PATH)",
@@ -119,9 +119,11 @@ def _lake_check(args: argparse.Namespace) -> int:
         print(f"  {'can   ' if ability.can else 'cannot'} {ability.what}")
         if not ability.can:
             shown = ", ".join(ability.missing[:4]) + (f" and {len(ability.missing) - 4} more" if len(ability.missing) > 4 else "")
-            kind = "--writer" if ability.what.startswith("write") else "--reader"
+            # a role that may not even read may be meant to write: --writer gives both, --reader reading alone
+            kind = f"--writer {role}" if ability.what.startswith("write") else \
+                f"--reader {role} (or --writer {role}, to write as well)"
             print(f"         missing {shown}: a DBA gives it with toolkit lake init 'ducklake:postgres:... "
-                  f"user=ADMIN' --data-path PATH {kind} {role} (or --print-sql for the SQL)")
+                  f"user=ADMIN' --data-path PATH {kind}; --print-sql prints its SQL instead")
     return 0 if found[0].can else 1
 
 

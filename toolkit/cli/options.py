@@ -1,9 +1,9 @@
 """What every command of `toolkit` shares: the workspace and credentials options, opening a workspace,
 and the one-line errors with their exit codes.
 
-Exit codes: 0 done, 1 something failed (a resource, a check), 2 bad arguments or a toolkit error,
-75 the workspace stayed held by another process past the wait (EX_TEMPFAIL: run again later),
-130 interrupted.
+Exit codes: 0 done, 1 something failed (a resource, a check; for `refresh`: nothing was refreshed),
+2 bad arguments or a toolkit error, 3 `refresh` refreshed some resources and not others, 75 the
+workspace stayed held by another process past the wait (EX_TEMPFAIL: run again later), 130 interrupted.
 """
 from __future__ import annotations
 
@@ -79,7 +79,8 @@ def missing_workspace(args: argparse.Namespace, command: str) -> bool:
         print(f"toolkit {command}: name the workspace: --workspace FILE (or TOOLKIT_WORKSPACE)", file=sys.stderr)
         return True
     if not is_lake(args.workspace) and not Path(args.workspace).exists():
-        print(f"toolkit {command}: no workspace at {args.workspace}", file=sys.stderr)
+        from toolkit.storage.file import not_there
+        print(f"toolkit {command}: {not_there(Path(args.workspace), 'workspace')}", file=sys.stderr)
         return True
     return False
 

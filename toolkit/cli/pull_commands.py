@@ -88,9 +88,17 @@ def _pull(args: argparse.Namespace) -> int:
     return 1 if named_but_skipped or any(p.error for p in done) else 0
 
 
+# what `toolkit refresh` exits with besides 0 (everything asked for refreshed), 2 (bad arguments or
+# credentials file), 75 (workspace busy) and 130 (interrupted): a scheduler tells these apart
+NOTHING_REFRESHED = 1    # every resource failed or was skipped (no credentials), or the workspace holds none
+PARTLY_REFRESHED = 3     # some refreshed, others failed or were skipped: the lines above say which
+REFRESHED = ("full", "incremental", "cached", "resumed")
+
+
 def _refresh(args: argparse.Namespace) -> int:
     from toolkit import catalog
     from toolkit.errors import ToolkitError
+    from toolkit.pull.refresh import refresh
     if missing_workspace(args, "refresh"):
         return 2
     if unknown_name("refresh", "service", args.services, list(catalog.SERVICES)) or unknown_name(
@@ -103,13 +111,16 @@ def _refresh(args: argparse.Namespace) -> int:
             where = ws.where
             held = sorted(set(ws.loads()["service"])) if len(ws.loads()) else []
             named = sorted({r.split(".", 1)[0] for r in args.resource})
+            unconnected = {}
             for service in args.services or named or held:
                 try:
                     ws.connect(service, source=credentials_source(args), credentials_file=credentials_file(args))
-                except ToolkitError as error:  # its resources are then skipped, with this line to say why
-                    print(f"skip {service}: {type(error).__name__}: {error}", flush=True)
-            table = ws.refresh(*args.services, resources=args.resource or None, incremental=not args.full,
-                               max_age=args.max_age, say=lambda line: print(line, flush=True))
+                except ToolkitError as error:  # its resources are then skipped: said once here, in the command's words
+                    print(f"{service}: not connected: {_unconnected(service, error, args)}", flush=True)
+                    unconnected[service] = "no credentials (said above)" if _lacking(error) else "said above"
+            table = refresh(ws, ws.connections, tuple(args.services), resources=args.resource or None,
+                            incremental=not args.full, max_age=args.max_age, say=lambda line: print(line, flush=True),
+                            unconnected=unconnected)
     except ToolkitError as error:
         return failed("refresh", error)
     counts = table["kind"].value_counts()
@@ -123,7 +134,42 @@ def _refresh(args: argparse.Namespace) -> int:
     broken = table[table["kind"] == "failed"]
     if len(broken) and broken["error"].astype(str).str.contains("WorkspaceBusyError").all():
         return BUSY
-    return 1 if len(broken) else 0
+    done = int(table["kind"].isin(REFRESHED).sum())
+    if not len(table):
+        print("toolkit refresh: nothing refreshed: the workspace holds no load"
+              + (f" of {', '.join(args.services)}" if args.services else "")
+              + "; `toolkit pull SERVICE ...` fills it first (exit 1)", file=sys.stderr)
+        return NOTHING_REFRESHED
+    others = (f"{int((table['kind'] == 'failed').sum())} failed, {int((table['kind'] == 'skipped').sum())} "
+              "skipped (the lines above say why)")
+    if done == 0:
+        print(f"toolkit refresh: nothing refreshed: of {len(table)} resources, {others} (exit 1)", file=sys.stderr)
+        return NOTHING_REFRESHED
+    if done < len(table):
+        print(f"toolkit refresh: partly refreshed: {done} of {len(table)} resources; {others} (exit 3)",
+              file=sys.stderr)
+        return PARTLY_REFRESHED
+    return 0
+
+
+def _lacking(error: BaseException) -> bool:
+    """Whether connecting failed for want of credentials (none given anywhere), not for their content."""
+    return getattr(error, "value", "") is None and "is required" in getattr(error, "rule", "")
+
+
+def _unconnected(service: str, error: BaseException, args: argparse.Namespace) -> str:
+    """Why a service could not be connected, in the command's words: which file, variables or flag."""
+    from toolkit import catalog
+    from toolkit.catalog.masking import mask_passwords
+    if not _lacking(error):
+        return f"{type(error).__name__}: {mask_passwords(str(error))}"
+    fields = ("base_url", *(f for f in catalog.SERVICES[service].credentials if f not in ("mode", "system_version")))
+    variables = ", ".join(f"TOOLKIT_{service.upper()}_{field.upper()}" for field in fields)
+    given = credentials_file(args)
+    if given:
+        return f"no credentials: the file {given} holds no \"{service}\"; add it there, or set {variables}"
+    return (f"no credentials: give --credentials FILE (or TOOLKIT_CREDENTIALS=FILE; `toolkit sandbox` writes one), "
+            f"or set {variables}")
 
 
 @contextlib.contextmanager

@@ -4,6 +4,7 @@ from __future__ import annotations
 __all__ = ["add"]
 
 import argparse
+import errno
 import sys
 
 from toolkit.cli.options import (
@@ -24,8 +25,18 @@ def _sandbox(args: argparse.Namespace) -> int:
     if args.task is not None or args.duration is not None:
         print("toolkit sandbox: the one task is `advance DURATION` (e.g. toolkit sandbox advance 3h)", file=sys.stderr)
         return 2
-    sandbox.serve(port=args.port, scale=args.scale, seed=args.seed, drift=args.drift,
-                  credentials_file=args.credentials)
+    try:
+        sandbox.serve(port=args.port, scale=args.scale, seed=args.seed, drift=args.drift,
+                      credentials_file=args.credentials)
+    except OSError as error:    # one line, not the server's 24 frames; the running sandbox's file stays
+        if error.errno == errno.EADDRINUSE:
+            print(f"toolkit sandbox: port {args.port} on 127.0.0.1 is taken (a sandbox already running? `jobs` "
+                  f"lists it, `kill %1` stops it); or serve on another: --port {args.port + 1}, or --port 0 for "
+                  "any free one", file=sys.stderr)
+        else:
+            what = f"cannot write the credentials file {args.credentials}" if args.credentials else "cannot start"
+            print(f"toolkit sandbox: {what}: {error.strerror or error}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -139,7 +139,8 @@ def _migrate(args: argparse.Namespace) -> int:
     from toolkit.storage.file import old_layout
     from toolkit.workspace import Workspace
     if not Path(args.workspace).exists():
-        print(f"toolkit migrate: no workspace at {args.workspace}", file=sys.stderr)
+        from toolkit.storage.file import not_there
+        print(f"toolkit migrate: {not_there(Path(args.workspace), 'workspace')}", file=sys.stderr)
         return 2
     try:
         with read_only_waiting(Path(args.workspace), args.wait) as con:

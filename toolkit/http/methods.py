@@ -14,6 +14,7 @@ from typing import Any
 
 from toolkit import catalog
 from toolkit.catalog.spec import Action, Param
+from toolkit.errors import UnknownMethodError
 
 RESERVED = ("version", "headers", "content_type")     # keywords every method takes besides the params
 
@@ -67,11 +68,23 @@ def docstring(entry: Action) -> str:
 _CLASSES: dict[tuple[type, str], type] = {}
 
 
+def _missing(owner: str) -> Callable[[Any, str], Any]:
+    """`__getattr__` for a class of `with_methods`: a misspelt method (`tm.get_submision`) says the closest
+    it has, as `tm.call` does for an action id; a private or special name stays a plain AttributeError
+    (copy, pickle and IPython probe those). It reads nothing of the instance, which may be half made."""
+    def __getattr__(self: Any, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise UnknownMethodError(owner, name, sorted(n for n in dir(type(self)) if not n.startswith("_")))
+    return __getattr__
+
+
 def with_methods(base: type, service: str) -> type:
     """`base` subclassed for one service with one method per action, built once: `TranslationClient`,
     `TranslationConnection`, ... (the class name is the service's title-cased key plus the base's)."""
     if (base, service) not in _CLASSES:
-        methods = {a.name: action_method(a) for a in catalog.actions_of(service)}
+        methods: dict[str, Any] = {a.name: action_method(a) for a in catalog.actions_of(service)}
+        methods["__getattr__"] = _missing(f"the {service} {base.__name__.lower()}")
         name = "".join(part.title() for part in service.split("_")) + base.__name__
         _CLASSES[base, service] = type(name, (base,), {"__doc__": catalog.SERVICES[service].doc, **methods})
     return _CLASSES[base, service]

@@ -20,6 +20,8 @@ Answers that differ from the declared shapes are kept and the load records how (
 """
 from __future__ import annotations
 
+import contextlib
+
 __all__ = ["KeyWatch", "LoadResult", "fetch", "narrowing", "pull"]
 
 import gc
@@ -163,7 +165,8 @@ def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bo
 
         def run(given: dict) -> Iterator[tuple[pa.Table, int]]:
             part = plans.plan(client, store, resource, given, workers, on_error, parent_ids)
-            part.skip, part.done = plan.skip, plan.done   # a resumed fan-out's parents done, and those done now
+            # a resumed fan-out's parents done, those done now, and those answered when Ctrl-C came
+            part.skip, part.done, part.leftover = plan.skip, plan.done, plan.leftover
             try:
                 yield from part.tables()
             finally:
@@ -207,6 +210,10 @@ def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bo
                 load.write(frames.empty(resource))
             tally.finish()
         except BaseException as error:   # what was walked survives a lost network or Ctrl-C (not a refusal)
+            if isinstance(error, KeyboardInterrupt):   # the answers in flight when it came: kept, not asked again
+                with contextlib.suppress(Exception):
+                    for table, _ in plan.leftover:
+                        batcher.add(tally.take(table))
             if not isinstance(error, ValidationError | ContractError):
                 saver.last()
             if isinstance(error, KeyboardInterrupt) and not isinstance(error, Interrupted):

@@ -29,11 +29,11 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from toolkit.catalog.spec import Column, Resource
+from toolkit.http import answers
 from toolkit.pull.columns import (
     ARROW_TYPES,
     ID_TYPES,
@@ -192,7 +192,7 @@ def json_of_raw(values: list) -> pa.Array:
     # one search over the joined texts: no value can end, and the next begin, a mark between them
     data = b"".join(present)
     if _not_compact(data):
-        return json_text([None if v is None else orjson.loads(bytes(v)) for v in values])
+        return json_text([None if v is None else answers.loads(bytes(v)) for v in values])
     lengths = pa.array([0 if v is None else len(v) for v in values], pa.int64())
     offsets = pa.concat_arrays([pa.array([0], pa.int64()), pc.cumulative_sum(lengths)])
     valid = None if len(present) == len(values) else pa.array([v is not None for v in values]).buffers()[1]

@@ -92,6 +92,9 @@ class Plan:
     planned: list | None = None  # a fan-out's members (ids or chunks of them): what makes it resumable
     done: list = field(default_factory=list)   # members whose rows were all handed on, in that order
     skip: set = field(default_factory=set)     # members (as resume.member_key) a resumed load holds already
+    # the tables of members answered when Ctrl-C stopped the walk, typed and counted in `done` but not yet
+    # handed on: the load keeps them at its last checkpoint, so the pull that goes on does not ask again
+    leftover: list = field(default_factory=list)
 
 
 def plan(client: Client, store: Store, resource: Resource, filters: dict, workers: int, on_error: str,
@@ -250,10 +253,32 @@ def _fan_out(client: Client, resource: Resource, action: Action, ids: Sequence, 
                     plan.done.append(member)   # before the table goes on: a checkpoint after it names it
                 yield table, step
 
+        def drained() -> None:
+            """On Ctrl-C: the members not started are not asked; the answers of those in flight (a request
+            each, which the pool's exit waits for anyway) and of those waiting to be typed go to
+            `plan.leftover`, so that what was asked is kept: before, a window of 16 translation documents'
+            answers was dropped and asked again by the pull that went on. Anything going wrong here
+            (a second Ctrl-C, a member that failed) leaves them to that pull, as before."""
+            for future in running:
+                future.cancel()
+            try:
+                for future, member in running.items():
+                    if not future.cancelled():
+                        rows = future.result()
+                        parent = {column: member} if column else None
+                        if isinstance(rows, _Pages):
+                            typist.put_pages(rows, parent=parent)
+                        else:
+                            typist.put(rows, None, parent=parent)
+                        put.append(member)
+                plan.leftover.extend(typed(everything=True))
+            except BaseException:
+                return
+
+        running: dict = {}
         # a bounded window of futures: memory stays flat however many ids there are
         with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="toolkit-fetch") as pool:
             queue = iter([member for member in ids if member_key(member) not in plan.skip] if plan.skip else ids)
-            running = {}
             for member in _take(queue, workers * 2):
                 running[pool.submit(fetch_member, member, typist)] = member
             try:
@@ -281,6 +306,9 @@ def _fan_out(client: Client, resource: Resource, action: Action, ids: Sequence, 
                         for nxt in _take(queue, 1):
                             running[pool.submit(fetch_member, nxt, typist)] = nxt
                 yield from typed(everything=True)
+            except (KeyboardInterrupt, GeneratorExit):
+                drained()
+                raise
             finally:
                 typist.close()
 

@@ -5,10 +5,11 @@ a notebook one plain text output updated in place that ends as a summary.
 """
 from __future__ import annotations
 
-__all__ = ["SINGULAR", "bar", "in_notebook_kernel", "unit_of"]
+__all__ = ["SINGULAR", "bar", "in_notebook_kernel", "notebook_line", "unit_of"]
 
 import functools
 import os
+import re
 import sys
 
 
@@ -35,8 +36,7 @@ def bar(total: int | None, description: str, unit: str, show: bool | None = None
     shown: list[str] = []
 
     def write(text: str) -> None:           # tqdm writes "\r<line>" and, on close, "\n"
-        line = text.strip().replace(" · , ", " · ").replace(" ·  · ", " · ")   # tqdm's ", " before a postfix
-        line = line.removesuffix(", 00:00 left")     # the summary a finished walk ends as
+        line = notebook_line(text)
         if line and line != (shown[-1] if shown else None):
             (handle.update if shown else handle.display)(Pretty(line))
             shown.append(line)
@@ -48,6 +48,17 @@ def bar(total: int | None, description: str, unit: str, show: bool | None = None
     # tqdm is imported here, where a bar is shown, so the class is made here too
     return _counted()(total=total, desc=description, unit=unit, file=line, leave=True, mininterval=0.5,
                       bar_format="{desc}: {n_fmt}" + of + " · {postfix} · {elapsed_s:.1f} s" + left)
+
+
+def notebook_line(text: str) -> str:
+    """What tqdm writes ("\r<line>"), as a notebook's line shows it: without tqdm's ", " before an empty
+    postfix, the "00:00 left" a finished walk ends with, or tqdm's own time left where the postfix said
+    it already ("15 requests/s, the service's limit; about 14 s left · 6.2 s", not "..., 00:14 left")."""
+    line = text.strip().replace(" · , ", " · ").replace(" ·  · ", " · ")
+    line = line.removesuffix(", 00:00 left")
+    if " s left · " in line:
+        line = re.sub(r", [\d:]+ left$", "", line)
+    return line
 
 
 # units as a line names one of them ("1 page", "1/1 batch of submissions")

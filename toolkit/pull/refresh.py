@@ -95,13 +95,15 @@ def depth(service: str, name: str, seen: frozenset[str] = frozenset()) -> int:
 def refresh(store: Store, connections: Mapping[str, Bound], services: tuple[str, ...] = (), *,
             resources: Iterable[str | tuple[str, str]] | None = None, max_age: float | str | timedelta | None = None,
             incremental: bool = True, say: Callable[[str], None] | None = None,
-            progress: bool | None = None) -> pd.DataFrame:
+            progress: bool | None = None, unconnected: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Pull again every resource the store holds (or those of `services`, or only the held ones named
     in `resources`) through `connections` (service → an object with a `client`); a load younger
     than `max_age` is kept ("cached"). A service held but not connected is skipped with a reason; a
     failed resource keeps its previous view, says its error, and the others go on. One line per
     resource goes to `say` (stdout by default); `progress=False` turns the progress display off
-    (None: shown on a terminal or in Jupyter, not in a log).
+    (None: shown on a terminal or in Jupyter, not in a log). `unconnected` says, per service, why it is
+    not connected, in the caller's words (the command's: which credentials it lacks); by default, the
+    notebook's `ws.connect(...)`.
 
     Chosen resources still go parents first. A parent that is held but not chosen is not added: its
     children read its latest load as it stands (a fan-out's ids; `open_parents` asks again for the rows
@@ -152,8 +154,8 @@ def refresh(store: Store, connections: Mapping[str, Bound], services: tuple[str,
                     break
                 try:   # everything a resource does is its own row: a lost lake fails it, not the refresh
                     if conn is None:
-                        row = _row(service, name, "skipped",
-                                   error=f"{service} is not connected: ws.connect({service!r}, ...) first")
+                        why = (unconnected or {}).get(service, f"ws.connect({service!r}, ...) first")
+                        row = _row(service, name, "skipped", error=f"{service} is not connected: {why}")
                     elif (service, name) in earlier:
                         row = _row(service, name, "resumed", written=earlier[service, name])
                     else:

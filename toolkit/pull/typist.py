@@ -35,12 +35,12 @@ from collections.abc import Iterator
 from concurrent.futures import Future
 from typing import Any, BinaryIO
 
-import orjson
 import pyarrow as pa
 
 from toolkit import catalog
 from toolkit.catalog.paging import Paging
 from toolkit.catalog.spec import Action, Resource
+from toolkit.http.answers import loads as exact_json
 from toolkit.pull import decoding, frames
 
 START_AFTER_PAGES = 2         # a walk this long is likely long: start the helper (once per session)
@@ -212,7 +212,7 @@ def type_pages(service: str, name: str, contents: list[bytes], parent: dict | No
     pages = []
     for content in contents:
         body = decode(content) if decode is not None else None
-        pages.append(decoding.rows_of(resource, action, orjson.loads(content) if body is None else body))
+        pages.append(decoding.rows_of(resource, action, exact_json(content) if body is None else body))
     table = _typed(pages, resource, parent)
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
@@ -279,9 +279,9 @@ class Typist:
         body = decode(content) if decode is not None else None
         if body is not None or self.action.response == "record":
             return body
-        try:
-            body = orjson.loads(content)
-        except orjson.JSONDecodeError:    # not JSON: Client.parse says what it is
+        try:    # a number past a double (1e400) as its text, as the client's own parse keeps it
+            body = exact_json(content)
+        except (ValueError, RecursionError):    # not JSON: Client.parse says what it is
             return None
         body, found = decoding.mend(self.resource, self.style, body)
         if found:
@@ -309,7 +309,7 @@ class Typist:
         self.waiting.append([typed, pages, parent, step])
 
     def _here(self, pages: list[tuple[list, bytes | None]], parent: dict | None) -> pa.Table:
-        rows = [decoding.rows_of(self.resource, self.action, orjson.loads(content))
+        rows = [decoding.rows_of(self.resource, self.action, exact_json(content))
                 if isinstance(rows, decoding.RawRows) else rows   # meant for the helper, which is gone
                 for rows, content in pages]
         return _typed(rows, self.resource, parent)

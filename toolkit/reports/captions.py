@@ -177,9 +177,9 @@ def overdue_by(by: pd.DataFrame) -> str:
         return "No targets were pulled."
     if by.empty:
         return "No open target is overdue or at risk."
-    return (f"{many(len(by), 'pair')} of target language and project, {many(int(by['targets'].sum()), 'target')}"
-            f" ({int(by['overdue'].sum()):,} overdue, {int(by['at_risk'].sum()):,} at risk), "
-            f"{many(int(by['words_left'].sum()), 'word')} left.")
+    return (f"{many(len(by), 'pair')} of target language and project: {many(int(by['overdue'].sum()), 'target')} "
+            f"overdue with {many(int(by['overdue_words'].sum()), 'word')} left, {int(by['at_risk'].sum()):,} at risk "
+            f"with {many(int(by['at_risk_words'].sum()), 'word')} left.")
 
 
 def burndown(progress: pd.DataFrame) -> str:

@@ -18,7 +18,7 @@ A load's rows are `_valid_from <= seq AND (_valid_to IS NULL OR _valid_to > seq)
 from __future__ import annotations
 
 __all__ = ["FILTERED", "FINISHED", "MIGRATE_HINT", "STORAGE_VERSION", "VALIDITY", "damage_said", "damaged",
-           "filtered_of", "history_view_sql", "literal", "load_memory", "loads_view_sql", "migrate", "old_layout", "old_table_of",
+           "filtered_of", "history_view_sql", "literal", "load_memory", "loads_view_sql", "migrate", "not_there", "old_layout", "old_table_of",
            "open_duckdb", "query_memory", "quote", "row_hash", "session", "valid_at", "versions_of",
            "usable_path", "view_sql", "written_by_newer"]
 
@@ -198,16 +198,23 @@ def usable_path(path: Path, what: str = "workspace") -> Path:
     return path
 
 
+def not_there(path: Path, what: str, why: str = "") -> str:
+    """"no workspace at /abs/path.duckdb; /abs holds a.duckdb": the path whole, whatever folder the
+    process runs in (a relative one read from another folder named no place), and what is there."""
+    path = Path(path).absolute()
+    near = sorted(p.name for p in path.parent.glob("*.duckdb")) if path.parent.is_dir() else []
+    there = f"; {path.parent} holds {', '.join(near[:5])}" if near else ""
+    return f"no {what} at {path}{f' {why}' if why else ''}{there}"
+
+
 def open_duckdb(path: Path | None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """A connection; a file locked by another process becomes `WorkspaceInUseError`, one open in this
     process the other way (read-write against read-only) `WorkspaceOpenHereError`."""
     if path is not None:
         usable_path(path)
     if read_only and path is not None and not path.exists():
-        near = sorted(p.name for p in path.parent.glob("*.duckdb")) if path.parent.is_dir() else []
-        there = f"; {path.parent} holds {', '.join(near[:5])}" if near else ""
-        raise WorkspaceError(f"no workspace at {path} to read{there}. A read-write open "
-                             f"(toolkit.Workspace(path)) creates one")
+        raise WorkspaceError(not_there(path, "workspace", "to read") + ". A read-write open "
+                             "(toolkit.Workspace(path)) creates one")
     # a new file in the oldest storage this toolkit runs on (DuckDB 1.5), so that either DuckDB opens it
     config = {"storage_compatibility_version": STORAGE_VERSION} if path and not path.exists() else {}
     try:

@@ -36,7 +36,7 @@ def _loads_read(dead: Sequence[str]) -> str:
         return "_loads"
     ids = "[" + ", ".join(literal(load_id) for load_id in dead) + "]"
     gone = f"(status = 'running' AND list_contains({ids}, load_id))"
-    return (f"(SELECT * REPLACE (CASE WHEN {gone} THEN 'failed' ELSE status END AS status, "
+    return (f"(SELECT * REPLACE (CASE WHEN {gone} THEN 'interrupted' ELSE status END AS status, "
             f"CASE WHEN {gone} THEN coalesce(finished, started) ELSE finished END AS finished, "
             f"CASE WHEN {gone} THEN '{INTERRUPTED}' ELSE error END AS error) FROM _loads)")
 
@@ -79,7 +79,7 @@ class Holdings:
     def _mend_interrupted(self, con: duckdb.DuckDBPyConnection) -> None:
         dead = self._dead_loads(con)
         if dead:
-            settled(lambda: ledger.update_loads(con, self.lake is not None, [("status", "'failed'"), ("finished", "coalesce(finished, started)"),
+            settled(lambda: ledger.update_loads(con, self.lake is not None, [("status", "'interrupted'"), ("finished", "coalesce(finished, started)"),
                                                             ("error", "?")], [INTERRUPTED],
                                 "status = 'running' AND list_contains(?, load_id)", [dead]), self.lake is not None)
 

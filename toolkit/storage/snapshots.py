@@ -73,7 +73,7 @@ class Snapshot:
         (toolkit.storage.sealed): what an assistant is served through."""
         self.path = Path(path).expanduser()
         if not self.path.exists():
-            raise SnapshotNotFoundError(f"no snapshot at {self.path}: toolkit export (or ws.export(path)) "
+            raise SnapshotNotFoundError(f"no snapshot at {Path(self.path).absolute()}: toolkit export (or ws.export(path)) "
                                         "writes one")
         usable_path(self.path, "snapshot")
         if self.path.is_dir():

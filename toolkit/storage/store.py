@@ -23,7 +23,7 @@ loads committed since; what must outlast one statement (a temp table, a SET) goe
 
 A load whose process died (kill -9, a crash) stays "running" in the file. Each load records its owner
 (toolkit.storage.processes): a read-write workspace marks the loads of owners that no longer live
-failed ("interrupted: ..."), and a read-only one, which may not write, shows them so (`loads()`,
+interrupted ("interrupted: the process ended during the load"), and a read-only one, which may not write, shows them so (`loads()`,
 `history()`).
 
 The Store is cut in three along what it does: `toolkit.storage.holdings` reads what the file holds (names,
@@ -55,6 +55,7 @@ from toolkit.storage.file import (
     history_view_sql,
     loads_view_sql,
     migrate,
+    not_there,
     old_layout,
     usable_path,
     view_sql,
@@ -112,10 +113,8 @@ class Store(History):
         if self.path is not None:
             usable_path(self.path)
         if read_only and self.path is not None and not self.path.exists():
-            near = sorted(p.name for p in self.path.parent.glob("*.duckdb")) if self.path.parent.is_dir() else []
-            there = f"; {self.path.parent} holds {', '.join(near[:5])}" if near else ""
-            raise WorkspaceError(f"no workspace at {self.path} to read{there}. A read-write open "
-                                 f"(toolkit.Workspace(path)) creates one")
+            raise WorkspaceError(not_there(self.path, "workspace", "to read") + ". A read-write open "
+                                 "(toolkit.Workspace(path)) creates one")
         # the file and the lock this store shares with its loads, and nothing else of it
         self._file = FileHandle(self.path, read_only, wait, self._closed_message, lake=self.lake,
                                 seal=None if sealed is None else partial(seal, limits=sealed,

@@ -246,24 +246,30 @@ def overdue(source: Any, now: Any = None, within_hours: float = AT_RISK_HOURS) -
 
 
 def overdue_by(source: Any, now: Any = None, within_hours: float = AT_RISK_HOURS) -> pd.DataFrame:
-    """The overdue and at-risk targets (`overdue`) per target language and project: targets and words
-    left of each flag, the most words left first.
+    """The overdue and at-risk targets (`overdue`) per target language and project, each flag counted
+    apart: `overdue` targets and their `overdue_words` left, `at_risk` targets and their
+    `at_risk_words` left (an open target has delivered none of its words), `soonest_due`; the most
+    overdue words first. The words of a pair's targets, whatever their flag, are the sum of the two.
 
         reports.translation.overdue_by(ws)
     """
     late = overdue(source, now, within_hours)
-    columns = ["target_language", "project_name", "overdue", "at_risk", "targets", "words_left", "soonest_due"]
+    columns = ["target_language", "project_name", "overdue", "overdue_words", "at_risk", "at_risk_words",
+               "soonest_due"]
     if late.empty:
         found = pd.DataFrame(columns=columns)
     else:
-        keys = [late["target_language"], late["project_name"].fillna("(no project)")]
-        grouped = late.groupby(keys, dropna=False)
+        late = late.assign(project_name=late["project_name"].fillna("(no project)"),
+                           overdue_words=late["words_left"].where(late["flag"] == "overdue"),
+                           at_risk_words=late["words_left"].where(late["flag"] == "at risk"))
+        grouped = late.groupby(["target_language", "project_name"], dropna=False, observed=True)
         found = pd.DataFrame({"overdue": grouped["flag"].agg(lambda f: int((f == "overdue").sum())),
+                              "overdue_words": grouped["overdue_words"].sum(),
                               "at_risk": grouped["flag"].agg(lambda f: int((f == "at risk").sum())),
-                              "targets": grouped.size(), "words_left": grouped["words_left"].sum(min_count=1),
+                              "at_risk_words": grouped["at_risk_words"].sum(),
                               "soonest_due": grouped["due_date"].min()}).reset_index()
-        found.columns = columns
-        found = found.sort_values(["words_left", "targets"], ascending=False, ignore_index=True)
+        found = found[columns].astype({"overdue_words": "int64", "at_risk_words": "int64"})
+        found = found.sort_values(["overdue_words", "at_risk_words", "overdue"], ascending=False, ignore_index=True)
     found.attrs.update(late.attrs)
     return found
 
