@@ -135,7 +135,7 @@ class Load(Evolution, Merge):
                     "status": "running", "failed_ids": [], "key": list(self.key), "kind": self.kind,
                     "builds_on": self.builds_on, "owner": this_process(),
                     "seen": orjson.dumps(self.seen, option=orjson.OPT_SORT_KEYS).decode() if self.seen else None})
-            self._staged = Stage(handle.path, self.load_id)
+            self._staged = Stage(handle.path, self.load_id, checkpoints=self._resume)
             if self._resume:
                 self.resumable = resumable(handle.path, self.signature)
             self.status = "running"

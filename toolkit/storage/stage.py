@@ -13,8 +13,11 @@ folder that the next load with the same signature (workspace, service, base URL,
 and the load it builds on) takes over (`resumable`, `Stage.adopt`): it asks only for what the note
 does not name, and commits the adopted batches with its own. Nothing of it is visible before that
 commit. Each batch file's BLAKE2 digest is in the note, and a checkpoint is taken over only when every
-file still matches it, and the note its own (`check`): a byte flipped on disk would otherwise be
-committed as data (a list read back as NULL) or take a parent for done, so a damaged checkpoint is
+file still matches it, and the note its own (`check`). A stage that may checkpoint (`checkpoints=True`:
+a fan-out's) digests each file as it writes it; one that may not (a walk's, which has nothing to resume
+from) spends nothing on digests unless a checkpoint comes all the same, which digests the files it
+finds without one: hashing every batch cost a walk about a tenth of its CPU (benchmarks/fetch.py).
+Without the digests a byte flipped on disk would be committed as data (a list read back as NULL) or take a parent for done, so a damaged checkpoint is
 discarded, with one line saying so, and its parents asked again. A checkpoint no load took over within `KEEP_CHECKPOINT` is removed like any abandoned folder.
 
     stage = Stage(workspace_path, load_id); stage.add(table); for table in stage: ...; stage.close()
@@ -52,13 +55,15 @@ def _folder_of(workspace: Path | None) -> Path:
 class Stage:
     """The batches of one load, in the order they came."""
 
-    def __init__(self, workspace: Path | None, load_id: str, memory: int = STAGE_MEMORY) -> None:
+    def __init__(self, workspace: Path | None, load_id: str, memory: int = STAGE_MEMORY, *,
+                 checkpoints: bool = True) -> None:
         # the owner is in the name, so a folder is never taken for abandoned before it says whose it is
         owner = this_process().replace("/", "~")
         self._where, self._name, self._memory = _folder_of(workspace), f"{_PREFIX}{owner}~{load_id}", memory
         self._entries: list[pa.Table | Path] = []
         self._held, self._folder = 0, None
         self._digests: dict[str, str] = {}   # each batch file's digest, by name
+        self._digesting = checkpoints        # digest each file as it is written (module docstring)
         self.damaged: str | None = None      # why a checkpoint offered to `adopt` was discarded
 
     def add(self, table: pa.Table) -> None:
@@ -75,7 +80,8 @@ class Stage:
         with pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
         data = sink.getvalue()
-        self._digests[path.name] = digest(data)
+        if self._digesting:
+            self._digests[path.name] = digest(data)
         with open(path, "wb") as out:
             out.write(memoryview(data))
 
@@ -96,6 +102,10 @@ class Stage:
                 self._entries[i] = path
         self._held = 0
         files = [entry.name for entry in self._entries]
+        for name in files:          # written by a stage that did not expect to checkpoint
+            if name not in self._digests:
+                self._digests[name] = digest((folder / name).read_bytes())
+        self._digesting = True
         written = folder / f".{NOTE}.tmp"
         written.write_bytes(orjson.dumps(_sealed({**note, "files": files, "written": time.time(),
                                                   "digests": {name: self._digests[name] for name in files}})))
