@@ -92,6 +92,10 @@ def _serve(service: str, scale: float, latency_ms: float, enforce_limits: bool, 
         message = pipe.recv()
         if message == "stop":
             break
+        if message == "profile_ids":      # every seeded profile's id (the memberships' fan-out)
+            population = box.emulator(service).state.population
+            pipe.send([population.id(i) for i in range(population.count)])
+            continue
         pipe.send(box.stats())
     box.stop()
 
@@ -419,6 +423,68 @@ def _pull_limited(service: str, name: str, credentials: dict, limit: int) -> dic
     return {"rows": result.rows, "seconds": time.perf_counter() - started}
 
 
+def _write_profiles(ws, base_url: str, ids: list, changed: set) -> None:
+    """A load of `audience_platform.profiles` holding only what a memberships refresh compares (the
+    profile, and a version raised for `changed`): the parent whose rows say which memberships to ask again."""
+    import pyarrow as pa
+
+    from toolkit.storage.writer import BATCH_ROWS
+    with ws.load("audience_platform", base_url, "profiles", {}, ("item_id",)) as load:
+        for start in range(0, len(ids), BATCH_ROWS):
+            part = ids[start:start + BATCH_ROWS]
+            load.write(pa.table({"profile_id": part, "item_id": part,
+                                 "version": [2 if i in changed else 1 for i in part]}))
+
+
+def _memberships(credentials: dict, ids: list, refresh: bool) -> dict:
+    """A full pull of the memberships of `ids` into a new file workspace (its time, CPU, requests and peak
+    RSS); with `refresh`, then 1% of the profiles changed and an incremental refresh of it."""
+    import toolkit
+    ws = toolkit.Workspace(Path(tempfile.mkdtemp()) / "bench.duckdb")
+    conn = connect("audience_platform", credentials, ws)
+    conn.pull("audience_metadata", progress=False)
+    _write_profiles(ws, credentials["base_url"], ids, set())
+    cpu, children = time.process_time(), _children_cpu()
+    started = time.perf_counter()
+    pulled = conn.pull("memberships", profile_ids=ids, progress=False)
+    out = {"rows": pulled.rows, "requests": pulled.requests, "seconds": time.perf_counter() - started,
+           "cpu": time.process_time() - cpu + _children_cpu() - children, "pull_peak": peak_mb()}
+    if refresh:
+        _write_profiles(ws, credentials["base_url"], ids, set(ids[::100]))
+        conn.pull("audience_metadata", progress=False, refresh=True)
+        started = time.perf_counter()
+        again = conn.pull("memberships", profile_ids=ids, progress=False, incremental=True)
+        out.update(refresh_seconds=time.perf_counter() - started, refresh_requests=again.requests,
+                   refresh_kind=again.kind, refresh_rows=again.rows)
+    ws.close()
+    return out
+
+
+def memberships_scale(members: int = 3_000_000, python: str | None = None) -> None:
+    """Memberships at `members` rows against a tenth of it: peak RSS, time per record, and an incremental
+    refresh after 1% of the profiles changed."""
+    print(f"\n== memberships: {members // 10:,} and {members:,} rows (about 5 a profile, one request a profile), "
+          f"then an incremental refresh after 1% of the profiles changed ==")
+    box = Sandbox("audience_platform", members / 5 / 200, enforce_limits=False)
+    box.pipe.send("profile_ids")
+    every = box.pipe.recv()
+    print(f"  {len(every):,} profiles in the sandbox; the profiles loads the refresh compares are written by the "
+          f"benchmark (their own refresh is a rotation of its own); {_load_average()}")
+    small, small_peak = _in_child(_memberships, box.credentials, every[:len(every) // 10], False, python=python)
+    large, large_peak = _in_child(_memberships, box.credentials, every, True, python=python)
+    for label, got in (("tenth", small), ("full", large)):
+        print(f"  {label}: {got['rows']:,} rows, {got['requests']:,} requests in {got['seconds']:.1f} s "
+              f"({got['rows'] / got['seconds']:,.0f} rows/s, {got['cpu']:.1f} CPU-s), peak {got['pull_peak']:.0f} MB")
+    per = (large["seconds"] / large["rows"]) / (small["seconds"] / small["rows"])
+    print(f"  peak RSS {large['pull_peak'] / small['pull_peak']:.2f}x (goal ≤ 1.2x); time per record {per:.2f}x "
+          f"(goal ≤ 1.15x); CPU per record "
+          f"{(large['cpu'] / large['rows']) / (small['cpu'] / small['rows']):.2f}x")
+    print(f"  incremental refresh ({large['refresh_kind']}): {large['refresh_requests']:,} requests, "
+          f"{large['refresh_rows']:,} rows in {large['refresh_seconds']:.1f} s → "
+          f"{large['refresh_seconds'] / large['seconds']:.1%} of the full pull's time (goal ≤ 5%)")
+    box.stop()
+
+
 def fan_out(members: int) -> None:
     import toolkit
     print(f"\n== fan-out: {members:,} audience-membership requests at latency 50 ms ==")
@@ -529,7 +595,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--quick", action="store_true", help="100k records, 500 fan-out requests")
-    parser.add_argument("--only", choices=("paging", "fan_out", "cached"))
+    parser.add_argument("--only", choices=("paging", "fan_out", "cached", "scale"))
+    parser.add_argument("--members", type=int, default=3_000_000,
+                        help="memberships of the scale figures (and a tenth of it)")
     parser.add_argument("--style", action="append", choices=tuple(STYLES), default=[],
                         help="only this paging style (repeatable; default: all three)")
     parser.add_argument("--runs", type=int, default=3, help="runs of the ceiling and the pull per style (median)")
@@ -547,6 +615,11 @@ def main() -> None:
         pages_ahead(30_000 if args.quick else 100_000)
     if args.only in (None, "cached"):
         cached(records)
+    if args.only in (None, "scale"):
+        memberships_scale(300_000 if args.quick else args.members)
+        if args.base:
+            print("  before:")
+            memberships_scale(300_000 if args.quick else args.members, args.base)
     print(f"\n{_load_average()} at the end")
 
 
