@@ -1,4 +1,4 @@
-"""What issue 48 made cheaper still guards what it guarded: the repeat-key guard in Arrow, a walk's stage
+"""What issue 48 made cheaper still guards what it guarded: the repeat-key guard, a walk's stage
 without digests until a checkpoint, a fan-out's checkpoints in files of what was done since the last,
 the spacing check of JSON columns, and the typing helper off unless asked for."""
 from __future__ import annotations

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from toolkit import catalog
 from toolkit.catalog.masking import mask_settings
@@ -159,17 +158,15 @@ class KeyWatch:
     the walk is (it answers its first page forever, or page numbers modulo something): PagingError,
     where a byte-identical page (paging.Watch) would not show it because an envelope or a timestamp
     differs. The keys of the first and the latest 8 pages are kept, so memory stays flat; a loop of a
-    longer period meets the walk's ceiling instead. Pages typed elsewhere come back in page order.
-    Keys are compared in Arrow, as text (a key of several columns joined by a separator): taking them
-    out into Python sets cost a walk more than the rest of this guard (benchmarks/fetch.py)."""
+    longer period meets the walk's ceiling instead. Pages typed elsewhere come back in page order."""
 
     KEPT = 8
 
     def __init__(self, resource: Resource, action: str) -> None:
         self.names, self.action = [k for k in resource.key if k], action
         self.full: deque[bool] = deque()
-        self.first: list[pa.Array] = []
-        self.latest: deque[pa.Array] = deque(maxlen=self.KEPT)
+        self.first: set = set()
+        self.latest: deque[set] = deque(maxlen=self.KEPT)
         self.pages = 0
 
     def expect(self, full: bool) -> None:
@@ -185,31 +182,16 @@ class KeyWatch:
         self.pages += 1
         if not self.names or not all(name in table.column_names for name in self.names) or not table.num_rows:
             return
-        keys = _key_text(table, self.names)
-        if full and self.pages > 1 and (self.first or self.latest):
-            seen = pa.concat_arrays([*self.first, *self.latest])
-            if pc.all(pc.is_in(keys, value_set=seen)).as_py():
-                raise PagingError(f"{self.action}: page {self.pages} of the walk holds only rows the walk has "
-                                  f"had already ({len(keys)} keys): the service ignores where the walk is. "
-                                  f"Nothing of this walk was kept")
+        columns = [table.column(name).to_pylist() for name in self.names]
+        keys = set(zip(*columns, strict=True))
+        if full and self.pages > 1 and all(key in self.first or any(key in s for s in self.latest) for key in keys):
+            raise PagingError(f"{self.action}: page {self.pages} of the walk holds only rows the walk has "
+                              f"had already ({len(keys)} keys): the service ignores where the walk is. "
+                              f"Nothing of this walk was kept")
         if self.pages <= self.KEPT:
-            self.first.append(keys)
+            self.first |= keys
         else:
             self.latest.append(keys)
-
-
-def _key_text(table: pa.Table, names: list[str]) -> pa.Array:
-    """The distinct keys of a page as text: one column's values, or several joined by a unit separator
-    (a null part as NUL, so that it stays apart from any text); repr of each key where a key column
-    does not cast to text."""
-    try:
-        columns = [table.column(name).cast(pa.string()).combine_chunks() for name in names]
-        keys = columns[0] if len(columns) == 1 else pc.binary_join_element_wise(
-            *columns, "\x1f", null_handling="replace", null_replacement="\x00")
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
-        keys = pa.array([repr(key) for key in zip(*(table.column(n).to_pylist() for n in names), strict=True)],
-                        pa.string())
-    return pc.unique(keys)
 
 
 def _single(client: Client, resource: Resource, action: Action, params: dict) -> Iterator[tuple[pa.Table, int]]:
