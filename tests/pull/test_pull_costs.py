@@ -1,9 +1,7 @@
 """What issue 48 made cheaper still guards what it guarded: the repeat-key guard, a walk's stage
 without digests until a checkpoint, a fan-out's checkpoints in files of what was done since the last,
-the spacing check of JSON columns, and the typing helper off unless asked for."""
+and the typing helper off unless asked for."""
 from __future__ import annotations
-
-import random
 
 import orjson
 import pyarrow as pa
@@ -11,7 +9,7 @@ import pytest
 
 from toolkit import catalog
 from toolkit.errors import PagingError
-from toolkit.pull import frames, typist
+from toolkit.pull import typist
 from toolkit.pull.plans import KeyWatch
 from toolkit.storage.stage import Stage, resumable
 
@@ -91,22 +89,6 @@ def test_a_checkpoint_of_an_older_toolkit_with_its_own_list_is_taken_over_and_ke
     again = resumable(tmp_path / "w.duckdb", {"s": 2})      # as if this one died too
     assert again.done() == ['"a"', '"b"'] and "done" not in again.note
     new.close()
-
-
-def old_not_compact(data: bytes) -> bool:
-    """The spacing check as it was before it read only the bytes around each space."""
-    spaced = (b'": ', b'", ', b"}, ", b"], ", b", {", b", [")
-    return b"\n" in data or b"\r" in data or b"\t" in data \
-        or (b" " in data and any(mark in data for mark in spaced)) \
-        or (b"\\" in data and any(mark in data for mark in (b"\\u", b"\\/")))
-
-
-def test_the_spacing_check_finds_exactly_the_marks_it_found_before():
-    rng = random.Random(48)
-    alphabet = b'": ,{}[]\\u/ab\n'
-    texts = [bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 9))) for _ in range(50_000)]
-    texts += [b'{"a": 1}', b'{"a":"b, c"}', b'["x", "y"]', b'{"a":[1,2]}', b' ', b'\\u00e9', b'{"k":"a\\\\"}']
-    assert [frames._not_compact(t) for t in texts] == [old_not_compact(t) for t in texts]
 
 
 def test_the_typing_helper_is_off_unless_asked_for(monkeypatch):

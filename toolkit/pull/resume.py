@@ -24,15 +24,12 @@ if TYPE_CHECKING:
     from toolkit.storage.writer import Writer
 
 # a fan-out's work that a killed process loses at most: 10 s (TOOLKIT_CHECKPOINT_SECONDS), or 1,000 parents
-# where the service answers faster than a hundred a second. A checkpoint's note names every parent done,
-# so it costs more the further the pull is: past 4,000 parents the count waits for a quarter more than
-# the last checkpoint held, and the clock for twenty times what the last one took, so that checkpoints
-# cost a pull a few percent of its time however long it is (600 checkpoints of a growing note made a
-# pull of 600,000 parents quadratic)
+# where the service answers faster than a hundred a second; past 4,000 parents, a quarter more than the
+# last checkpoint held, so that a fast service's pull of 600,000 parents is not 600 checkpoints (each
+# flushes the writer and writes every batch held in memory to disk)
 CHECKPOINT_SECONDS = 10.0
 CHECKPOINT_MEMBERS = 1000
 CHECKPOINT_GROWTH = 4       # the count: at least saved // CHECKPOINT_GROWTH parents more
-CHECKPOINT_SHARE = 20       # the clock: at least CHECKPOINT_SHARE times the last checkpoint's own time
 
 
 def member_key(member: Any) -> str:
@@ -61,7 +58,6 @@ class Checkpoints:
         self.every = float(os.environ.get("TOOLKIT_CHECKPOINT_SECONDS", CHECKPOINT_SECONDS))
         self.last_at = time.monotonic()
         self.saved = 0     # members done at the latest checkpoint
-        self.took = 0.0    # seconds the latest checkpoint took
 
     def take_over(self) -> int:
         """Adopt the checkpoint the load found, when every parent it names is one this pull asks
@@ -86,10 +82,8 @@ class Checkpoints:
     def maybe(self) -> None:
         if self.plan.planned is None:
             return
-        # every=0 (a test's "after every parent") is taken at its word
-        wait = max(self.every, CHECKPOINT_SHARE * self.took) if self.every else 0.0
         more = max(CHECKPOINT_MEMBERS, self.saved // CHECKPOINT_GROWTH)
-        if time.monotonic() - self.last_at >= wait or len(self.plan.done) - self.saved >= more:
+        if time.monotonic() - self.last_at >= self.every or len(self.plan.done) - self.saved >= more:
             self._save()
 
     def last(self) -> None:
@@ -101,7 +95,6 @@ class Checkpoints:
             self._save()
 
     def _save(self) -> None:
-        began = time.monotonic()
         self.batcher.flush(wait=True)  # every table taken so far is then in the load's stage
         count = len(self.plan.done)
         failed = {member_key(member) for member in self.plan.failed}
@@ -109,4 +102,3 @@ class Checkpoints:
         self.load.checkpoint({"tally": self.tally.state()},
                              [key for key in map(member_key, self.plan.done[self.saved:count]) if key not in failed])
         self.saved, self.last_at = count, time.monotonic()
-        self.took = self.last_at - began
