@@ -21,7 +21,6 @@ import time
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from urllib.parse import urlencode
 
 STYLES = {
     # style: (service, resource)
@@ -93,6 +92,10 @@ def _serve(service: str, scale: float, latency_ms: float, enforce_limits: bool, 
         message = pipe.recv()
         if message == "stop":
             break
+        if message == "profile_ids":      # every seeded profile's id (the memberships' fan-out)
+            population = box.emulator(service).state.population
+            pipe.send([population.id(i) for i in range(population.count)])
+            continue
         pipe.send(box.stats())
     box.stop()
 
@@ -128,6 +131,11 @@ class Sandbox:
 
 
 def _child_main(pipe, function, args: tuple, kwargs: dict, tokens: dict, unlimited: set) -> None:
+    pipe.send(_run_here(function, args, kwargs, tokens, unlimited))
+
+
+def _run_here(function, args: tuple, kwargs: dict, tokens: dict, unlimited: set) -> tuple:
+    """Run function in this (fresh) process: ("ok", result, peak MB) or ("error", message, traceback)."""
     TOKENS.update(tokens)
     UNLIMITED.update(unlimited)
     # every temporary file of the run (workspaces of a million rows, dlt's pipelines) in one folder
@@ -137,13 +145,12 @@ def _child_main(pipe, function, args: tuple, kwargs: dict, tokens: dict, unlimit
         try:
             result = function(*args, **kwargs)
         except BaseException as error:     # the parent would otherwise wait for ever
-            pipe.send(("error", f"{type(error).__name__}: {error}", traceback.format_exc()))
-            raise
+            return ("error", f"{type(error).__name__}: {error}", traceback.format_exc())
         # the typing helper's peak counts as the pull's
         helper = _helper_peak()
         if isinstance(result, dict):
             result["helper_peak"] = helper
-        pipe.send(("ok", result, peak_mb() + helper))
+        return ("ok", result, peak_mb() + helper)
 
 
 def peak_mb(pid: int | str = "self") -> float:
@@ -168,29 +175,52 @@ def _helper_peak() -> float:
     return peak
 
 
-def _in_child(function, *args, **kwargs):
+def _in_child(function, *args, python: str | None = None, **kwargs):
     """Run function(*args, **kwargs) in a fresh process; its result and its peak RSS in MB, plus the
     peak of the typing helper it started (`result["helper_peak"]`): an upper bound of the two together.
 
     A fresh interpreter (spawn), not a fork: a fork of this process after it has used Arrow's or
     DuckDB's thread pools (the fan-out's workspaces) can hang in `to_pandas` or die at its start; and
-    its peak RSS is then its own, not partly the parent's.
+    its peak RSS is then its own, not partly the parent's. With `python`, that interpreter runs this
+    script (`--child`), so that another checkout's toolkit (its own venv) runs the same function.
     """
-    context = mp.get_context("spawn")
-    parent, child = context.Pipe()
-    process = context.Process(target=_child_main,
-                              args=(child, function, args, kwargs, dict(TOKENS), set(UNLIMITED)))
-    process.start()
-    child.close()                          # so that a child dying without a word ends recv() with EOFError
-    try:
-        answer = parent.recv()
-    except EOFError:
+    if python is not None:
+        import pickle
+        import subprocess
+        request = pickle.dumps((function.__name__, args, kwargs, dict(TOKENS), set(UNLIMITED)))
+        done = subprocess.run([python, os.path.abspath(__file__), "--child"], input=request, capture_output=True,
+                              cwd=tempfile.gettempdir())
+        try:
+            answer = pickle.loads(done.stdout)
+        except Exception:
+            answer = ("error", f"exit code {done.returncode}", done.stderr.decode(errors="replace")[-3000:])
+    else:
+        context = mp.get_context("spawn")
+        parent, child = context.Pipe()
+        process = context.Process(target=_child_main,
+                                  args=(child, function, args, kwargs, dict(TOKENS), set(UNLIMITED)))
+        process.start()
+        child.close()                          # so that a child dying without a word ends recv() with EOFError
+        try:
+            answer = parent.recv()
+        except EOFError:
+            process.join()
+            answer = ("error", f"the child process died (exit code {process.exitcode})", "")
         process.join()
-        answer = ("error", f"the child process died (exit code {process.exitcode})", "")
-    process.join()
     if answer[0] == "error":
         raise RuntimeError(f"{function.__name__} failed in its child process: {answer[1]}\n{answer[2]}")
     return answer[1], answer[2]
+
+
+def _child_of_other_python() -> None:
+    """`fetch.py --child`: a pickled (function name, args, kwargs, tokens, unlimited) on stdin, the
+    answer pickled on stdout (what the function prints goes to stderr)."""
+    import pickle
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    name, args, kwargs, tokens, unlimited = pickle.loads(sys.stdin.buffer.read())
+    out.write(pickle.dumps(_run_here(globals()[name], args, kwargs, tokens, unlimited)))
+    out.flush()
 
 
 def _baseline_rss() -> float:
@@ -202,56 +232,59 @@ def _baseline_rss() -> float:
     return peak_mb()
 
 
+def _children_cpu() -> float:
+    """CPU seconds of this process's children: those reaped, and the typing helper while it runs."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = used.ru_utime + used.ru_stime
+    helper = getattr(sys.modules.get("toolkit.pull.typist"), "_helper", None)
+    if helper is not None and helper.process.poll() is None:
+        try:
+            with open(f"/proc/{helper.process.pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
 def _pull(service: str, name: str, credentials: dict, filters: dict, limit: int | None) -> dict:
+    """One pull into a new file workspace: rows, requests, seconds, and the CPU seconds it took in this
+    process and its children (the typing helper), imports and connecting left out."""
     import toolkit
     ws = toolkit.Workspace(Path(tempfile.mkdtemp()) / "bench.duckdb")
     client = connect(service, credentials, ws)
     if limit and service == "translation":
         filters = {"submission_ids": filters["submission_ids"][:limit]}
+    cpu, children = time.process_time(), _children_cpu()
     started = time.perf_counter()
     result = client.pull(name, progress=False, workers=1, **filters)
     took = time.perf_counter() - started
-    return {"rows": result.rows, "requests": result.requests, "seconds": took}
+    cpu = time.process_time() - cpu + _children_cpu() - children
+    ws.close()
+    return {"rows": result.rows, "requests": result.requests, "seconds": took, "cpu": cpu}
+
+
+def _pull_warm(service: str, name: str, credentials: dict, filters: dict, limit: int | None) -> dict:
+    """A second pull in one process (the first is not measured): what a notebook's later pulls cost."""
+    _pull(service, name, credentials, filters, limit)
+    return _pull(service, name, credentials, filters, limit)
 
 
 def _ceiling(service: str, name: str, credentials: dict, filters: dict) -> dict:
     """requests.Session + orjson over the same pages: what transport and parsing alone cost."""
-    import orjson
-    import requests
+    import pull_costs
+    return pull_costs.requests_ceiling(connect(service, credentials), service, name, filters)
 
-    from toolkit import catalog
-    client = connect(service, credentials)
-    resource_ = catalog.resource(service, name)
-    action = catalog.ACTIONS[resource_.action]
-    session = requests.Session()
-    session.trust_env = False
-    session.auth = client.transport.auth
-    rows = requests_made = 0
-    started = time.perf_counter()
-    chunks = [{}]
-    if service == "translation":
-        ids = filters["submission_ids"]
-        chunks = [{"submissionIds": ",".join(map(str, ids[i:i + 100]))} for i in range(0, len(ids), 100)]
-    url = client.prepare(action).url
-    order = {p.wire: n for n, p in enumerate(action.params) if p.where == "query"}
-    for chunk in chunks:
-        style = action.paging
-        params = style.start(chunk)
-        seen = 0                                  # per chunk: the total-size header counts one chunk
-        while params is not None:
-            # the query in the action's parameter order with plain commas, as the client sends it: the
-            # same bytes, so that the sandbox's read cache answers the ceiling and the pull alike
-            query = urlencode(sorted(params.items(), key=lambda item: order.get(item[0], len(order))), safe=",")
-            answer = session.get(url, params=query, timeout=60)
-            if answer.status_code != 200:
-                raise RuntimeError(f"the ceiling's walk got {answer.status_code}: {answer.text[:200]}")
-            requests_made += 1
-            body = orjson.loads(answer.content)
-            page = style.rows(body)
-            rows += len(page)
-            seen += len(page)
-            params = style.next(params, body, answer.headers, page, seen)
-    return {"rows": rows, "requests": requests_made, "seconds": time.perf_counter() - started}
+
+def _stdlib(service: str, name: str, credentials: dict, filters: dict) -> dict:
+    """Python's keep-alive http.client + orjson over the same pages: the fetch-and-parse ceiling."""
+    import pull_costs
+    return pull_costs.stdlib_ceiling(connect(service, credentials), service, name, filters)
+
+
+def _stages(service: str, name: str, credentials: dict, filters: dict) -> dict:
+    import pull_costs
+    return pull_costs.stages(connect(service, credentials), service, name, filters)
 
 
 def _dlt(function_name: str, style: str, credentials: dict, filters: dict, token: str | None,
@@ -270,24 +303,39 @@ def _rate(result: dict) -> float:
     return result["rows"] / result["seconds"]
 
 
-def _median_run(function, runs: int, *args) -> tuple[dict, float, list[float], list[float]]:
-    """The median run (by time) of `runs` fresh-process runs: its result and peak RSS; every run's time and peak."""
-    measured = [_in_child(function, *args) for _ in range(runs)]
-    result, peak = sorted(measured, key=lambda m: m[0]["seconds"])[len(measured) // 2]
-    return result, peak, [m[0]["seconds"] for m in measured], [m[1] for m in measured]
+def _interleaved(contenders: dict, rounds: int) -> dict:
+    """Each contender (name: (function, args, python)) run `rounds` times in fresh processes, one after
+    the other in turn, so that the machine's load falls on all alike: name → every (result, peak MB)."""
+    runs: dict = {name: [] for name in contenders}
+    for _ in range(rounds):
+        for name, (function, args, python) in contenders.items():
+            runs[name].append(_in_child(function, *args, python=python))
+    return runs
 
 
-def paging(records: int, runs: int = 3, rest_api_records: int = 0, styles: Sequence[str] = ()) -> None:
+def _best(runs: list) -> tuple[dict, float]:
+    """The fastest run, with the least CPU of any run and the highest peak of all (memory is not luck)."""
+    result, _ = max(runs, key=lambda run: _rate(run[0]))
+    result = dict(result)
+    if all("cpu" in run[0] for run in runs):
+        result["cpu"] = min(run[0]["cpu"] for run in runs)
+    return result, max(run[1] for run in runs)
+
+
+def paging(records: int, runs: int = 3, rest_api_records: int = 0, styles: Sequence[str] = (),
+           base: str | None = None) -> None:
     import dlt_compare
-    print(f"\n== pull of about {records:,} records per paging style (median of {runs} run{'s' * (runs > 1)} "
-          f"each for the ceiling and the pull, after one discarded walk that fills the sandbox's read cache) ==")
+    print(f"\n== pull of about {records:,} records per paging style: best of {runs} runs each, interleaved, every "
+          f"run a fresh process, after one discarded walk that fills the sandbox's read cache ==")
     print("the sandbox runs without its rate limits and the clients without their budget: this measures the "
-          "client, not the asset library's 15 requests/s (which would bind a cursor pull to 7,500 rec/s)")
+          "client, not the asset library's 15 requests/s. The machine is shared: read the ratios of runs "
+          "made in turn and the CPU seconds (this process and its children), not the wall clock alone")
     have_dlt = dlt_compare.available()
-    print(f"dlt {dlt_compare.version()} installed: its best configuration (RESTClient pages → Arrow tables → "
-          f"duckdb) runs once per style" + (f"; rest_api with defaults on the first {rest_api_records:,} records"
-                                            if rest_api_records else "") if have_dlt else
-          "dlt is not installed: no comparison with dlt (pip install -e '.[bench]')")
+    print(f"dlt {dlt_compare.version()}: its best configuration (RESTClient pages → Arrow tables → duckdb)"
+          + (f"; rest_api with defaults on the first {rest_api_records:,} records" if rest_api_records else "")
+          if have_dlt else "dlt is not installed: no comparison with dlt (pip install -e '.[bench]')")
+    if base:
+        print(f"before: the pulls also run under {base} (another checkout's toolkit), in turn with these")
     for style, (service, name) in STYLES.items():
         if styles and style not in styles:
             continue
@@ -301,35 +349,56 @@ def paging(records: int, runs: int = 3, rest_api_records: int = 0, styles: Seque
               f"sandbox rendered them in {time.perf_counter() - started:.1f} s (the discarded walk)"
               + (f"; notifications stop at {notifications_max():,} in the sandbox, so this style is measured on "
                  f"{wanted:,}, not {records:,}" if wanted < records else "") + f"; {_load_average()}")
-        ceiling, _, ceiling_times, _ = _median_run(_ceiling, runs, service, name, box.credentials, filters)
-        pulled, peak, pull_times, peaks = _median_run(_pull, runs, service, name, box.credentials, filters, None)
-        if pulled["rows"] != ceiling["rows"]:
-            print(f"{'':12s} !! the pull has {pulled['rows']:,} rows, the ceiling {ceiling['rows']:,}")
-        ratio = _rate(pulled) / _rate(ceiling)
-        print(f"{'':12s} ceiling (requests.Session + orjson): {_rate(ceiling):,.0f}/s "
-              f"(runs {', '.join(f'{t:.2f}' for t in ceiling_times)} s)")
-        print(f"{'':12s} pull: {pulled['rows']:,} rows in {pulled['seconds']:.2f} s ({_rate(pulled):,.0f}/s, "
-              f"{pulled['requests']:,} requests, peak {peak:.0f} MB of which the typing helper "
-              f"{pulled.get('helper_peak', 0):.0f}; runs {', '.join(f'{t:.2f}' for t in pull_times)} s, "
-              f"peaks {', '.join(f'{p:.0f}' for p in peaks)} MB)"
-              f" → {ratio:.1%} of the ceiling (goal ≥ 50%)")
+        given = (service, name, box.credentials, filters)
+        contenders = {"http.client + orjson": (_stdlib, given, None),
+                      "requests + orjson": (_ceiling, given, None),
+                      "cold pull": (_pull, (*given, None), None),
+                      "warm pull": (_pull_warm, (*given, None), None)}
+        if base:
+            contenders["cold pull before"] = (_pull, (*given, None), base)
+            contenders["warm pull before"] = (_pull_warm, (*given, None), base)
         if have_dlt:
-            best, best_peak = _in_child(_dlt, "dlt_pull", style, box.credentials, filters, token)
-            print(f"{'':12s} dlt best: {_rate(best):,.0f} rec/s ({best['rows']:,} rows in {best['seconds']:.1f} s, "
-                  f"peak {best_peak:.0f} MB) → ours is {_rate(pulled) / _rate(best):.1f}x (goal ≥ 4x)")
-            if rest_api_records:
-                rest, rest_peak = _in_child(_dlt, "rest_api_pull", style, box.credentials, filters, token,
-                                            max_records=rest_api_records)
-                print(f"{'':12s} dlt rest_api (defaults, first {rest['rows']:,} records only): {_rate(rest):,.0f} rec/s "
-                      f"in {rest['seconds']:.1f} s, peak {rest_peak:.0f} MB → ours is {_rate(pulled) / _rate(rest):.0f}x")
-        else:
-            print(f"{'':12s} dlt: not installed, not compared")
+            contenders["dlt best"] = (_dlt, ("dlt_pull", style, box.credentials, filters, token), None)
+        measured = {name_: _best(found) for name_, found in _interleaved(contenders, runs).items()}
+        stdlib, requests_ = measured["http.client + orjson"][0], measured["requests + orjson"][0]
+        dlt = measured.get("dlt best", (None,))[0]
+        for label, (result, peak) in measured.items():
+            line = f"{'':12s} {label:22s} {_rate(result):>9,.0f} rec/s  ({result['rows']:,} rows in " \
+                   f"{result['seconds']:.2f} s"
+            if "cpu" in result:
+                line += f", {result['cpu']:.2f} CPU-s = {result['cpu'] * 100_000 / result['rows']:.2f} per 100k"
+            line += f", peak {peak:.0f} MB"
+            if result.get("helper_peak"):
+                line += f" of which the typing helper {result['helper_peak']:.0f}"
+            line += ")"
+            if "pull" in label:
+                line += f" → {_rate(result) / _rate(stdlib):.0%} of http.client+orjson, " \
+                        f"{_rate(result) / _rate(requests_):.2f}x requests+orjson"
+                if dlt:
+                    line += f", {_rate(result) / _rate(dlt):.1f}x dlt"
+            print(line)
+            if result["rows"] != stdlib["rows"]:
+                print(f"{'':12s} !! {label} has {result['rows']:,} rows, the ceiling {stdlib['rows']:,}")
+        if have_dlt and rest_api_records:
+            rest, rest_peak = _in_child(_dlt, "rest_api_pull", style, box.credentials, filters, token,
+                                        max_records=rest_api_records)
+            print(f"{'':12s} dlt rest_api (defaults, first {rest['rows']:,} records only): {_rate(rest):,.0f} rec/s "
+                  f"in {rest['seconds']:.1f} s, peak {rest_peak:.0f} MB")
+        stages_of = {"now": _in_child(_stages, *given)[0]}
+        if base:
+            stages_of["before"] = _in_child(_stages, *given, python=base)[0]
+        print(f"{'':12s} CPU seconds per 100k records by stage, each stage alone over the same pages"
+              + (" (before → now)" if base else ""))
+        for stage, seconds in stages_of["now"]["per_100k"].items():
+            was = stages_of.get("before", {}).get("per_100k", {}).get(stage)
+            print(f"{'':14s} {stage:42s} " + (f"{was:6.3f} → " if was is not None else "") + f"{seconds:6.3f}")
         if style == "cursor":
             small, small_peak = _in_child(_pull_limited, service, name, box.credentials, records // 5)
-            base = _in_child(_baseline_rss)[0]
-            print(f"{'':12s} memory: {small['rows']:,} rows peak {small_peak:.0f} MB, {pulled['rows']:,} rows "
-                  f"peak {max(peaks):.0f} MB (the highest of the runs) → {max(peaks) / small_peak:.2f}x "
-                  f"(goal ≤ 1.3x, ≤ 450 MB); interpreter with the libraries alone: {base:.0f} MB")
+            base_rss = _in_child(_baseline_rss)[0]
+            pulled_peak = measured["cold pull"][1]
+            print(f"{'':12s} memory: {small['rows']:,} rows peak {small_peak:.0f} MB, {wanted:,} rows peak "
+                  f"{pulled_peak:.0f} MB → {pulled_peak / small_peak:.2f}x; interpreter with the libraries "
+                  f"alone: {base_rss:.0f} MB")
         box.stop()
 
 
@@ -352,6 +421,68 @@ def _pull_limited(service: str, name: str, credentials: dict, limit: int) -> dic
     started = time.perf_counter()
     result = client.pull(name, progress=False)
     return {"rows": result.rows, "seconds": time.perf_counter() - started}
+
+
+def _write_profiles(ws, base_url: str, ids: list, changed: set) -> None:
+    """A load of `audience_platform.profiles` holding only what a memberships refresh compares (the
+    profile, and a version raised for `changed`): the parent whose rows say which memberships to ask again."""
+    import pyarrow as pa
+
+    from toolkit.storage.writer import BATCH_ROWS
+    with ws.load("audience_platform", base_url, "profiles", {}, ("item_id",)) as load:
+        for start in range(0, len(ids), BATCH_ROWS):
+            part = ids[start:start + BATCH_ROWS]
+            load.write(pa.table({"profile_id": part, "item_id": part,
+                                 "version": [2 if i in changed else 1 for i in part]}))
+
+
+def _memberships(credentials: dict, ids: list, refresh: bool) -> dict:
+    """A full pull of the memberships of `ids` into a new file workspace (its time, CPU, requests and peak
+    RSS); with `refresh`, then 1% of the profiles changed and an incremental refresh of it."""
+    import toolkit
+    ws = toolkit.Workspace(Path(tempfile.mkdtemp()) / "bench.duckdb")
+    conn = connect("audience_platform", credentials, ws)
+    conn.pull("audience_metadata", progress=False)
+    _write_profiles(ws, credentials["base_url"], ids, set())
+    cpu, children = time.process_time(), _children_cpu()
+    started = time.perf_counter()
+    pulled = conn.pull("memberships", profile_ids=ids, progress=False)
+    out = {"rows": pulled.rows, "requests": pulled.requests, "seconds": time.perf_counter() - started,
+           "cpu": time.process_time() - cpu + _children_cpu() - children, "pull_peak": peak_mb()}
+    if refresh:
+        _write_profiles(ws, credentials["base_url"], ids, set(ids[::100]))
+        conn.pull("audience_metadata", progress=False, refresh=True)
+        started = time.perf_counter()
+        again = conn.pull("memberships", profile_ids=ids, progress=False, incremental=True)
+        out.update(refresh_seconds=time.perf_counter() - started, refresh_requests=again.requests,
+                   refresh_kind=again.kind, refresh_rows=again.rows)
+    ws.close()
+    return out
+
+
+def memberships_scale(members: int = 3_000_000, python: str | None = None) -> None:
+    """Memberships at `members` rows against a tenth of it: peak RSS, time per record, and an incremental
+    refresh after 1% of the profiles changed."""
+    print(f"\n== memberships: {members // 10:,} and {members:,} rows (about 5 a profile, one request a profile), "
+          f"then an incremental refresh after 1% of the profiles changed ==")
+    box = Sandbox("audience_platform", members / 5 / 200, enforce_limits=False)
+    box.pipe.send("profile_ids")
+    every = box.pipe.recv()
+    print(f"  {len(every):,} profiles in the sandbox; the profiles loads the refresh compares are written by the "
+          f"benchmark (their own refresh is a rotation of its own); {_load_average()}")
+    small, small_peak = _in_child(_memberships, box.credentials, every[:len(every) // 10], False, python=python)
+    large, large_peak = _in_child(_memberships, box.credentials, every, True, python=python)
+    for label, got in (("tenth", small), ("full", large)):
+        print(f"  {label}: {got['rows']:,} rows, {got['requests']:,} requests in {got['seconds']:.1f} s "
+              f"({got['rows'] / got['seconds']:,.0f} rows/s, {got['cpu']:.1f} CPU-s), peak {got['pull_peak']:.0f} MB")
+    per = (large["seconds"] / large["rows"]) / (small["seconds"] / small["rows"])
+    print(f"  peak RSS {large['pull_peak'] / small['pull_peak']:.2f}x (goal ≤ 1.2x); time per record {per:.2f}x "
+          f"(goal ≤ 1.15x); CPU per record "
+          f"{(large['cpu'] / large['rows']) / (small['cpu'] / small['rows']):.2f}x")
+    print(f"  incremental refresh ({large['refresh_kind']}): {large['refresh_requests']:,} requests, "
+          f"{large['refresh_rows']:,} rows in {large['refresh_seconds']:.1f} s → "
+          f"{large['refresh_seconds'] / large['seconds']:.1%} of the full pull's time (goal ≤ 5%)")
+    box.stop()
 
 
 def fan_out(members: int) -> None:
@@ -464,24 +595,36 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--quick", action="store_true", help="100k records, 500 fan-out requests")
-    parser.add_argument("--only", choices=("paging", "fan_out", "cached"))
+    parser.add_argument("--only", choices=("paging", "fan_out", "cached", "scale"))
+    parser.add_argument("--members", type=int, default=3_000_000,
+                        help="memberships of the scale figures (and a tenth of it)")
     parser.add_argument("--style", action="append", choices=tuple(STYLES), default=[],
                         help="only this paging style (repeatable; default: all three)")
     parser.add_argument("--runs", type=int, default=3, help="runs of the ceiling and the pull per style (median)")
+    parser.add_argument("--base", metavar="PYTHON",
+                        help="also run the pulls under this interpreter (a venv of another checkout), in turn")
     parser.add_argument("--rest-api", type=int, default=50_000, metavar="N",
                         help="records for dlt's rest_api source with defaults (slow; 0: skip it)")
     args = parser.parse_args()
     records = 100_000 if args.quick else args.records
     print(f"python {sys.version.split()[0]}; {mp.cpu_count()} cores; {_load_average()} at the start")
     if args.only in (None, "paging"):
-        paging(records, args.runs, min(args.rest_api, records), args.style)
+        paging(records, args.runs, min(args.rest_api, records), args.style, args.base)
     if args.only in (None, "fan_out"):
         fan_out(500 if args.quick else 2000)
         pages_ahead(30_000 if args.quick else 100_000)
     if args.only in (None, "cached"):
         cached(records)
+    if args.only in (None, "scale"):
+        memberships_scale(300_000 if args.quick else args.members)
+        if args.base:
+            print("  before:")
+            memberships_scale(300_000 if args.quick else args.members, args.base)
     print(f"\n{_load_average()} at the end")
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--child"]:
+        _child_of_other_python()
+    else:
+        main()

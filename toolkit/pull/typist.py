@@ -1,4 +1,11 @@
-"""Typing a long walk's pages in a helper process, so that the walk uses a second core.
+"""Typing a long walk's pages in a helper process, so that the walk uses a second core: off unless
+TOOLKIT_TYPING_HELPER=1 says so.
+
+Off by default because on a busy machine it does not pay: starting it costs some 0.7 CPU-seconds and
+120 MB, and handing each page over and back adds CPU the walk would not spend typing it itself; with two
+cores shared by other work a cold pull of 300,000 notifications took 2.1-2.6 CPU-s with it against
+1.6-1.7 without, at no better speed (docs/architecture/pull-speed.md, benchmarks/fetch.py). It can
+still pay on an idle machine with cores to spare.
 
 A walk holds the GIL for the HTTP exchange, for decoding each answer and for typing its rows into
 Arrow; typing is the larger part, so one process cannot go faster than one core however many
@@ -11,7 +18,7 @@ goes to it, whatever its size, so that a fan-out member's pages travel together.
 
 The helper imports only what typing needs, no pandas, DuckDB or widgets, so it stays small (its
 size is in docs/architecture/pull-speed.md). Pages are typed here until it is up, and here for good if it cannot start or dies (the pages in flight are
-typed again here): the result is the same table either way. TOOLKIT_TYPING_HELPER=0 turns it off.
+typed again here): the result is the same table either way.
 """
 from __future__ import annotations
 
@@ -53,7 +60,8 @@ log = logging.getLogger(__name__)
 
 
 def enabled() -> bool:
-    return os.environ.get("TOOLKIT_TYPING_HELPER", "1").lower() not in ("0", "false", "off", "no")
+    """Whether long walks type their pages in the helper: TOOLKIT_TYPING_HELPER=1 (module docstring)."""
+    return os.environ.get("TOOLKIT_TYPING_HELPER", "0").lower() in ("1", "true", "on", "yes")
 
 
 class _Helper:

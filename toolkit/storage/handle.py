@@ -48,8 +48,8 @@ SAY_AFTER = 1.0  # a wait is told once it has lasted this long: most last one co
 
 
 def load_threads() -> int:
-    """DuckDB's threads while loads are open: all cores but the two a pull's walk and its typing
-    helper keep busy (toolkit.pull.typist). On two cores DuckDB's parallel insert took more CPU than
+    """DuckDB's threads while loads are open: all cores but two (a pull's walk keeps one busy; other
+    work, or its typing helper when on, another). On two cores DuckDB's parallel insert took more CPU than
     one thread, CPU the walk and the helper were waiting for (docs/architecture/pull-speed.md)."""
     return int(os.environ.get("TOOLKIT_DUCKDB_LOAD_THREADS") or max(1, (os.cpu_count() or 2) - 2))
 

@@ -135,7 +135,7 @@ class Load(Evolution, Merge):
                     "status": "running", "failed_ids": [], "key": list(self.key), "kind": self.kind,
                     "builds_on": self.builds_on, "owner": this_process(),
                     "seen": orjson.dumps(self.seen, option=orjson.OPT_SORT_KEYS).decode() if self.seen else None})
-            self._staged = Stage(handle.path, self.load_id)
+            self._staged = Stage(handle.path, self.load_id, checkpoints=self._resume)
             if self._resume:
                 self.resumable = resumable(handle.path, self.signature)
             self.status = "running"
@@ -153,12 +153,13 @@ class Load(Evolution, Merge):
         return {"workspace": where, "service": self.service, "base_url": self.base_url, "resource": self.resource,
                 "params": self.params, "kind": self.kind, "builds_on": self.builds_on}
 
-    def checkpoint(self, note: dict[str, Any]) -> None:
+    def checkpoint(self, note: dict[str, Any], done: list | None = None) -> None:
         """Make what was written so far survive this process (toolkit.storage.stage): `note` says what
-        it holds for the pull that takes it over (for a fan-out, the parents done)."""
+        it holds for the pull that takes it over, `done` what was done since the previous checkpoint
+        (a fan-out's parents; `Checkpoint.done` gives all of it back)."""
         with self._write_lock:
             self._staged.checkpoint({**note, "signature": self.signature, "rows": self.rows,
-                                     "batches": self.batches, "categories": self._categories})
+                                     "batches": self.batches, "categories": self._categories}, done)
 
     def resume(self, checkpoint: Checkpoint) -> dict[str, Any] | None:
         """Take over a checkpoint's batches (before writing any): its note, or None when another load

@@ -13,9 +13,16 @@ folder that the next load with the same signature (workspace, service, base URL,
 and the load it builds on) takes over (`resumable`, `Stage.adopt`): it asks only for what the note
 does not name, and commits the adopted batches with its own. Nothing of it is visible before that
 commit. Each batch file's BLAKE2 digest is in the note, and a checkpoint is taken over only when every
-file still matches it, and the note its own (`check`): a byte flipped on disk would otherwise be
-committed as data (a list read back as NULL) or take a parent for done, so a damaged checkpoint is
-discarded, with one line saying so, and its parents asked again. A checkpoint no load took over within `KEEP_CHECKPOINT` is removed like any abandoned folder.
+file still matches it, and the note its own (`check`). A stage that may checkpoint (`checkpoints=True`:
+a fan-out's) digests each file as it writes it; one that may not (a walk's, which has nothing to resume
+from) spends nothing on digests unless a checkpoint comes all the same, which digests the files it
+finds without one: hashing every batch cost a walk about a tenth of its CPU (benchmarks/fetch.py).
+Without the digests a byte flipped on disk would be committed as data (a list read back as NULL) or
+take a parent for done, so a damaged checkpoint is discarded, with one line saying so, and its parents
+asked again. The parents done are kept in files of their own, one per checkpoint with those done since
+the one before (`done-NNNNNN.json`, digested like the batches), which the note names: a note that
+named every parent done grew with the pull, and a pull of 600,000 parents rewrote it hundreds of
+times (quadratic time, and a note of tens of MB in memory at each). A checkpoint no load took over within `KEEP_CHECKPOINT` is removed like any abandoned folder.
 
     stage = Stage(workspace_path, load_id); stage.add(table); for table in stage: ...; stage.close()
 """
@@ -52,13 +59,16 @@ def _folder_of(workspace: Path | None) -> Path:
 class Stage:
     """The batches of one load, in the order they came."""
 
-    def __init__(self, workspace: Path | None, load_id: str, memory: int = STAGE_MEMORY) -> None:
+    def __init__(self, workspace: Path | None, load_id: str, memory: int = STAGE_MEMORY, *,
+                 checkpoints: bool = True) -> None:
         # the owner is in the name, so a folder is never taken for abandoned before it says whose it is
         owner = this_process().replace("/", "~")
         self._where, self._name, self._memory = _folder_of(workspace), f"{_PREFIX}{owner}~{load_id}", memory
         self._entries: list[pa.Table | Path] = []
         self._held, self._folder = 0, None
         self._digests: dict[str, str] = {}   # each batch file's digest, by name
+        self._digesting = checkpoints        # digest each file as it is written (module docstring)
+        self._done_files: list[str] = []     # the files of parents done, one per checkpoint
         self.damaged: str | None = None      # why a checkpoint offered to `adopt` was discarded
 
     def add(self, table: pa.Table) -> None:
@@ -75,7 +85,8 @@ class Stage:
         with pa.ipc.new_file(sink, table.schema) as writer:
             writer.write_table(table)
         data = sink.getvalue()
-        self._digests[path.name] = digest(data)
+        if self._digesting:
+            self._digests[path.name] = digest(data)
         with open(path, "wb") as out:
             out.write(memoryview(data))
 
@@ -85,10 +96,15 @@ class Stage:
             self._folder.mkdir(mode=0o700)
         return self._folder
 
-    def checkpoint(self, note: dict[str, Any]) -> None:
+    def checkpoint(self, note: dict[str, Any], done: list | None = None) -> None:
         """Every batch so far to disk, then `note` (what they hold) beside them, replaced whole: a
-        process killed at any moment leaves the previous note or this one, each true of its files."""
+        process killed at any moment leaves the previous note or this one, each true of its files.
+        `done`: what was done since the previous checkpoint (a fan-out's parents), kept in a file of
+        its own that the note names; `Checkpoint.done` gives all of it back."""
         folder = self._own_folder()
+        # the file of what was done is this stage's only once the note names it: a checkpoint cut short
+        # (Ctrl-C) before that leaves a file the next one writes over
+        done_files = [*self._done_files, self._write_done(done)] if done else self._done_files
         for i, entry in enumerate(self._entries):
             if isinstance(entry, pa.Table):
                 path = folder / f"{i:06d}.arrow"
@@ -96,10 +112,24 @@ class Stage:
                 self._entries[i] = path
         self._held = 0
         files = [entry.name for entry in self._entries]
+        for name in files:          # written by a stage that did not expect to checkpoint
+            if name not in self._digests:
+                self._digests[name] = digest((folder / name).read_bytes())
+        self._digesting = True
         written = folder / f".{NOTE}.tmp"
-        written.write_bytes(orjson.dumps(_sealed({**note, "files": files, "written": time.time(),
-                                                  "digests": {name: self._digests[name] for name in files}})))
+        named = [*files, *done_files]
+        written.write_bytes(orjson.dumps(_sealed({**note, "files": files, "done_files": done_files,
+                                                  "written": time.time(),
+                                                  "digests": {name: self._digests[name] for name in named}})))
         os.replace(written, folder / NOTE)
+        self._done_files = done_files
+
+    def _write_done(self, done: list) -> str:
+        name = f"done-{len(self._done_files):06d}.json"
+        data = orjson.dumps(done)
+        self._digests[name] = digest(data)
+        (self._own_folder() / name).write_bytes(data)
+        return name
 
     def adopt(self, checkpoint: Checkpoint) -> bool:
         """Take over an abandoned checkpoint's batches, before any batch of this stage's own; False when
@@ -114,13 +144,17 @@ class Stage:
         self._folder = mine
         (mine / NOTE).unlink(missing_ok=True)   # the note is the dead load's; this one writes its own
         files, digests = checkpoint.note["files"], checkpoint.note.get("digests") or {}
-        for name in [None, *files]:
+        done_files = list(checkpoint.note.get("done_files") or [])
+        for name in [None, *files, *done_files]:
             self.damaged = checkpoint.damaged if name is None else _damage(mine / name, digests.get(name))
             if self.damaged:
                 self.close()
                 return False
         self._entries = [mine / name for name in files]
-        self._digests = {name: digests[name] for name in files}
+        self._digests = {name: digests[name] for name in [*files, *done_files]}
+        self._done_files = done_files
+        if checkpoint.note.get("done"):     # an older note's own list: kept as this stage's first file
+            self._done_files = [self._write_done(checkpoint.note["done"])]
         return True
 
     def __iter__(self) -> Iterator[pa.Table]:
@@ -185,6 +219,21 @@ class Checkpoint:
     folder: Path
     note: dict[str, Any]
     damaged: str | None = None
+
+    def done(self) -> list | None:
+        """Everything the checkpoints said was done (`Stage.checkpoint`), in order; None when a file of
+        it is damaged (taking the checkpoint over then discards it, and says so)."""
+        if self.damaged:
+            return None
+        found = list(self.note.get("done") or [])       # a note of an older toolkit lists them itself
+        digests = self.note.get("digests") or {}
+        for name in self.note.get("done_files") or []:
+            if _damage(self.folder / name, digests.get(name)):
+                return None
+            found.extend(orjson.loads((self.folder / name).read_bytes()))
+        # a checkpoint cut short after its note was written, before the pull counted it, has the next
+        # one name some parents again
+        return list(dict.fromkeys(found))
 
 
 def _abandoned(workspace: Path | None) -> Iterator[Path]:
