@@ -121,7 +121,11 @@ def test_the_command_interrupted_says_what_it_kept_exits_130_and_the_next_run_re
     assert loads["error"].iloc[0] == err.removeprefix("toolkit pull: ").replace(
         "run the same command again to go on", f"run the same pull again to go on (it asks only for the other "
                                               f"{total - kept:,})").strip()
-    assert loads["requests"].tolist() == [kept + 1, total - kept + 1]      # each run's token besides
+    # each run's token besides; the interrupted run may have sent one request more than it kept (seen
+    # one run in two on a loaded two-core machine since pulls walk faster: the answer to a request that
+    # was in flight when Ctrl-C came and not yet handed to the drain); 16 were lost before the fix
+    asked, resumed = loads["requests"].tolist()
+    assert resumed == total - kept + 1 and kept + 1 <= asked <= kept + 2, (asked, resumed, kept)
 
 
 @pytest.mark.slow
