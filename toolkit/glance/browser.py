@@ -25,7 +25,7 @@ import pandas as pd
 from toolkit.glance import reading
 from toolkit.glance.columns import column_summary
 from toolkit.glance.grid import Grid, save_frame
-from toolkit.glance.views import clock_name, history_figure, png, summary_html, views_frame
+from toolkit.glance.views import clock_name, history_figure, png, summary_html, views_count, views_frame
 from toolkit.storage.file import quote
 from toolkit.storage.snapshots import Snapshot
 from toolkit.storage.store import Store
@@ -116,7 +116,7 @@ class Browser:
         self._tabs = w.Tab(children=[rows_tab, self._columns, self._plot, diff_tab, self._drift])
         for i, name in enumerate(("rows", "columns", "loads", "diff", "drift")):
             self._tabs.set_title(i, name)
-        heading = (f"<b>{html.escape(self.title)}</b>: {len(self.views)} views · times on "
+        heading = (f"<b>{html.escape(self.title)}</b>: {views_count(len(self.views))} · times on "
                    f"{html.escape(clock_name())}")
         self.widget = w.VBox([w.HTML(heading), self._find, self.views_grid.widget,
                               w.HBox([self._picker, self._button]), self._status, self._tabs])

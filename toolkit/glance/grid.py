@@ -55,6 +55,14 @@ def save_frame(frame: pd.DataFrame, path: str | Path) -> Path:
     return where
 
 
+def _ipc(table: pa.Table) -> bytes:
+    """An Arrow table as the IPC stream Perspective's `replace` reads."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
 def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
@@ -89,7 +97,7 @@ class Grid:
         """A grid `of_frame` shows other rows of the same columns (the views after a refresh)."""
         self.source.register("frame", frame)
         self.frame = frame
-        self.widget.table.replace(self._arrow())
+        self.widget.table.replace(_ipc(self._arrow()))
 
     def _where(self) -> tuple[str, list[Any]]:
         if not self.text:
@@ -114,7 +122,7 @@ class Grid:
     def search(self, text: str) -> None:
         """Keep the rows any of whose cells holds `text` (case aside); "" shows every row again."""
         self.text = text.strip()
-        self.widget.table.replace(self._arrow())
+        self.widget.table.replace(_ipc(self._arrow()))
 
     def describe(self) -> str:
         """"31 rows" or "first 1,000,000 of 1,200,000 rows", and the search when one is set."""

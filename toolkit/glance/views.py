@@ -22,7 +22,7 @@ from toolkit.glance import reading
 from toolkit.storage.snapshots import Snapshot
 from toolkit.storage.store import Store
 
-__all__ = ["FRESHNESS", "clock_name", "history_figure", "local", "png", "summary_html", "views_frame"]
+__all__ = ["FRESHNESS", "clock_name", "history_figure", "local", "png", "summary_html", "views_count", "views_frame"]
 
 FRESHNESS = ["confirmed h ago", "budget h", "past budget"]
 
@@ -63,11 +63,16 @@ def views_frame(source: Store | Snapshot) -> pd.DataFrame:
     return found[columns]
 
 
+def views_count(count: int) -> str:
+    """"1 view", "41 views"."""
+    return f"{count:,} view" + ("" if count == 1 else "s")
+
+
 def summary_html(views: pd.DataFrame, title: str) -> str:
     """The static summary, for where widgets do not render (a notebook reopened without its kernel):
     the views table under one title, every time on the wall clock."""
     shown = views.drop(columns=["last_load"], errors="ignore")
-    return (f"<div class='toolkit-browser'><b>{html.escape(title)}</b>: {len(shown)} views; times on "
+    return (f"<div class='toolkit-browser'><b>{html.escape(title)}</b>: {views_count(len(shown))}; times on "
             f"{html.escape(clock_name())}" + shown.to_html(index=False, na_rep="", escape=True,
                                                            classes="toolkit-views") + "</div>")
 
