@@ -74,8 +74,7 @@ def sizes_over_loads(source: Any, over: pd.DataFrame, changes: pd.DataFrame, sho
     gone = int(changes["latest"].isna().sum())
     unclocked = loads(source, _AP, "audiences")["service_clock"].isna().any()
     ours = " (this machine's when a load finished, where the service sent no Date)" if unclocked else ""
-    drawn = (f"labels {'all ' if labelled > 1 else ''}{labelled:,} of them" if labelled == moved
-             else f"labels the {labelled:,} that changed most")
+    drawn = f"labels the {labelled:,} that changed" + (" most" if labelled < moved else "")
     came = f"; {new:,} not there at the first load" if new else ""
     went = f", {gone:,} gone by the latest" if gone else ""
     return (f"{many(len(changes), 'audience')} over {many(over['load_id'].nunique(), 'load')} of audiences, "
