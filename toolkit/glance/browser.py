@@ -52,9 +52,9 @@ def refresh_line(done: pd.DataFrame, seconds: float) -> str:
     parts = []
     for row in done.itertuples():
         if row.kind in ("failed", "skipped"):
-            parts.append(f"{row.service}.{row.resource} {row.kind}: {row.error}")
+            parts.append(f"{row.resource} {row.kind}: {row.error}")
         else:
-            parts.append(f"{row.service}.{row.resource} {row.kind} ({int(row.added or 0):,} added, "
+            parts.append(f"{row.resource} {row.kind} ({int(row.added or 0):,} added, "
                          f"{int(row.changed or 0):,} changed, {int(row.removed or 0):,} removed, "
                          f"{int(row.requests or 0):,} requests)")
     return f"refresh done in {seconds:.1f} s: " + "; ".join(parts)

@@ -11,6 +11,9 @@ Perspective and not itables or ipydatagrid: docs/architecture/glance.md.
 """
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +26,7 @@ from toolkit.storage.file import quote
 from toolkit.storage.snapshots import Snapshot
 from toolkit.storage.store import Store
 
-__all__ = ["CAP", "Grid", "for_grid", "save_frame"]
+__all__ = ["CAP", "Grid", "for_grid", "grid_class", "save_frame"]
 
 CAP = 1_000_000     # rows a grid holds at most; beyond, it says "first N of M"
 # DuckDB types Perspective has no column for are shown as text (the DataFrame keeps them)
@@ -31,6 +34,24 @@ _AS_TEXT = ("[]", "STRUCT", "MAP", "UNION", "UUID", "JSON", "BLOB", "INTERVAL", 
             "DECIMAL", "TIME")
 # Perspective's filter operators in SQL (its "contains" family is case-sensitive, as LIKE is)
 _OPERATORS = {"==": "=", "!=": "<>", ">": ">", "<": "<", ">=": ">=", "<=": "<="}
+
+
+@functools.cache
+def grid_class() -> type:
+    """Perspective's widget, its code evaluated once per page however many grids it shows.
+
+    anywidget imports each widget's code from a blob URL of its own, and Perspective's code defines
+    custom elements, which a page can define once: a second grid on a page failed ("the name
+    "regular-layout" has already been used"). This one imports the same code once per page (keyed
+    by its hash) and hands every grid to it."""
+    from perspective.widget import _STATIC, PerspectiveWidget
+
+    source = (_STATIC / "perspective-anywidget.js").read_text(encoding="utf-8")
+    key = "__toolkit_perspective_" + hashlib.sha256(source.encode()).hexdigest()[:16]
+    shared = (f"globalThis.{key} ??= import(URL.createObjectURL(new Blob([{json.dumps(source)}], "
+              "{type: 'text/javascript'})));\n"
+              f"export default {{ async render(context) {{ return (await globalThis.{key}).default.render(context); }} }};\n")
+    return type("Perspective", (PerspectiveWidget,), {"_esm": shared, "__module__": __name__})
 
 
 def for_grid(columns: pd.DataFrame) -> str:
@@ -73,16 +94,15 @@ class Grid:
     and `save(path)`."""
 
     def __init__(self, source: Store | Snapshot, query: str, height: str = "360px", title: str = "") -> None:
-        from perspective.widget import PerspectiveWidget
-
         self.source, self.query, self.text = source, query, ""
         self.columns = source.sql(f"DESCRIBE {query}").df()[["column_name", "column_type"]]
         self.rows, self.total = 0, 0
         first = self._arrow()
         # settings=False: the grid alone; its column menus (sort, filter) stay a header click away
-        self.widget = PerspectiveWidget(first, plugin="Datagrid", settings=False, title=title or None,
+        self.widget = grid_class()(first, plugin="Datagrid", settings=False, title=title or None,
                                         theme="Pro Light")
-        self.widget.layout.height = height
+        # its stylesheet's `flex: 1` drew a grid in a VBox 5 px tall (perspective issue 2248)
+        self.widget.layout = {"height": height, "min_height": height, "flex": "0 0 auto", "width": "100%"}
 
     @classmethod
     def of_frame(cls, frame: pd.DataFrame, height: str = "360px", title: str = "") -> Grid:
