@@ -87,7 +87,7 @@ class Browser:
         self.refreshed: list[list[str]] = []
         self.status = ""
         self._quiet = False
-        self.views_grid = Grid.of_frame(self._listed(self.views), height="230px")
+        self.views_grid = Grid.of_frame(self._listed(self.views), height="230px", title="views")
         self._find = w.Text(placeholder="filter views by name", description="views", layout=w.Layout(width="320px"))
         self._picker = w.Combobox(options=list(self.views["view"]), placeholder="pick a view (type to search)",
                                   description="view", ensure_option=True, layout=w.Layout(width="420px"))
@@ -120,6 +120,7 @@ class Browser:
                    f"{html.escape(clock_name())}")
         self.widget = w.VBox([w.HTML(heading), self._find, self.views_grid.widget,
                               w.HBox([self._picker, self._button]), self._status, self._tabs])
+        self.widget.add_class("toolkit-live")
         self._find.observe(lambda change: self.search_views(change["new"]), names="value")
         self._picker.observe(lambda change: change["new"] != (self.view or "") and self.select(change["new"] or None),
                              names="value")
@@ -238,7 +239,7 @@ class Browser:
         if self.diff is None:
             return
         rows = getattr(self.diff, kind)
-        self.diff_grid = Grid.of_frame(rows.reset_index(drop=True), height="300px")
+        self.diff_grid = Grid.of_frame(rows.reset_index(drop=True), height="300px", title=f"{kind} rows")
         counts = ", ".join(f"{len(getattr(self.diff, k)):,} {k}" for k in ("added", "removed", "changed"))
         self._diff_said.value = (f"<p><b>{html.escape(str(self.view))}</b> {html.escape(self.before)} → "
                                  f"{html.escape(self.after)}: {counts}. {kind}: "
@@ -277,6 +278,19 @@ class Browser:
             self.select(self.view)
         self._say(refresh_line(done, time.monotonic() - began))
         return done
+
+    def _ipython_display_(self) -> None:
+        """Two outputs: the static summary, then the widget. A notebook reopened without its kernel
+        (JupyterLab shows "model not found" for the widget, not its HTML) keeps the summary; while the
+        widget draws, the summary's style hides it (an untrusted notebook drops that style; the widget
+        is not drawn there either)."""
+        from IPython.display import display
+
+        hide = ("<style>.jp-OutputArea-child:has(.toolkit-static):has(+ .jp-OutputArea-child .toolkit-live)"
+                "{display: none}</style>")
+        display({"text/html": hide + "<div class='toolkit-static'>" + summary_html(self.views, self.title) + "</div>",
+                 "text/plain": f"<toolkit.Browser {self.title}: {views_count(len(self.views))}>"}, raw=True)
+        display(self.widget)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
         bundle = self.widget._repr_mimebundle_(**kwargs) or {}

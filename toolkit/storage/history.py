@@ -22,7 +22,6 @@ from toolkit.storage.query import Query
 from toolkit.storage.readback import to_frame
 from toolkit.storage.timeline import Timeline, measures, timeline_sql
 
-
 # the moment of a load on each clock: this machine's when it finished; the service's Date (its end where none)
 CLOCKS = {"wall": "finished", "service": "coalesce(service_clock, finished)"}
 CLOCK_NAMES = {"wall": "this machine's clock", "service": "the service's clock"}
