@@ -150,3 +150,18 @@ def test_a_snapshot_has_no_refresh_no_freshness_and_one_title(live, tmp_path):
         heading = browser.widget.children[0].value
         assert heading.count(browser.title) == 1 and "this machine&#x27;s clock" in heading
         assert "pw-browse-9e2b" not in html + browser.summary.to_string()
+
+
+def test_a_notebook_keeps_the_views_table_beside_the_widget(live, monkeypatch):
+    """Reopened without its kernel, JupyterLab draws no widget: the table written beside it stands."""
+    import IPython.display
+    ws, _ = live
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda *items, **options: shown.extend(items))
+    browser = ws.browse()
+    browser._ipython_display_()
+    static, widget = shown
+    assert widget is browser.widget and "toolkit-live" in widget._dom_classes
+    html = static["text/html"]
+    assert "toolkit-static" in html and "table" in html and VIEW in html
+    assert ":has(+ .jp-OutputArea-child .toolkit-live)" in html and "{display: none}" in html

@@ -81,13 +81,18 @@ def history_figure(changes: pd.DataFrame, view: str) -> Figure:
     """Rows added, changed and removed per load, each load at the moment it finished on the wall clock."""
     figure = Figure(figsize=(6, 2.2), dpi=80)
     axes = figure.add_subplot()
-    labels = [f"{i + 1}\n{t[5:]}" for i, t in enumerate(local(changes["finished"]))]
+    moments = list(local(changes["finished"]))
+    days = sorted({t[:10] for t in moments if t})
+    # the day once, under the axis, when every load ran on it: the labels stay apart
+    labels = [f"{i + 1}\n{t[11:] if len(days) == 1 else t[5:]}" for i, t in enumerate(moments)]
     bottom = pd.Series([0] * len(changes), dtype="float64")
     for name, color in (("added", "#2a9d8f"), ("changed", "#e9c46a"), ("removed", "#e76f51")):
         values = pd.to_numeric(changes[name], errors="coerce").fillna(0).astype("float64").reset_index(drop=True)
         axes.bar(range(len(changes)), values, bottom=bottom, color=color, label=name)
         bottom = bottom + values
     axes.set_xticks(range(len(changes)), labels, fontsize=7)
+    if len(days) == 1:
+        axes.set_xlabel(f"load, finished on {days[0]}", fontsize=7)
     axes.set_title(f"{view}: rows per load, finished by {clock_name()}", fontsize=9)
     axes.legend(fontsize=7, frameon=False)
     figure.tight_layout()
