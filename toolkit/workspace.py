@@ -104,9 +104,10 @@ class Workspace(Store):
         return freshness.freshness(self)
 
     def browse(self) -> Any:
-        """The workspace browser (toolkit.glance.browser): its views sortable, a view's rows, loads over
-        time, the diff of two loads and its drift; its button refreshes the view picked through this
-        workspace's connections (connect them first).
+        """The workspace browser (toolkit.glance.browser): its views in a grid, a view's rows in a grid
+        (sort by a header, filter a column, search, as DataFrame, save), its columns' summary, loads over
+        time, the diff of two loads and its drift; its button refreshes the view picked (and the views it
+        stands on) through this workspace's connections (connect them first), as `refresh` does.
 
             ws.browse()
         """
@@ -114,8 +115,9 @@ class Workspace(Store):
         self._check_open()
         return Browser(self, refresh=None if self.read_only else self._refresh_views)
 
-    def _refresh_views(self, views: list[str]) -> pd.DataFrame:
-        return self.refresh(resources=views)
+    def _refresh_views(self, views: list[str], say: Callable[[str], None] | None = None) -> pd.DataFrame:
+        # the views they stand on too: a fan-out whose parents are refreshed asks only what changed
+        return self.refresh(resources=refresh.with_parents(self, views), say=say, progress=False)
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else ", ".join(self.connections) or "nothing connected"

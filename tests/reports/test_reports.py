@@ -478,13 +478,44 @@ def test_audience_sizes_over_the_loads_are_the_timelines_and_the_plot_says_what_
     assert over.groupby("load_id")["profile_count"].sum().to_dict() == \
         timeline.groupby("load_id")["profiles"].sum().to_dict()
     changes = audiences.size_changes(over)
-    assert len(changes) == over["id"].nunique() and (changes["change"] != 0).any()
+    assert len(changes) == over["id"].nunique() and changes["changed"].any()
+    changed = _one(ws, "SELECT count(*) FROM (SELECT id FROM audience_platform.audiences__loads GROUP BY id "
+                       "HAVING count(DISTINCT profile_count) > 1)")
+    assert int(changes["changed"].sum()) == changed
     figure = audiences.plot_sizes_over_loads(over)
     lines = figure.axes[0].get_lines()
-    assert [line.get_label() for line in lines] == [plots.shorten(str(n), 28) for n in changes["name"].head(8)]
+    labelled = [line.get_label() for line in lines if not line.get_label().startswith("_")]
+    moved = changes[changes["changed"]].head(8)
+    assert labelled == [f"and {len(changes) - len(moved)} unchanged"] + [
+        f"{plots.shorten(str(r.name), 28)} ({r.change:+,})" for r in moved.itertuples()]
+    assert len(lines) == len(changes)                     # every audience drawn, the unchanged in grey
     title = figure.axes[0].get_title(loc="left")
-    assert f"({over['load_id'].nunique()} loads)" in title and f"the 8 audiences that changed most, of {len(changes)}" in title
+    assert f"({over['load_id'].nunique()} loads)" in title
+    assert f"{changed} of {len(changes)} changed size, in colour; the other {len(changes) - changed} in grey" in title
     assert _folded(_section(page, "Audience sizes over the loads")) == (len(changes) - 8, len(changes))
+
+
+def test_an_audience_new_since_the_first_load_has_no_first_size(ws):
+    changes = audiences.size_changes(audiences.sizes_over_loads(ws)).set_index("id")
+    new = _one(ws, """SELECT count(*) FROM (SELECT id FROM audience_platform.audiences__loads GROUP BY id)
+        WHERE id NOT IN (SELECT id FROM audience_platform.audiences__loads WHERE _load_id = (
+            SELECT arg_min(load_id, service_clock) FROM _loads WHERE service = 'audience_platform'
+            AND resource = 'audiences' AND status IN ('complete', 'stale')))""")
+    assert int(changes["first"].isna().sum()) == new
+    assert not (changes["first"].fillna(-1) == 0).any()         # none reads "first 0"
+
+
+def test_the_notebooks_timeline_plot_counts_what_changed(ws):
+    """Notebook 10's plot: its title counts the audiences whose size moved, recounted in SQL."""
+    import matplotlib
+    matplotlib.use("Agg")
+    timeline = ws.timeline("audience_platform.audiences", by="name", agg={"profiles": "max(profile_count)"})
+    ax = timeline.plot(title="Profiles per audience, load by load", ylabel="profiles")
+    every, changed = ws.sql("SELECT count(*), count(*) FILTER (WHERE n > 1) FROM (SELECT name, "
+                            "count(DISTINCT profile_count) AS n FROM audience_platform.audiences__loads "
+                            "GROUP BY name)").fetchone()
+    assert ax.get_title() == (f"Profiles per audience, load by load\n{changed} of {every} changed, in colour; "
+                              f"{every - changed} unchanged in grey")
 
 
 def test_percent_complete_plots_and_lists_the_same_open_submissions(ws, box, page):
@@ -593,24 +624,23 @@ def test_audience_sizes_caption(ws, page):
 
 def test_audience_sizes_over_the_loads_caption(ws, page):
     said = _caption(page, "Audience sizes over the loads")
-    n, loads, first, last, moved, shown, every, listed = _said(
+    n, loads, first, last, moved, new, shown, grey, listed = _said(
         said, r"([\d,]+) audiences over ([\d,]+) loads of audiences, from (.*?) to (.*?) by the service's clock at "
-              r"each load, ([\d,]+) of them of another size at the latest load than at the first; the plot draws the "
-              r"([\d,]+) whose size changed most, of ([\d,]+), the table lists all ([\d,]+)")
-    assert n == every == listed == _one(ws, "SELECT count(DISTINCT id) FROM audience_platform.audiences__loads")
+              r"each load: ([\d,]+) of them changed size over the loads they were in; ([\d,]+) not there at the "
+              r"first load; the plot labels the ([\d,]+) that changed and draws the other ([\d,]+) in grey; the table "
+              r"lists all ([\d,]+)")
+    assert n == listed == _one(ws, "SELECT count(DISTINCT id) FROM audience_platform.audiences__loads")
     clocks = ws.sql("SELECT min(service_clock), max(service_clock), count(*) FROM _loads WHERE service = "
                     "'audience_platform' AND resource = 'audiences' AND status IN ('complete', 'stale')").fetchone()
     assert (first, last, loads) == (_at(clocks[0]), _at(clocks[1]), clocks[2])
-    assert moved == _one(ws, """
+    assert moved == shown == _one(ws, "SELECT count(*) FROM (SELECT id FROM audience_platform.audiences__loads "
+                                      "GROUP BY id HAVING count(DISTINCT profile_count) > 1)") > 0
+    assert new == _one(ws, """
         WITH l AS (SELECT load_id, service_clock FROM _loads WHERE service = 'audience_platform'
-                   AND resource = 'audiences' AND status IN ('complete', 'stale')),
-             a AS (SELECT id, profile_count FROM audience_platform.audiences__loads
-                   WHERE _load_id = (SELECT arg_min(load_id, service_clock) FROM l)),
-             b AS (SELECT id, profile_count FROM audience_platform.audiences__loads
-                   WHERE _load_id = (SELECT arg_max(load_id, service_clock) FROM l))
-        SELECT count(*) FROM a FULL JOIN b USING (id)
-        WHERE coalesce(a.profile_count, 0) != coalesce(b.profile_count, 0)""") > 0
-    assert shown == 8 and _folded(_section(page, "Audience sizes over the loads")) == (n - 8, n)
+                   AND resource = 'audiences' AND status IN ('complete', 'stale'))
+        SELECT count(DISTINCT id) FROM audience_platform.audiences__loads WHERE id NOT IN (
+            SELECT id FROM audience_platform.audiences__loads WHERE _load_id = (SELECT arg_min(load_id, service_clock) FROM l))""")
+    assert grey == n - moved and _folded(_section(page, "Audience sizes over the loads")) == (n - 8, n)
 
 
 def test_tags_caption(ws, page):

@@ -107,3 +107,53 @@ def test_a_snapshot_with_history_asks_the_same_timeline(ws, tmp_path):
         assert theirs[["seq", "audience_id", "rows"]].values.tolist() == mine[["seq", "audience_id", "rows"]].values.tolist()
     with open_snapshot(tmp_path / "latest.duckdb") as snap, pytest.raises(WorkspaceError, match="history=True"):
         snap.timeline("audience_platform.memberships")
+
+
+def put_at(ws: Workspace, table: pa.Table, clock: datetime) -> str:
+    """A load whose service said its clock was `clock` (a sandbox's runs hours ahead of this machine's)."""
+    with ws.load("audience_platform", URL, "memberships", {}, ("id",)) as load:
+        load.write(table)
+        load.service_clock = clock
+    return load.load_id
+
+
+def test_as_of_reads_either_clock_and_says_which_when_none_matched(ws):
+    first = put_at(ws, members([(1, 10)]), T0)
+    second = put_at(ws, members([(1, 20)]), T0 + pd.Timedelta(hours=3))
+    between = T0 + pd.Timedelta(hours=1)      # a moment a report shows: the service's clock
+    with pytest.raises(WorkspaceError) as said:
+        ws.as_of("audience_platform.memberships", between)
+    message = str(said.value)
+    assert "on this machine's clock" in message and f"on the service's clock it is load {first}" in message
+    assert "clock='service'" in message
+    held = ws.as_of("audience_platform.memberships", between, clock="service")
+    assert held["audience_id"].tolist() == [10]
+    assert ws.as_of("audience_platform.memberships", T0 + pd.Timedelta(hours=4), clock="service")[
+        "audience_id"].tolist() == [20]
+    finished = ws.history("audience_platform.memberships")["finished"].iloc[-1]
+    assert ws.as_of("audience_platform.memberships", finished)["audience_id"].tolist() == [20]   # the wall clock
+    with pytest.raises(WorkspaceError, match="on the service's clock .its first: 2026-03-01 12:00"):
+        ws.as_of("audience_platform.memberships", T0 - pd.Timedelta(days=1), clock="service")
+    with pytest.raises(WorkspaceError, match="clock is 'wall'"):
+        ws.as_of("audience_platform.memberships", second, clock="sandbox")
+
+
+def test_a_timelines_plot_labels_what_changed_and_counts_the_rest(ws):
+    import matplotlib
+    matplotlib.use("Agg")
+    # 31 groups: audience 0 grows, audience 1 shrinks, 29 stay as they are
+    still = [(100 + a * 10 + k, a) for a in range(2, 31) for k in range(2)]
+    put(ws, members([(1, 0), (2, 1), (3, 1), *still]))
+    put(ws, members([(1, 0), (4, 0), (5, 0), (2, 1), *still]))
+    timeline = ws.timeline("audience_platform.memberships", by="audience_id")
+    assert timeline.moved().to_dict() == {0: 2.0, 1: -1.0}
+    ax = timeline.plot(title="Members per audience")
+    labels = [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
+    assert labels == ["and 29 unchanged", "0 (+2)", "1 (-1)"]
+    assert ax.get_title() == "Members per audience\n2 of 31 changed, in colour; 29 unchanged in grey"
+    assert len(ax.get_lines()) == 31
+    ax = timeline.plot(top=1)
+    assert ax.get_title() == ("the 1 that changed most of the 2 that changed, of 31, in colour; 29 unchanged "
+                              "and the rest in grey")
+    assert [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")] == \
+        ["and 30 more (29 unchanged)", "0 (+2)"]

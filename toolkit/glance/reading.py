@@ -105,15 +105,16 @@ def resolve(source: Store | Snapshot, view: str) -> tuple[str, str]:
     raise WorkspaceError(f"no view {view!r} here; list_views names them: {listed or 'none yet'}")
 
 
-def list_views(source: Store | Snapshot) -> list[dict[str, Any]]:
+def list_views(source: Store | Snapshot, clock: str = "service") -> list[dict[str, Any]]:
     """One entry per view: rows, loads, when its latest load finished, whether filtered, and its freshness
-    (hours since its rows were last confirmed, the budget, the rows past it) where the source keeps it."""
+    (hours since its rows were last confirmed, the budget, the rows past it) where the source keeps it:
+    by the service's clock, or with `clock="wall"` by this machine's."""
     if isinstance(source, Snapshot):
         shown = [{"view": f"{m.service}.{m.resource}", "rows": m.rows, "loads": len(m.load_ids),
                   "last_load": m.load_id, "exported": m.created, "filtered": m.resource.endswith(FILTERED)}
                  for m in source.manifest().itertuples()]
         return clean([{k: _plain(v) for k, v in entry.items()} for entry in shown])
-    fresh = freshness(source).set_index(["service", "resource"])
+    fresh = freshness(source, clock).set_index(["service", "resource"])
     shown = []
     for v in source.tables().itertuples():
         entry = {"view": v.table, "rows": int(v.rows), "loads": int(v.loads), "last_load": v.load_id,

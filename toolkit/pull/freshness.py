@@ -42,10 +42,13 @@ def service_now(store: Store, service: str) -> datetime:
     return clock + (now - finished)
 
 
-def freshness(store: Store) -> pd.DataFrame:
+def freshness(store: Store, clock: str = "service") -> pd.DataFrame:
     """One row per view the store holds (filtered loads aside): its rows, its freshness budget in hours,
     its oldest confirmation, how many hours ago that was, the rows confirmed longer ago than the
-    budget, and whether its parents are asked again in rotation."""
+    budget, and whether its parents are asked again in rotation. By the service's clock, or with
+    `clock="wall"` by this machine's (when the confirming loads finished, and now)."""
+    wall = clock == "wall"
+    moment = "finished" if wall else "coalesce(service_clock, finished)"
     rows, clocks = [], {}
     for view in store.tables().itertuples():
         if view.resource.endswith(FILTERED) or (view.service, view.resource) not in catalog.RESOURCES:
@@ -54,12 +57,13 @@ def freshness(store: Store) -> pd.DataFrame:
         how = resource.incremental
         rotating = how is not None and how.strategy == "rotation"
         budget = how.max_age if rotating and how.max_age else DEFAULT_BUDGET
-        now = clocks.get(view.service) or clocks.setdefault(view.service, service_now(store, view.service))
+        now = datetime.now(UTC) if wall else (
+            clocks.get(view.service) or clocks.setdefault(view.service, service_now(store, view.service)))
         # the view's rows: an incremental load's own count is only the rows it wrote
         count = store.rows(f"SELECT count(*) FROM {quote(view.service)}.{quote(view.resource)}")[0][0]
-        confirmed = _by_parent(store, view.service, view.resource, how.field) if rotating else None
+        confirmed = _by_parent(store, view.service, view.resource, how.field, clock) if rotating else None
         if not confirmed:
-            at = store.rows("SELECT coalesce(service_clock, finished) FROM _loads WHERE load_id = ?",
+            at = store.rows(f"SELECT {moment} FROM _loads WHERE load_id = ?",
                             [view.load_id])[0][0]
             confirmed = {None: (at, count)}
         oldest = min(at for at, _ in confirmed.values())
@@ -71,12 +75,12 @@ def freshness(store: Store) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def _by_parent(store: Store, service: str, name: str, field: str) -> dict:
+def _by_parent(store: Store, service: str, name: str, field: str, clock: str = "service") -> dict:
     """Each parent's last confirmation and the rows it holds in the view, for the parents a pull asks
     now: the parent resource's rows (or, for ids the analyst gives, those the latest load asked);
     a parent without rows counts too, its emptiness was confirmed."""
     resource = catalog.RESOURCES[service, name]
-    confirmations = store.confirmations(service, name)
+    confirmations = store.confirmations(service, name, clock)
     held = dict(store.rows(f"SELECT CAST({quote(field)} AS VARCHAR), count(*) FROM {quote(service)}.{quote(name)} "
                            f"GROUP BY 1"))
     if (service, resource.parent) in catalog.RESOURCES:
@@ -90,7 +94,8 @@ def _by_parent(store: Store, service: str, name: str, field: str) -> dict:
             "_loads WHERE service = ? AND resource = ? AND status IN ('complete', 'stale') ORDER BY seq DESC "
             "NULLS LAST LIMIT 1)", [service, name, service, name])} | set(held)
     found = {parent: (at, held.get(parent, 0)) for parent, at in confirmations.items() if parent in asked}
-    latest = store.rows("SELECT coalesce(service_clock, finished) FROM _loads WHERE service = ? AND resource = ? "
+    moment = "finished" if clock == "wall" else "coalesce(service_clock, finished)"
+    latest = store.rows(f"SELECT {moment} FROM _loads WHERE service = ? AND resource = ? "
                         "AND status IN ('complete', 'stale') ORDER BY seq DESC NULLS LAST LIMIT 1",
                         [service, name])
     for parent, count in held.items():   # rows of a load from before budgets: confirmed by their load

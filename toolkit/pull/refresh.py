@@ -17,7 +17,7 @@ neither the workspace nor the connection module.
 """
 from __future__ import annotations
 
-__all__ = ["COLUMNS", "Bound", "chosen", "depth", "held", "refresh"]
+__all__ = ["COLUMNS", "Bound", "chosen", "depth", "held", "refresh", "with_parents"]
 
 import contextlib
 import sys
@@ -82,13 +82,33 @@ def chosen(found: list[tuple[str, str, dict]], resources: Iterable[str | tuple[s
     return [row for row in found if row[:2] in wanted]
 
 
+def _above(service: str, name: str) -> set[str]:
+    """The resources one stands on: its fan-out parent and its strategy's signals (what `depth` counts)."""
+    resource = catalog.RESOURCES[service, name]
+    how = resource.incremental
+    found = {resource.parent, how.parent if how else None, how.copies if how else None}
+    return {p for p in found if p and (service, p) in catalog.RESOURCES and p != name}
+
+
+def with_parents(store: Store, resources: Iterable[str]) -> list[str]:
+    """The held resources named ("service.resource") and every held one they stand on, so that a refresh
+    of a fan-out can ask only for what changed under its parents (the browser's refresh button)."""
+    holds = {(service, name) for service, name, _ in held(store)}
+    found: list[str] = []
+    todo = [tuple(r.split(".", 1)) for r in resources]
+    while todo:
+        service, name = todo.pop()
+        if f"{service}.{name}" in found or (service, name) not in holds:
+            continue
+        found.append(f"{service}.{name}")
+        todo.extend((service, parent) for parent in _above(service, name))
+    return found
+
+
 def depth(service: str, name: str, seen: frozenset[str] = frozenset()) -> int:
     """How many resources stand above this one: its fan-out parent's and its strategy's signals' chains
     (the parent it follows, the resource its rows copy)."""
-    resource = catalog.RESOURCES[service, name]
-    how = resource.incremental
-    parents = {resource.parent, how.parent if how else None, how.copies if how else None}
-    above = [p for p in parents if p and (service, p) in catalog.RESOURCES and p not in seen and p != name]
+    above = [p for p in _above(service, name) if p not in seen]
     return max((1 + depth(service, p, seen | {name}) for p in above), default=0)
 
 

@@ -294,39 +294,60 @@ def sizes_over_loads(source: Any) -> pd.DataFrame:
 
 
 def size_changes(over: pd.DataFrame) -> pd.DataFrame:
-    """Per audience: its size at the first and the latest load of `sizes_over_loads`, and the change;
-    the audiences that changed most first (those present at one load only count from 0)."""
+    """Per audience: its size at the first and at the latest load of `sizes_over_loads` (empty where it
+    was not there then: an audience new since, or gone), `change` (its last size less its first, over the
+    loads it was in), `changed` (whether its size moved at all over those loads), `loads` it was in.
+    Those that changed come first, the most changed first."""
     if over.empty:
-        return pd.DataFrame(columns=["id", "name", "first", "latest", "change", "loads"])
+        return pd.DataFrame(columns=["id", "name", "first", "latest", "change", "changed", "loads"])
     moments = over["service_clock"].drop_duplicates().sort_values()
     first = over[over["service_clock"] == moments.iloc[0]].set_index("id")["profile_count"]
     latest = over[over["service_clock"] == moments.iloc[-1]].set_index("id")["profile_count"]
     names = over.drop_duplicates("id", keep="last").set_index("id")["name"]
-    found = pd.DataFrame({"name": names, "first": first.reindex(names.index).fillna(0).astype(int),
-                          "latest": latest.reindex(names.index).fillna(0).astype(int)})
-    found["change"] = found["latest"] - found["first"]
+    ordered = over.sort_values("service_clock", kind="stable").groupby("id")["profile_count"]
+    found = pd.DataFrame({"name": names, "first": first.reindex(names.index).astype("Int64"),
+                          "latest": latest.reindex(names.index).astype("Int64")})
+    found["change"] = (ordered.last() - ordered.first()).reindex(names.index).astype("int64")
+    found["changed"] = (ordered.nunique() > 1).reindex(names.index)
     found["loads"] = over.groupby("id")["load_id"].nunique().reindex(names.index)
     found = found.rename_axis("id").reset_index()
-    return found.sort_values(["change", "latest"], key=lambda c: c.abs() if c.name == "change" else c,
-                             ascending=False, ignore_index=True)
+    found["_size"] = found["change"].abs()
+    found = found.sort_values(["changed", "_size", "latest"], ascending=False, ignore_index=True, na_position="last")
+    return found.drop(columns="_size")
 
 
 def plot_sizes_over_loads(over: pd.DataFrame, limit: int = 8) -> Figure:
-    """A line per audience (the `limit` that changed most) of its size at each load, by the service's clock."""
+    """A line per audience of its size at each load, by the service's clock: those whose size changed in
+    colour and labelled (the `limit` that changed most), every other one a thin grey line, summed up in
+    the legend as "and K unchanged"; the title counts what the plot draws."""
     title = "Audience sizes over the loads"
     if over.empty:
         return plots.empty(title, "No audiences were pulled.")
     changes = size_changes(over)
-    shown = changes.head(limit)
+    moved = changes[changes["changed"]]
+    labelled = moved.head(limit)
     fig = plots.figure(4.2)
     ax = fig.subplots()
     ax.set_ylim(0, max(float(over["profile_count"].max()), 1) * 1.1)
-    for i, row in enumerate(shown.itertuples()):
-        line = over[over["id"] == row.id]
-        ax.plot(pd.to_datetime(line["service_clock"], utc=True).dt.tz_localize(None), line["profile_count"], marker="o", markersize=3,
-                color=plots.colour(str(row.id), {}, i), label=plots.shorten(str(row.name), 28))
+
+    def draw(audience: Any, **style: Any) -> None:
+        line = over[over["id"] == audience]
+        ax.plot(pd.to_datetime(line["service_clock"], utc=True).dt.tz_localize(None), line["profile_count"],
+                **style)
+
+    rest = changes[~changes["id"].isin(labelled["id"])]
+    unchanged = int((~rest["changed"]).sum())
+    others = len(rest) - unchanged
+    for i, audience in enumerate(rest["id"]):      # under the coloured ones, one legend entry for them all
+        name = f"and {unchanged:,} unchanged" if others == 0 else f"and {len(rest):,} more ({unchanged:,} unchanged)"
+        draw(audience, color=plots.GREY, linewidth=0.8, alpha=0.6, label=name if i == 0 else "_nolegend_")
+    for i, row in enumerate(labelled.itertuples()):
+        draw(row.id, marker="o", markersize=3, linewidth=2, color=plots.SERIES[i % len(plots.SERIES)],
+             label=f"{plots.shorten(str(row.name), 28)} ({row.change:+,})")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, fontsize=8)  # beside: lines stay clear
     loads_seen = over["load_id"].nunique()
-    capped = f"\nthe {len(shown)} audiences that changed most, of {len(changes)}" if len(changes) > len(shown) else ""
-    plots.finish(ax, f"{title} ({loads_seen} loads){capped}", "the service's clock at the load", "profiles")
+    said = (f"{len(moved):,} of {len(changes):,} changed size" if len(labelled) == len(moved)
+            else f"the {len(labelled):,} that changed most of the {len(moved):,} that changed, of {len(changes):,}")
+    plots.finish(ax, f"{title} ({loads_seen} loads)\n{said}, in colour; the other {len(rest):,} in grey",
+                 "the service's clock at the load", "profiles")
     return fig

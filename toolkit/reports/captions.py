@@ -44,7 +44,7 @@ def many(count: int, noun: str) -> str:
 
 
 def _cut(shown: int, every: int, what: str, noun: str) -> str:
-    """"the 8 whose size changed most, of 31" where a plot is cut, "all 31 audiences" where it is not."""
+    """"the 8 with the most of them, of 31" where a plot is cut, "all 31 audiences" where it is not."""
     return f"the {shown:,} {what}, of {every:,}" if shown < every else f"all {every:,} {noun}"
 
 
@@ -67,15 +67,21 @@ def sizes_over_loads(source: Any, over: pd.DataFrame, changes: pd.DataFrame, sho
     if over.empty:
         return "No audiences were pulled."
     moments = over["service_clock"].drop_duplicates().sort_values()
-    # the plot draws the 8 that changed most even where fewer changed at all: say how many did
-    moved = int((changes["change"] != 0).sum())
+    # the plot labels only those whose size moved: say how many did, and how many it leaves grey
+    moved = int(changes["changed"].sum())
+    labelled = min(shown, moved)
+    new = int(changes["first"].isna().sum())
+    gone = int(changes["latest"].isna().sum())
     unclocked = loads(source, _AP, "audiences")["service_clock"].isna().any()
     ours = " (this machine's when a load finished, where the service sent no Date)" if unclocked else ""
-    drawn = _cut(min(shown, len(changes)), len(changes), "whose size changed most", "audiences")
+    drawn = f"labels the {labelled:,} that changed" + (" most" if labelled < moved else "")
+    came = f"; {new:,} not there at the first load" if new else ""
+    went = f", {gone:,} gone by the latest" if gone else ""
     return (f"{many(len(changes), 'audience')} over {many(over['load_id'].nunique(), 'load')} of audiences, "
-            f"from {_when(moments.iloc[0])} to {_when(moments.iloc[-1])} by the service's clock at each load{ours}, "
-            f"{moved:,} of them of another size at the latest load than at the first; the plot draws {drawn}, "
-            f"the table lists all {len(changes):,}, those first.")
+            f"from {_when(moments.iloc[0])} to {_when(moments.iloc[-1])} by the service's clock at each load{ours}: "
+            f"{moved:,} of them changed size over the loads they were in{came}{went}; the plot {drawn} and "
+            f"draws the other {len(changes) - labelled:,} in grey; the table lists all {len(changes):,}, "
+            "those that changed first (first and latest empty where the audience was not there).")
 
 
 def tag_counts(source: Any, tags: pd.DataFrame) -> str:

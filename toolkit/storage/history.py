@@ -22,20 +22,31 @@ from toolkit.storage.query import Query
 from toolkit.storage.readback import to_frame
 from toolkit.storage.timeline import Timeline, measures, timeline_sql
 
+# the moment of a load on each clock: this machine's when it finished; the service's Date (its end where none)
+CLOCKS = {"wall": "finished", "service": "coalesce(service_clock, finished)"}
+CLOCK_NAMES = {"wall": "this machine's clock", "service": "the service's clock"}
+
 
 class History(Holdings):
     """Reads across a resource's loads: as_of, history, versions, timeline, drift, diff, changes."""
 
-    def as_of(self, resource: str, at: Any = None, *, relation: bool = False) -> pd.DataFrame | Query:
+    def as_of(self, resource: str, at: Any = None, *, relation: bool = False,
+              clock: str = "wall") -> pd.DataFrame | Query:
         """A resource as one of its loads saw it: `at` is a load id or a moment (the latest load
-        finished by then); None is the latest. A DataFrame, or with `relation=True` a DuckDB relation
-        to go on querying (it reads the workspace when it is run).
+        finished by then); None is the latest. A moment is read on this machine's clock (`finished`),
+        or with `clock="service"` on the service's (`service_clock`, the moments reports and timelines
+        show); a moment before every load says which clock it read and what the other would give.
+        A DataFrame, or with `relation=True` a DuckDB relation to go on querying (it reads the
+        workspace when it is run).
 
             ws.as_of("translation.targets", "2026-11-20 09:00+00:00")
+            ws.as_of("translation.targets", "2026-11-02 13:00", clock="service")
             ws.as_of("translation.targets", load_id, relation=True).filter("status = 'DONE'").df()
         """
         service, name = self.resolve(resource)
-        load_id = self._load_at(service, name, at)
+        if clock not in CLOCKS:
+            raise WorkspaceError(f"clock is 'wall' (this machine's) or 'service' (the service's), not {clock!r}")
+        load_id = self._load_at(service, name, at, clock)
         if not relation:
             return self.read(service, name, load_id)
         if not self._has_table(service, name):
@@ -44,7 +55,7 @@ class History(Holdings):
             query, args = self._rows_of(con, service, name, load_id)
         return Query(self._file, query, args)
 
-    def _load_at(self, service: str, resource: str, at: Any) -> str:
+    def _load_at(self, service: str, resource: str, at: Any, clock: str = "wall") -> str:
         """The finished load an `as_of` names: a load id, or the latest finished by a moment."""
         if at is None:
             found = self.latest(service, resource)
@@ -67,15 +78,31 @@ class History(Holdings):
             if pd.isna(moment):
                 raise WorkspaceError(f"{at!r} is not a moment: give a load id or a date and time")
             moment = moment.tz_localize("UTC") if moment.tzinfo is None else moment.tz_convert("UTC")
-            rows = self._fetch(f"SELECT load_id FROM _loads WHERE service = ? AND resource = ? AND status IN "
-                               f"{FINISHED} AND finished <= ? ORDER BY seq DESC LIMIT 1",
-                               [service, resource, moment.to_pydatetime()])
+            rows = self._loaded_by(service, resource, moment, clock)
             if not rows:
-                raise WorkspaceError(f"no load of {service}.{resource} had finished by {moment}")
+                raise WorkspaceError(self._none_by(service, resource, moment, clock))
             found = rows[0][0]
         if found is None:
             raise WorkspaceError(f"no complete load of {service}.{resource} in {self.where}")
         return found
+
+    def _loaded_by(self, service: str, resource: str, moment: pd.Timestamp, clock: str) -> list[tuple]:
+        return self._fetch(f"SELECT load_id, {CLOCKS[clock]} FROM _loads WHERE service = ? AND resource = ? AND "
+                           f"status IN {FINISHED} AND {CLOCKS[clock]} <= ? ORDER BY seq DESC LIMIT 1",
+                           [service, resource, moment.to_pydatetime()])
+
+    def _none_by(self, service: str, resource: str, moment: pd.Timestamp, clock: str) -> str:
+        """Why no load was found by a moment: the clock read, its first load, and what the other clock gives."""
+        first = self._fetch(f"SELECT min({CLOCKS[clock]}) FROM _loads WHERE service = ? AND resource = ? "
+                            f"AND status IN {FINISHED}", [service, resource])[0][0]
+        said = (f"no load of {service}.{resource} had finished by {moment:%Y-%m-%d %H:%M} UTC on "
+                f"{CLOCK_NAMES[clock]}" + (f" (its first: {pd.Timestamp(first):%Y-%m-%d %H:%M} UTC)" if first else ""))
+        other = "service" if clock == "wall" else "wall"
+        found = self._loaded_by(service, resource, moment, other)
+        if found:
+            said += (f"; on {CLOCK_NAMES[other]} it is load {found[0][0]}: "
+                     f"ws.as_of({service + '.' + resource!r}, {str(moment)!r}, clock={other!r})")
+        return said
 
     def versions(self, resource: str, relation: bool = False) -> pd.DataFrame | Query:
         """Every version of a resource's rows with its validity: the `<resource>__history` view

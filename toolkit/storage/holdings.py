@@ -211,13 +211,15 @@ class Holdings:
                            "QUALIFY row_number() OVER (PARTITION BY service, resource ORDER BY seq DESC NULLS "
                            "LAST, finished DESC) = 1 ORDER BY service, resource")
 
-    def confirmations(self, service: str, resource: str) -> dict[str, Any]:
+    def confirmations(self, service: str, resource: str, clock: str = "service") -> dict[str, Any]:
         """When each parent's rows were last confirmed: by the service's clock where the load saw it,
-        else when the load finished; {} when none was ever recorded."""
+        else when the load finished (`clock="wall"`: when the load finished, this machine's clock);
+        {} when none was ever recorded."""
         if not self._has_own("_confirmed"):
             return {}
+        moment = "l.finished" if clock == "wall" else "coalesce(l.service_clock, l.finished)"
         return dict(self._fetch(
-            f"SELECT c.parent, max(coalesce(l.service_clock, l.finished)) FROM _confirmed c JOIN _loads l "
+            f"SELECT c.parent, max({moment}) FROM _confirmed c JOIN _loads l "
             f"ON l.load_id = c.load_id AND l.status IN {FINISHED} WHERE c.service = ? AND c.resource = ? "
             f"GROUP BY 1", [service, resource]))
 

@@ -65,7 +65,46 @@ class Timeline(pd.DataFrame):
         table = self.pivot_table(index="service_clock", columns=by, values=measure, aggfunc="sum")
         return table.fillna(0) if measure == "rows" else table
 
-    def plot(self, measure: str | None = None, **kwargs: Any) -> Any:
-        """The measure over the service's clock, a line per group (pandas' plot of `wide()`)."""
-        kwargs.setdefault("marker", "o")
-        return pd.DataFrame(self.wide(measure)).plot(**kwargs)
+    def moved(self, measure: str | None = None) -> pd.Series:
+        """The groups whose measure changed over the loads they were in, each with by how much (its last
+        value less its first), the most changed first: what `plot` labels."""
+        wide = pd.DataFrame(self.wide(measure))
+        found = {c: s.iloc[-1] - s.iloc[0] for c in wide.columns if (s := wide[c].dropna()).nunique() > 1}
+        moved = pd.Series(found, dtype="float64")
+        return moved.reindex(moved.abs().sort_values(ascending=False, kind="stable").index)
+
+    def plot(self, measure: str | None = None, top: int = 10, **kwargs: Any) -> Any:
+        """The measure over the service's clock, a line per group: the groups whose measure changed in
+        colour and labelled (the `top` that changed most), every other one a thin grey line, one legend
+        entry "and K unchanged"; the title counts what is drawn. Without groups, one line. Other
+        keywords go to pandas' plot (title, ylabel, figsize, ax, legend)."""
+        wide = pd.DataFrame(self.wide(measure))
+        if wide.shape[1] <= 1:
+            kwargs.setdefault("marker", "o")
+            return wide.plot(**kwargs)
+        moved = self.moved(measure)
+        changed = moved
+        labelled = list(changed.index[:top])
+        rest = [c for c in wide.columns if c not in labelled]
+        still = len(rest) - (len(changed) - len(labelled))
+        legend, title = kwargs.pop("legend", True), kwargs.pop("title", None)
+        said = (f"{len(changed):,} of {wide.shape[1]:,} changed, in colour" if len(labelled) == len(changed)
+                else f"the {len(labelled):,} that changed most of the {len(changed):,} that changed, of "
+                     f"{wide.shape[1]:,}, in colour")
+        said += f"; {still:,} unchanged" + (" and the rest" if still < len(rest) else "") + " in grey"
+        grey = f"and {still:,} unchanged" if still == len(rest) else f"and {len(rest):,} more ({still:,} unchanged)"
+        ax = None
+        if rest:
+            ax = wide[rest].plot(color="#b8c0c8", linewidth=0.8, legend=False, **kwargs)
+            for i, line in enumerate(ax.get_lines()):      # one legend entry for them all
+                line.set_label(grey if i == 0 else "_nolegend_")
+        if labelled:
+            shown = wide[labelled].rename(columns=lambda c: f"{c} ({moved[c]:+,g})")
+            ax = shown.plot(ax=ax, marker="o", markersize=3, linewidth=2, legend=False,
+                            color=[f"C{i % 10}" for i in range(len(labelled))], **({} if ax else kwargs))
+        ax.set_title(f"{title}\n{said}" if title else said, fontsize=9 if title is None else None)
+        if "xlabel" not in kwargs:
+            ax.set_xlabel("the service's clock at the load")
+        if legend:
+            ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False, fontsize=8)
+        return ax
