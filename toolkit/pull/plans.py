@@ -253,6 +253,15 @@ def _fan_out(client: Client, resource: Resource, action: Action, ids: Sequence, 
                     plan.done.append(member)   # before the table goes on: a checkpoint after it names it
                 yield table, step
 
+        def hand_on(rows: Any, parent_id: Any, member: Any) -> None:
+            """A member's answer to the typist, its rows tagged with the parent they were asked for."""
+            parent = {column: parent_id} if column else None
+            if isinstance(rows, _Pages):
+                typist.put_pages(rows, parent=parent)
+            else:
+                typist.put(rows, None, parent=parent)
+            put.append(member)
+
         def drained() -> None:
             """On Ctrl-C: the members not started are not asked; the answers of those in flight (a request
             each, which the pool's exit waits for anyway) and of those waiting to be typed go to
@@ -264,13 +273,7 @@ def _fan_out(client: Client, resource: Resource, action: Action, ids: Sequence, 
             try:
                 for future, member in running.items():
                     if not future.cancelled():
-                        rows = future.result()
-                        parent = {column: member} if column else None
-                        if isinstance(rows, _Pages):
-                            typist.put_pages(rows, parent=parent)
-                        else:
-                            typist.put(rows, None, parent=parent)
-                        put.append(member)
+                        hand_on(future.result(), member, member)
                 plan.leftover.extend(typed(everything=True))
             except BaseException:
                 return
@@ -296,12 +299,7 @@ def _fan_out(client: Client, resource: Resource, action: Action, ids: Sequence, 
                                                    f"{shortened(member)} failed: {error}") from error
                             plan.failed.append(member)
                             rows, member = [], _FAILED
-                        parent = {column: running_member} if column else None
-                        if isinstance(rows, _Pages):
-                            typist.put_pages(rows, parent=parent)
-                        else:
-                            typist.put(rows, None, parent=parent)
-                        put.append(member)
+                        hand_on(rows, running_member, member)
                         yield from typed()
                         for nxt in _take(queue, 1):
                             running[pool.submit(fetch_member, nxt, typist)] = nxt
