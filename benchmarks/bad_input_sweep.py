@@ -28,6 +28,7 @@ from requests.adapters import BaseAdapter, HTTPAdapter
 
 import toolkit
 from toolkit import catalog
+from toolkit.catalog.audience_platform_checks import notification_filter
 from toolkit.catalog.spec import Action, Param
 from toolkit.errors import ModeError, ValidationError, VersionError
 from toolkit.http.session import OAuthPasswordAuth, RateBudget
@@ -80,7 +81,7 @@ def bad_values(action: Action, param: Param) -> list[tuple[str, Any]]:
         cases += [("dict", {"a": 1})]
     if kind not in ("list", "int_list", "object"):
         # a filter or sort read as a comma-separated list takes a Python list of its items too
-        list_ok = {"audience_filter", "sort"} & set(param.rules)
+        list_ok = param.listed
         cases += [("set", {"a"})] + ([("list", ["a", "b"])] if not list_ok else [("list of dict", [{"a": 1}])])
     if kind != "file":
         cases += [("bytes", b"abc"), ("bytearray", bytearray(b"abc"))]
@@ -122,7 +123,7 @@ def bad_values(action: Action, param: Param) -> list[tuple[str, Any]]:
                   ("{a: 2**70}", {"a": 2**70}), ("{a: bytes}", {"a": b"x"}), ("{1: a}", {1: "a"}),
                   ("{a: set}", {"a": {1}}), ("{a: object()}", {"a": object()}),
                   ("deep dict 3000", _deep_dict(3000))]
-    if "notification_filter" in param.rules:
+    if param.check is notification_filter:
         cases += [("3000 '('", "(" * 3000 + "a:1" + ")" * 3000), ("3000 NOT", "NOT " * 3000 + "a:1"),
                   ("'a:1 OR OR x:1'", "a:1 OR OR x:1"), ("'foo AND type:alert'", "foo AND type:alert")]
     if param.secret and kind == "secret":

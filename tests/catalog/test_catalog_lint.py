@@ -96,7 +96,11 @@ def test_example_params_pass_the_rules(action):
 def test_rule_and_check_names_exist(action):
     for param in action.params:
         assert set(param.rules) <= set(rules.PARAM_RULES), (param.name, param.rules)
-    assert set(action.checks) <= set(rules.ACTION_CHECKS) | set(rules.CALLER_CHECKS)
+        assert not param.pattern_rule or param.pattern, param.name       # a rule said of no pattern
+        assert not param.also or param.minimum is not None or param.maximum is not None, param.name
+        assert set(param.required_in) <= set(catalog.SERVICES[action.service].modes), param.name
+    assert set(action.exclusive) <= {p.name for p in action.params}
+    assert all(callable(check) for check in action.checks)
 
 
 def test_params_unique_and_not_reserved(action):

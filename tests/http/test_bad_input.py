@@ -26,6 +26,7 @@ from stubbed_services import CREDENTIALS, Answering, reply
 
 import toolkit
 from toolkit import catalog
+from toolkit.catalog.audience_platform_checks import notification_filter
 from toolkit.catalog.spec import Action, Param
 from toolkit.errors import ModeError, ValidationError, VersionError
 from toolkit.http.session import OAuthPasswordAuth, RateBudget, Secret
@@ -86,7 +87,6 @@ bad_json = st.one_of(
 )
 SCALAR_KINDS = ("string", "text", "id", "secret", "integer", "number", "boolean", "url", "email", "duration",
                 "datetime", "epoch_ms")
-LIST_RULES = {"audience_filter", "sort"}
 
 
 def wrong_values(param: Param) -> st.SearchStrategy:
@@ -94,7 +94,7 @@ def wrong_values(param: Param) -> st.SearchStrategy:
     found = [non_finite, huge_ints, st.just(object()), st.integers(min_value=65, max_value=3000).map(nested)]
     if kind != "object":
         found.append(st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
-    if kind in SCALAR_KINDS and not (LIST_RULES & set(param.rules)):
+    if kind in SCALAR_KINDS and not param.listed:
         found.append(st.lists(st.text(max_size=3), max_size=3))
     if kind in SCALAR_KINDS:
         found += [st.sets(st.text(max_size=3), max_size=2), st.frozensets(st.integers(), max_size=2)]
@@ -127,7 +127,7 @@ def wrong_values(param: Param) -> st.SearchStrategy:
     if kind == "duration":
         found += [st.sampled_from(["P99999999999D", "P9999999999999999999D", "P1W", "P1M", "P1Y", "PT59M59S",
                                    "P30DT1S", "PT", "P1DT", "-PT1H"])]
-    if "notification_filter" in param.rules:
+    if param.check is notification_filter:
         found += [st.integers(33, 3000).map(lambda n: "(" * n + "a:1" + ")" * n),
                   st.integers(33, 3000).map(lambda n: "NOT " * n + "a:1"),
                   st.sampled_from(["a:1 OR OR x:1", "foo AND type:alert", "a NOT b:1"])]
@@ -206,7 +206,7 @@ def must_be_refused(param: Param, value: Any, depth: int = 0) -> bool:
             return True
         if isinstance(value, dict | set | frozenset):
             return True
-        if isinstance(value, list | tuple) and not (LIST_RULES & set(param.rules) and all(isinstance(v, str) for v in value)):
+        if isinstance(value, list | tuple) and not (param.listed and all(isinstance(v, str) for v in value)):
             return True
     if isinstance(value, set | frozenset) and (depth > 0 or param.kind not in ("list", "object")):
         return True

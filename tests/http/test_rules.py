@@ -37,55 +37,78 @@ def assert_names(error: ValidationError, param: str, value, fragment: str, actio
     assert action in text
 
 
-# --- every param rule alone ------------------------------------------------------------------------
+# --- every constraint alone -----------------------------------------------------------------------
 
+# what the catalog's fields say a param may be (range, pattern, immutable, a service's own check, the
+# shared named rules), one param of the catalog for each, with the values it takes and refuses
 RULE_CASES = {
-    "not_blank": (["x", 0, 12, " a "], [None, "", "   ", "\t\n"]),
-    "positive": ([1, 500, 10**9], [0, -1, 1.5, "3", True, None]),
-    "non_negative": ([0, 1, 60000], [-1, -100, 0.5, "0", False]),
-    "size": ([1, 50, -1], [0, -2, 1.0, "10", True]),
-    "limit_500": ([1, 100, 500], [0, 501, -1, 100.0, "100"]),
-    "page_size_200": ([1, 200], [0, 201, -1, "50"]),
+    ("asset_library.get_asset", "asset_id"): (["x", 0, 12, " a "], [None, "", "   ", "\t\n"]),
+    ("media_review.list_teams", "page"): ([1, 500, 10**9], [0, -1, 1.5, "3", True, None]),
+    ("audience_platform.list_audience_metadata", "offset"): ([0, 1, 60000], [-1, -100, 0.5, "0", False]),
+    ("audience_platform.list_audience_metadata", "size"): ([1, 50, -1], [0, -2, 1.0, "10", True]),
+    ("asset_library.list_assets", "limit"): ([1, 100, 500], [0, 501, -1, 100.0, "100"]),
+    ("translation.list_submissions", "page_size"): ([1, 200], [0, 201, -1, "50"]),
     # Java's Duration.parse: days to seconds only, either case, signs, `.` or `,` before up to 9 digits
-    "duration_pt1h_p30d": (["PT1H", "P30D", "PT60M", "PT3600S", "P1DT12H", "PT720H", "pt1h", "+PT1H", "P1DT-1H",
+    ("audience_platform.update_analytics_configuration", "audience_definition_refresh_interval"): (["PT1H", "P30D", "PT60M", "PT3600S", "P1DT12H", "PT720H", "pt1h", "+PT1H", "P1DT-1H",
                             "PT3600,5S", "P29DT23H59M59.999999999S", dt.timedelta(hours=1), dt.timedelta(days=30)],
                            ["PT59M", "PT59M59S", "PT59M59.999999999S", "P31D", "P30DT1S", "P30DT0.000000001S",
                             "PT0S", "-PT1H", "P4W", "P1M", "P1Y", "P1Y2M", "PT", "P", "P1DT", "1H", " PT1H",
                             "PT1H ", "PT1.0000000001H", "P99999999999D", "P9999999999999999999D", "",
                             "one hour", dt.timedelta(minutes=59), dt.timedelta(days=31)]),
-    "url": (["https://docgen.example.com/api", "http://localhost:8080", "http://127.0.0.1/x?y=1"],
+    ("asset_library.create_import", "source_url"): (["https://docgen.example.com/api", "http://localhost:8080", "http://127.0.0.1/x?y=1"],
             ["ftp://example.com", "example.com", "https://", "http:///path", "", "not a url", 42, None]),
-    "email": (["ana.lopez@example.com", "a@b.co"], ["ana", "a@b", "a b@example.com", "", None]),
-    "alphanumeric": (["loyaltyTier", "a", "X9", "123"],
+    ("asset_library.add_board_guest", "email"): (["ana.lopez@example.com", "a@b.co"], ["ana", "a@b", "a b@example.com", "", None]),
+    ("audience_platform.get_profile_property", "property_id"): (["loyaltyTier", "a", "X9", "123"],
                      ["loyalty_tier", "loyalty-tier", "", " a", "tier 2", "é", None, 5]),
-    "no_spaces": (["Translation", "Review_2", "QA-final"], ["Final Review", " Translation", "a b"]),
-    "audience_filter": (["vip", "vip,!test", "!hidden", ["vip", "!test"], ""],
+    ("translation.claim_submission", "phase_name"): (["Translation", "Review_2", "QA-final"], ["Final Review", " Translation", "a b"]),
+    ("audience_platform.list_audience_metadata", "tags"): (["vip", "vip,!test", "!hidden", ["vip", "!test"], ""],
                         ["vip,,x", ",vip", "vip,", "!", "vip,!", ["vip", ""], ["!"]]),
-    "sort": (["name", "name:asc", "name:desc", "name,createdAt:desc", "name, created:asc", "", ["a", "b:asc"]],
+    ("audience_platform.list_audience_metadata", "sort"): (["name", "name:asc", "name:desc", "name,createdAt:desc", "name, created:asc", "", ["a", "b:asc"]],
              ["name:ascending", "name:ASC", ":asc", "name:", "-name", "name desc", "name;asc", ["a:up"]]),
     # empty: no filter, as the services read it (a delete with none needs all=True: filter_or_all)
-    "notification_filter": (["read:true", 'type:alert AND NOT (severity:[low, info] OR read:true)', "", "  "],
+    ("audience_platform.list_notifications", "filter"): (["read:true", 'type:alert AND NOT (severity:[low, info] OR read:true)', "", "  "],
                             ["read", "a:b AND", "(a:b", "a:[x,", 'a:"open']),
-    "immutable": ([], ["date", "plain-text", "single-select"]),
-    "language": (["en-US", "fr", "de-DE", "zh-Hant-TW", "fr_FR"], ["EN", "english", "e", "", "en US", 7]),
-    "audience_import_package": ([{"type": "url", "url": "https://x.example/a.json"},
+    ("asset_library.update_custom_field", "type"): ([], ["date", "plain-text", "single-select"]),
+    ("translation.create_submission", "source_language"): (["en-US", "fr", "de-DE", "zh-Hant-TW", "fr_FR"], ["EN", "english", "e", "", "en US", 7]),
+    ("audience_platform.import_audience", "package"): ([{"type": "url", "url": "https://x.example/a.json"},
                                  {"type": "enclosed", "audience": {"id": "a", "name": "A"}, "members": ["p1"]}],
                                 [{}, {"type": "url"}, {"type": "enclosed", "members": []}, [], "url", None]),
 }
 
 
-def test_every_param_rule_has_cases():
-    assert set(RULE_CASES) == set(rules.PARAM_RULES)
+def constraint_of(action: str, name: str):
+    return ACTIONS[action].param(name)
 
 
-@pytest.mark.parametrize(("rule", "value"), [(r, v) for r, (good, _) in RULE_CASES.items() for v in good])
-def test_param_rule_passes(rule, value):
-    assert rules.PARAM_RULES[rule](value) is None
+def facets(param) -> set:
+    """What a param says of its values besides its kind: each a constraint the generic check reads."""
+    found = {("rule", rule) for rule in param.rules}
+    if param.minimum is not None or param.maximum is not None:
+        found.add(("range", param.kind == "duration", param.minimum, param.maximum, param.also))
+    if param.pattern:
+        found.add(("pattern", param.pattern, param.listed))
+    if param.check:
+        found.add(("check", param.check))
+    if param.immutable:
+        found.add(("immutable",))
+    return found
 
 
-@pytest.mark.parametrize(("rule", "value"), [(r, v) for r, (_, bad) in RULE_CASES.items() for v in bad])
-def test_param_rule_fails(rule, value):
-    problem = rules.PARAM_RULES[rule](value)
+def test_every_constraint_of_the_catalog_has_cases():
+    used = {facet for action in ACTIONS.values() for param in action.params for facet in facets(param)}
+    covered = {facet for key in RULE_CASES for facet in facets(constraint_of(*key))}
+    assert used <= covered, used - covered
+    assert set(rules.PARAM_RULES) <= {facet[1] for facet in covered if facet[0] == "rule"}
+
+
+@pytest.mark.parametrize(("where", "value"), [(r, v) for r, (good, _) in RULE_CASES.items() for v in good])
+def test_param_rule_passes(where, value):
+    assert rules.constraint_problem(constraint_of(*where), value) is None
+
+
+@pytest.mark.parametrize(("where", "value"), [(r, v) for r, (_, bad) in RULE_CASES.items() for v in bad])
+def test_param_rule_fails(where, value):
+    problem = rules.constraint_problem(constraint_of(*where), value)
     assert isinstance(problem, str) and problem
 
 
@@ -105,7 +128,8 @@ def test_durations_java_refuses_are_refused(text):
 
 
 def test_a_duration_beyond_a_timedelta_is_refused_not_overflowing():
-    assert rules.duration_pt1h_p30d("P99999999999D") == "must be between PT1H and P30D inclusive"
+    interval = constraint_of("audience_platform.update_analytics_configuration", "audience_definition_refresh_interval")
+    assert rules.constraint_problem(interval, "P99999999999D") == "must be between PT1H and P30D inclusive"
     assert durations.duration_nanos("P99999999999D") == 99999999999 * 86_400 * 10**9
     with pytest.raises(ValueError, match="timedelta"):
         durations.parse_duration("P99999999999D")

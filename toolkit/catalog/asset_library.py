@@ -8,6 +8,7 @@ __all__ = ["ACTIONS", "ASSET", "ASSET_ID", "BOARD", "BOARD_ASSETS", "BOARD_BODY"
            "RESOURCES", "ROLE", "ROLE_TYPES", "SERVICE", "SET_VALUE", "TAG", "TAGGED", "TAG_ID", "UPLOAD",
            "UPLOAD_TARGET", "VALUE", "VALUE_ID", "VERSION", "VERSION_ID"]
 
+from toolkit.catalog.asset_library_checks import custom_field_value, select_values
 from toolkit.catalog.spec import (
     NO_LOOKUP,
     Action,
@@ -95,7 +96,7 @@ IMPORT_ID = Param("import_id", "path", "id", required=True, example=IMPORT, doc=
 
 PAGE = (
     Param("limit", "query", "integer", doc="maximum number of items per page (at most 500)",
-          example=100, rules=("limit_500",)),
+          example=100, minimum=1, maximum=500),
     Param("cursor", "query", doc="cursor from the previous page's pagination, for the next page"),
 )
 
@@ -163,7 +164,7 @@ ACTIONS = (
            "/assets/{asset_id}/customfields/{custom_field_id}",
            "Set or unset an asset's custom field: value for plain-text/date, values for select fields.",
            params=(ASSET_ID, CUSTOM_FIELD_ID) + SET_VALUE, body="json",
-           response="none", status=204, checks=("custom_field_value",), changes=FIELD_VALUES),
+           response="none", status=204, checks=(custom_field_value,), changes=FIELD_VALUES),
     Action("asset_library.list_asset_versions", "Assets", "GET", "/assets/{asset_id}/versions",
            "Every version of an asset.",
            params=(ASSET_ID,), response="list", paging=Unpaged(items="data")),
@@ -233,7 +234,7 @@ ACTIONS = (
            "/boards/{board_id}/customFields/{custom_field_id}",
            "Set or unset a board's custom field: value for plain-text/date, values for select fields.",
            params=(BOARD_ID, CUSTOM_FIELD_ID) + SET_VALUE, body="json",
-           response="none", status=204, checks=("custom_field_value",), changes=FIELD_VALUES),
+           response="none", status=204, checks=(custom_field_value,), changes=FIELD_VALUES),
     Action("asset_library.list_board_guests", "Boards", "GET", "/boards/{board_id}/guests",
            "Guests invited to a board, with their roles.",
            params=(BOARD_ID,
@@ -275,7 +276,7 @@ ACTIONS = (
                      example=[{"name": "Spring launch"}, {"name": "Summer sale"}],
                      lookup=NO_LOOKUP),     # new values by name, not existing ones
            ),
-           body="json", status=201, checks=("select_values",), changes=FIELD_VALUES),
+           body="json", status=201, checks=(select_values,), changes=FIELD_VALUES),
     Action("asset_library.get_custom_field", "Custom Fields", "GET", "/customfields/{custom_field_id}",
            "One custom field with its select values.",
            params=(CUSTOM_FIELD_ID,)),
@@ -285,7 +286,7 @@ ACTIONS = (
                    Param("name", "body", doc="name of the field", example="Campaign"),
                    Param("description", "body", "text", doc="description of the field",
                          example="Marketing campaign the asset belongs to"),
-                   Param("type", "body", choices=CUSTOM_FIELD_TYPES, rules=("immutable",),
+                   Param("type", "body", choices=CUSTOM_FIELD_TYPES, immutable=True,
                          doc="the type is fixed at creation; any value is refused")),
            body="json", response="none", status=204, changes=FIELD_VALUES),
     Action("asset_library.delete_custom_field", "Custom Fields", "DELETE", "/customfields/{custom_field_id}",
@@ -364,7 +365,7 @@ ACTIONS = (
                      rules=("not_blank",)),
                Param("ext", "body", required=True, doc="file extension", example="jpg", rules=("not_blank",)),
                Param("size", "body", "integer", required=True, doc="file size in bytes", example=5242880,
-                     rules=("positive",)),
+                     minimum=1),
                Param("mime", "body", required=True, doc="MIME type of the file", example="image/jpeg",
                      rules=("not_blank",)),
                Param("recorded_at", "body", "datetime", doc="when the file was created; now when omitted",
@@ -379,7 +380,7 @@ ACTIONS = (
                Param("key", "body", required=True, doc="key from create_upload",
                      example=f"uploads/{ASSET}/{VERSION}/beach.jpg", rules=("not_blank",)),
                Param("part_number", "body", "integer", required=True, doc="number of the part (from 1)",
-                     example=1, rules=("positive",)),
+                     example=1, minimum=1),
            ),
            body="json", status=201, changes=NEW_ASSETS),
     Action("asset_library.complete_upload", "Uploads", "POST", "/uploads/completeMultipart",

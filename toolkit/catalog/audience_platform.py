@@ -10,6 +10,14 @@ __all__ = ["ACCOUNT_ID", "ACTIONS", "ANALYTICS_AUDIENCE_ID", "ANALYTICS_PATH", "
 
 from dataclasses import replace
 
+from toolkit.catalog.audience_platform_checks import (
+    filter_or_all,
+    grant_type_fields,
+    import_package,
+    not_logged_in_user,
+    notification_filter,
+    offset_with_size,
+)
 from toolkit.catalog.spec import (
     NO_LOOKUP,
     Action,
@@ -69,23 +77,29 @@ LIST = Unpaged()
 
 # --- shared parameter sets ---------------------------------------------------------------------
 
+# each item of a comma list: `name`, `name:asc` or `name:desc`; a value, `!` before it to exclude it
+SORT_ITEM = r"\s*[A-Za-z0-9_.]+(:(asc|desc))?\s*"
+SORT_RULE = "must be a comma separated list of name, name:asc or name:desc"
+LIST_FILTER = r"(?s)(?!\s*!?\s*\Z).*"
+LIST_FILTER_RULE = "must be a comma separated list of values, each optionally prefixed with '!'"
+
 OFFSET_SIZE = (
     Param("offset", "query", "integer", doc="rows to skip (0 when size is -1)", example=0,
-          rules=("non_negative",)),
+          minimum=0),
     Param("size", "query", "integer", doc="rows per page, or -1 for all of them", example=50,
-          rules=("size",)),
+          minimum=1, also=(-1,)),
 )
 SORT = Param("sort", "query", doc="comma list of property names, each optionally :asc or :desc",
-             example="name:asc", rules=("sort",))
+             example="name:asc", listed=True, pattern=SORT_ITEM, pattern_rule=SORT_RULE)
 AUDIENCE_FILTERS = (
     Param("system_tags", "query", doc="comma list of system tags; '!' excludes (e.g. imported,!hidden)",
-          rules=("audience_filter",)),
+          listed=True, pattern=LIST_FILTER, pattern_rule=LIST_FILTER_RULE),
     Param("tags", "query", doc="comma list of tags; '!' excludes (e.g. vip,!test)",
-          rules=("audience_filter",)),
+          listed=True, pattern=LIST_FILTER, pattern_rule=LIST_FILTER_RULE),
     Param("providers", "query", doc="comma list of providers; '!' excludes (e.g. warehouse)",
-          rules=("audience_filter",)),
+          listed=True, pattern=LIST_FILTER, pattern_rule=LIST_FILTER_RULE),
     Param("names", "query", doc="comma list of audience names; '!' excludes (e.g. Newsletter)",
-          rules=("audience_filter",)),
+          listed=True, pattern=LIST_FILTER, pattern_rule=LIST_FILTER_RULE),
 )
 AUDIENCE_LIST = (*OFFSET_SIZE, SORT, *AUDIENCE_FILTERS)
 
@@ -94,7 +108,8 @@ AUDIENCE_ID = Param("audience_id", "path", required=True, rules=("not_blank",),
 PROFILE_ID = Param("profile_id", "path", required=True, rules=("not_blank",),
                    doc="profile id", example="6f1c2a9e-3b7d-4f0e-9a51-2c8d4e7b1a30")
 PROPERTY_ID = Param("property_id", "path", required=True, doc="profile property id (letters and digits)",
-                    example="loyaltyTier", rules=("not_blank", "alphanumeric"))
+                    example="loyaltyTier", rules=("not_blank",), pattern="[A-Za-z0-9]+",
+                    pattern_rule="must be one or more alphanumeric characters")
 DEFINITION_ID = Param("definition_id", "path", required=True, rules=("not_blank",),
                       doc="query definition id", example="dw-audience-churn-risk")
 PROFILE_QUERY_ID = replace(DEFINITION_ID, lookup=Lookup("warehouse_profile_queries", "id", "{name}"))
@@ -138,7 +153,7 @@ ACTIONS = (
     Action("audience_platform.import_audience", "Actions", "POST", "/actions/audience/import",
            "Validate an audience import package and schedule its import in the background.",
            versions=V2, body="json", response="none", status=202,
-           params=(Param("package", "raw", "object", required=True, rules=("audience_import_package",),
+           params=(Param("package", "raw", "object", required=True, check=import_package,
                          doc="import package: type 'enclosed' with the audience data, or type 'url' "
                              "with the URL of a file holding the enclosed JSON",
                          example={"type": "url", "url": "https://files.example.com/audience.json"}),), changes=IMPORTED),
@@ -158,10 +173,10 @@ ACTIONS = (
     Action("audience_platform.list_audience_metadata", "Audiences", "GET", "/audiences/metadata",
            "Page of audience metadata, filtered by tags, system tags, providers and names.",
            versions=V12, version_paths={"v1": "/audiences"}, params=AUDIENCE_LIST,
-           response="page", paging=PAGE, checks=("offset_with_size",)),
+           response="page", paging=PAGE, checks=(offset_with_size,)),
     Action("audience_platform.list_audiences", "Audiences", "GET", "/audiences",
            "Page of audiences, filtered by tags, system tags, providers and names.", versions=V2,
-           params=AUDIENCE_LIST, response="page", paging=PAGE, checks=("offset_with_size",)),
+           params=AUDIENCE_LIST, response="page", paging=PAGE, checks=(offset_with_size,)),
     Action("audience_platform.get_audience", "Audiences", "GET", "/audiences/{audience_id}",
            "One audience.", versions=V12, params=(AUDIENCE_ID,)),
     Action("audience_platform.get_profile_audiences", "Audiences", "GET", "/audiences/profiles/{profile_id}",
@@ -191,7 +206,7 @@ ACTIONS = (
     Action("audience_platform.update_document_generation_configuration", "Document generation", "PATCH",
            "/docgen/configuration", "Change the document generation integration configuration (OAuth2 "
            "settings, communication aliases).", versions=V12, body="merge_patch",
-           checks=("grant_type_fields",),
+           checks=(grant_type_fields,),
            params=(Param("base_rest_url", "body", "url", doc="orchestration API root URL",
                          example="https://docgen.example.com/api", rules=("url",)),
                    Param("token_url", "body", "url", doc="OAuth2 token URL",
@@ -230,7 +245,7 @@ ACTIONS = (
     Action("audience_platform.list_analytics_audiences", "Analytics", "GET", ANALYTICS_PATH,
            "Page of the analytics audiences of a web property.", versions=V12,
            params=(ACCOUNT_ID, WEB_PROPERTY_ID, *OFFSET_SIZE), response="page", paging=PAGE,
-           checks=("offset_with_size",)),
+           checks=(offset_with_size,)),
     Action("audience_platform.get_analytics_audience", "Analytics", "GET", ANALYTICS_PATH + "/{audience_id}",
            "One analytics audience.", versions=V12,
            params=(ACCOUNT_ID, WEB_PROPERTY_ID, ANALYTICS_AUDIENCE_ID)),
@@ -241,13 +256,13 @@ ACTIONS = (
                          example=["https://www.googleapis.com/auth/analytics.readonly"]),
                    Param("audience_definition_refresh_interval", "body", "duration",
                          doc="how often definitions refresh (PT1H to P30D)", example="PT12H",
-                         rules=("duration_pt1h_p30d",)),
+                         minimum="PT1H", maximum="P30D"),
                    Param("audience_member_index_persistence_bulk_size", "body", "integer",
                          doc="items per persistence batch during a membership refresh", example=500,
-                         rules=("positive",)),
+                         minimum=1),
                    Param("audience_membership_refresh_interval", "body", "duration",
                          doc="how often memberships refresh (PT1H to P30D)", example="P1D",
-                         rules=("duration_pt1h_p30d",)),
+                         minimum="PT1H", maximum="P30D"),
                    ENABLED,
                    Param("google_credentials_json", "body", "secret",
                          doc="service account key file contents, as a string"),
@@ -287,10 +302,10 @@ ACTIONS = (
                    LAST_REFRESH)),
     Action("audience_platform.list_warehouse_audience_queries", "Warehouse", "GET",
            "/ext/warehouse/query/audience", "Page of warehouse audience query definitions.",
-           versions=V12, params=OFFSET_SIZE, response="page", paging=PAGE, checks=("offset_with_size",)),
+           versions=V12, params=OFFSET_SIZE, response="page", paging=PAGE, checks=(offset_with_size,)),
     Action("audience_platform.list_warehouse_profile_queries", "Warehouse", "GET",
            "/ext/warehouse/query/profile", "Page of warehouse profile query definitions.",
-           versions=V12, params=OFFSET_SIZE, response="page", paging=PAGE, checks=("offset_with_size",)),
+           versions=V12, params=OFFSET_SIZE, response="page", paging=PAGE, checks=(offset_with_size,)),
     Action("audience_platform.get_warehouse_audience_query", "Warehouse", "GET",
            "/ext/warehouse/query/audience/{definition_id}", "One warehouse audience query definition.",
            versions=V12, params=(DEFINITION_ID,)),
@@ -334,9 +349,9 @@ ACTIONS = (
            "/ext/warehouse/configuration", "Change the data warehouse integration configuration.",
            versions=V12, body="merge_patch",
            params=(Param("query_results_maximum_page_size", "body", "integer",
-                         doc="most query results read per request", example=10000, rules=("positive",)),
+                         doc="most query results read per request", example=10000, minimum=1),
                    Param("read_timeout", "body", "integer", doc="read timeout in milliseconds (0: none)",
-                         example=60000, rules=("non_negative",)),
+                         example=60000, minimum=0),
                    Param("big_query_scopes", "body", "list", doc="OAuth 2.0 scopes to request",
                          example=["https://www.googleapis.com/auth/bigquery.readonly"]),
                    ENABLED,
@@ -348,7 +363,7 @@ ACTIONS = (
     # Metrics
     Action("audience_platform.get_metric", "Metrics", "GET", "/metrics",
            "Page of the readings of one metric.", versions=V2, response="page", paging=PAGE,
-           checks=("offset_with_size",),
+           checks=(offset_with_size,),
            params=(Param("metric_id", "query", required=True, doc="metric id",
                          example="profiles.created", rules=("not_blank",)),
                    *OFFSET_SIZE)),
@@ -356,20 +371,20 @@ ACTIONS = (
     # Notifications
     Action("audience_platform.list_notifications", "Notifications", "GET", "/notifications",
            "Page of notifications (at most 1000 per request), filtered and sorted.", versions=V2,
-           response="page", paging=NOTIFICATION_PAGE, checks=("offset_with_size",),
+           response="page", paging=NOTIFICATION_PAGE, checks=(offset_with_size,),
            params=(*OFFSET_SIZE,
                    Param("filter", "query", doc="filter expression, e.g. severity:ERROR AND read:false "
                                                 "(empty: every notification)",
-                         rules=("notification_filter",)),
+                         check=notification_filter),
                    SORT)),
     Action("audience_platform.delete_notification", "Notifications", "DELETE",
            "/notifications/{notification_id}", "Delete one notification.", versions=V2,
            params=(NOTIFICATION_ID,), response="none", status=204),
     Action("audience_platform.delete_notifications", "Notifications", "DELETE", "/notifications",
            "Delete every notification matching the filter; with all=True and no filter, every notification.",
-           versions=V2, response="none", status=204, checks=("filter_or_all",),
+           versions=V2, response="none", status=204, checks=(filter_or_all,),
            params=(Param("filter", "query", doc="filter expression; notifications matching it are deleted",
-                         example="read:true", rules=("notification_filter",)),
+                         example="read:true", check=notification_filter),
                    Param("all", "local", "boolean", doc="delete every notification (no filter): the service "
                                                        "deletes them all when no filter is sent"))),
 
@@ -414,7 +429,7 @@ ACTIONS = (
            "The profile schema (JSON Schema Draft 2019-09).", versions=V12),
     Action("audience_platform.list_profile_properties", "Schemas", "GET", "/schemas/profile/properties",
            "Page of the profile properties defined by the schema.", versions=V12, params=OFFSET_SIZE,
-           response="page", paging=PAGE, checks=("offset_with_size",)),
+           response="page", paging=PAGE, checks=(offset_with_size,)),
     Action("audience_platform.get_profile_property", "Schemas", "GET",
            "/schemas/profile/properties/{property_id}",
            "One profile property of the schema.", versions=V12, params=(PROPERTY_ID,)),
@@ -481,7 +496,7 @@ ACTIONS = (
     Action("audience_platform.delete_user", "User administration", "DELETE", "/security/users/{username}",
            "Delete a user (not the logged-in one: refused before sending under HTTP Basic, where the "
            "client knows its username; behind a token only the service knows who is logged in).",
-           versions=V12, params=(USERNAME,), response="none", status=204, checks=("not_logged_in_user",)),
+           versions=V12, params=(USERNAME,), response="none", status=204, checks=(not_logged_in_user,)),
 )
 
 # --- resources ---------------------------------------------------------------------------------

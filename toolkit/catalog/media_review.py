@@ -21,9 +21,9 @@ SERVICE = Service(
 )
 
 PAGE = (
-    Param("page", "query", "integer", wire="page", doc="1-based page number", rules=("positive",)),
+    Param("page", "query", "integer", wire="page", doc="1-based page number", minimum=1),
     Param("page_size", "query", "integer", wire="page_size", doc="teams per page (default 50)",
-          rules=("positive",)),
+          minimum=1),
 )
 
 ACTIONS = (

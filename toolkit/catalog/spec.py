@@ -9,14 +9,15 @@ This module imports nothing of the engine, so the catalog stays plain data.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from toolkit.catalog.paging import Cursor, Offset, PageNumber, Paging, Unpaged
 
-__all__ = ["NO_LOOKUP", "Action", "Chunks", "Column", "Cursor", "Incremental", "Lookup", "Offset", "OtherSide",
-           "PageNumber", "Paging", "Param", "Resource", "Service", "Settings", "Unpaged", "camel", "snake"]
+__all__ = ["NO_LOOKUP", "Action", "Caller", "Check", "Chunks", "Column", "Cursor", "Found", "Incremental", "Lookup",
+           "Offset", "OtherSide", "PageNumber", "Paging", "Param", "Resource", "Service", "Settings", "Unpaged",
+           "ValueCheck", "camel", "snake"]
 
 Where = Literal["path", "query", "body", "raw", "form", "file", "local"]
 Kind = Literal[
@@ -52,6 +53,22 @@ def snake(name: str) -> str:
 # The paging styles are declared with the catalog but live in toolkit.catalog.paging with their one method.
 
 
+@dataclass(frozen=True)
+class Caller:
+    """What a client knows of itself that some checks read: its mode (a service's `modes`), and the user
+    it logs in as when it can know it (HTTP Basic; behind a token the login is the service's secret)."""
+    mode: str | None = None
+    login: str | None = None
+
+
+# A service's own checks, where no field of a Param or an Action says it (written in the service's
+# `<service>_checks.py` beside its catalog module): of one value → the rule it breaks, or None; of the
+# params of one call → (the param, its value, the rule it breaks), or None.
+ValueCheck = Callable[[Any], "str | None"]
+Found = tuple[str, Any, str] | None
+Check = Callable[[Mapping[str, Any], Caller], Found]
+
+
 # --- the records -------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -83,7 +100,15 @@ class Param:
     form (a field of a form or multipart body), file (a multipart file part), local (checked by the
     client-side rules but never sent, e.g. the batch's target format at a source upload).
     `repeatable`: a list goes out as the key repeated (`tag=a&tag=b`); otherwise a query list is
-    joined with commas. `rules` name checks in `toolkit.http.rules` run before anything is sent.
+    joined with commas.
+
+    What a value may be is said by fields and checked by one generic check (toolkit.http.rules) before
+    anything is sent: `minimum`/`maximum` (numbers; durations as ISO text, "PT1H"), `also` (values
+    beyond that range the service reads too: `size=-1`, every row), `pattern` (a regular expression the
+    whole text must match; `pattern_rule` is what the error says), `listed` (a comma-separated list, or
+    a Python list of its items: `pattern` reads each item), `immutable` (documented on an update but
+    refused there), `required_in` (the modes in which it is required), `check` (a check of the
+    service's own); `rules` name the checks every service shares (`not_blank`, `url`, `email`).
     `origin`: empty for what the interface document lists; otherwise the public integrations that
     show the param on the wire, by their keys in docs/public-specs.md (`("G4",)`).
     `lookup`: where its values come from, where it differs from what `Service.lookups` says for its
@@ -104,6 +129,15 @@ class Param:
     min_version: str | None = None
     origin: tuple[str, ...] = ()
     lookup: Lookup | None = None
+    minimum: Any = None
+    maximum: Any = None
+    also: tuple[Any, ...] = ()
+    pattern: str = ""
+    pattern_rule: str = ""
+    listed: bool = False
+    immutable: bool = False
+    required_in: tuple[str, ...] = ()
+    check: ValueCheck | None = None
 
     def __post_init__(self) -> None:
         if not self.wire:
@@ -141,7 +175,8 @@ class Action:
     retry_safe: bool = False            # a POST that may be repeated (reads that happen to POST)
     modes: tuple[str, ...] = ("client", "hosted")
     min_version: str | None = None
-    checks: tuple[str, ...] = ()        # cross-param rules in toolkit.http.rules
+    exclusive: tuple[str, ...] = ()     # params of which at most one may be given
+    checks: tuple[Check, ...] = ()      # the service's own checks of several params at once
     status: int = 200                   # the success status the service answers with
     origin: tuple[str, ...] = ()        # the public integrations it comes from; () = the seed
     changes: tuple[str, ...] = ()       # resources it changes beyond those its path names

@@ -8,17 +8,18 @@ __all__ = ["ACTIONS", "ATTRIBUTE", "ATTRIBUTE_TYPES", "CLAIM_BODY", "CLAIM_SCOPE
            "TARGET_FORMATS", "TARGET_STATUSES", "TM", "UNPAGED", "UPLOAD_PROCESS", "WORKFLOW"]
 
 from toolkit.catalog.spec import (
-    Action,
-    Chunks,
-    Column,
-    Incremental,
-    Lookup,
-    PageNumber,
-    Param,
-    Resource,
-    Service,
-    Unpaged,
+           Action,
+           Chunks,
+           Column,
+           Incremental,
+           Lookup,
+           PageNumber,
+           Param,
+           Resource,
+           Service,
+           Unpaged,
 )
+from toolkit.catalog.translation_checks import TARGET_FORMATS, batch_target_formats, non_parsable_file_format
 
 _SUB = ("submission_id", "submission_id")
 _TARGET = "{document_name} → {target_language} · {status}"
@@ -41,6 +42,8 @@ LOOKUPS = {
     "attribute_name": Lookup("custom_attributes", "name", "{name} · {type}"),
 }
 
+MAX_PAGE_SIZE = 200        # rows a page holds at most: the paging's limit and the page_size param's
+
 SERVICE = Service(
     key="translation",
     position=4,
@@ -50,12 +53,12 @@ SERVICE = Service(
     secrets=("password", "client_secret"),
     base_path="/PD",
     error_shape="messages",
-    paging=PageNumber(page="pageNumber", size="pageSize", first=0, max_size=200, total_header="total-size"),
+    paging=PageNumber(page="pageNumber", size="pageSize", first=0, max_size=MAX_PAGE_SIZE, total_header="total-size"),
     rate_per_second=None,
     max_concurrency=8,
     ids="integer",
     doc="Translation submissions under /rest/v0; OAuth password grant at /oauth/token; bare JSON arrays "
-        "paged with 0-based pageNumber/pageSize (at most 200) and a total-size header; epoch-ms timestamps.",
+        f"paged with 0-based pageNumber/pageSize (at most {MAX_PAGE_SIZE}) and a total-size header; epoch-ms timestamps.",
     lookups=LOOKUPS,
     modes=("client", "hosted"),                   # a client runs in one; some actions exist in only one
     token_action="translation.create_token",
@@ -86,8 +89,9 @@ SUBMISSION_STATUSES = ("CREATING", "PREFLIGHT", "WAITING", "READY", "IN_PROCESS"
 # which no sandbox submission is in (docs/public-specs.md, G8)
 SUBMISSION_FILTER_STATUSES = SUBMISSION_STATUSES + ("IN_ERROR", "ARCHIVED")
 TARGET_STATUSES = ("COMPLETED", "DELIVERED", "READY", "IN_PROCESS", "WAITING", "PROCESSED", "CANCELLED")
-TARGET_FORMATS = ("TXML", "TXLF", "NON_PARSABLE")
 CLAIM_SCOPES = ("LANGUAGE", "BATCH", "FILE")
+LANGUAGE, LANGUAGE_RULE = r"[a-z]{2,3}([-_][A-Za-z0-9]{2,8})*", "must be a language code such as en-US or fr"
+NO_SPACES, NO_SPACES_RULE = r"[^ ]*", "must not contain spaces (phase names with spaces are not supported)"
 ATTRIBUTE_TYPES = ("COMBO", "TEXT")
 
 UNPAGED = Unpaged()
@@ -118,19 +122,19 @@ UPLOAD_PROCESS = Param("upload_process_id", "path", "string", required=True, rul
                        example="0b5c6d4e-2f1a-4c3b-9d8e-7f6a5b4c3d2e", doc="upload process id (a GUID) from the upload")
 DOWNLOAD = Param("download_id", "path", "string", required=True, rules=("not_blank",),
                  example="6f1e2d3c-4b5a-4968-8776-5a4b3c2d1e0f", doc="download id (a GUID) from start_download")
-PHASE = Param("phase_name", "path", "string", required=True, rules=("not_blank", "no_spaces"),
+PHASE = Param("phase_name", "path", "string", required=True, rules=("not_blank",), pattern=NO_SPACES, pattern_rule=NO_SPACES_RULE,
               example="Translation", doc="phase name (case-sensitive, no spaces)")
 
 PAGE = (
-    Param("page_number", "query", "integer", doc="0-based page number", example=0, rules=("non_negative",)),
-    Param("page_size", "query", "integer", doc="rows per page (at most 200)", example=100,
-          rules=("page_size_200",)),
+    Param("page_number", "query", "integer", doc="0-based page number", example=0, minimum=0),
+    Param("page_size", "query", "integer", doc=f"rows per page (at most {MAX_PAGE_SIZE})", example=100,
+          minimum=1, maximum=MAX_PAGE_SIZE),
 )
 PHASE_FILTER = Param("phase_name", "query", doc="workflow phase name (case-sensitive)", example="Translation")
 CLAIM_BODY = (
     Param("submission_id", "body", "id", required=True, doc="submission id", example=1234),
     Param("phase_name", "body", required=True, doc="workflow phase name (case-sensitive, no spaces)",
-          example="Translation", rules=("no_spaces",)),
+          example="Translation", pattern=NO_SPACES, pattern_rule=NO_SPACES_RULE),
     Param("languages", "body", "list", required=True, doc="target languages", example=["fr-FR", "de-DE"]),
 )
 KEY_VALUE = (
@@ -165,8 +169,9 @@ ACTIONS = (
                Param("name", "body", required=True, doc="submission name", example="Website update Q3"),
                Param("due_date", "body", "epoch_ms", doc="due date (Unix ms)", example=1767225600000),
                Param("project_id", "body", "id", required=True, doc="project id", example=10),
-               Param("pa_client_id", "body", "id", doc="PA client id; required in hosted mode", example=7),
-               Param("source_language", "body", required=True, rules=("language",), doc="source locale",
+               Param("pa_client_id", "body", "id", doc="PA client id; required in hosted mode", example=7,
+                     required_in=("hosted",)),
+               Param("source_language", "body", required=True, pattern=LANGUAGE, pattern_rule=LANGUAGE_RULE, doc="source locale",
                      example="en-US"),
                Param("instructions", "body", "text", doc="instructions for the translators",
                      example="Keep the brand names in English."),
@@ -189,7 +194,7 @@ ACTIONS = (
                      doc="custom attributes [{name, value}]; the project's mandatory ones are required",
                      example=[{"name": "CostCenter", "value": "MKT-01"}]),
            ),
-           body="json", checks=("batch_target_formats", "pa_client_in_hosted_mode"), changes=SUBMISSION_WORK),
+           body="json", checks=(batch_target_formats,), changes=SUBMISSION_WORK),
     Action("translation.upload_source", G_SUB, "POST", "/rest/v0/submissions/{submission_id}/upload/source",
            "Upload a source file (or archive) into a batch of the submission.",
            params=(
@@ -204,7 +209,7 @@ ACTIONS = (
                Param("target_format", "local", choices=TARGET_FORMATS,
                      doc="the batch's target format; checked, not sent", example="TXLF"),
            ),
-           body="multipart", checks=("non_parsable_file_format",), changes=SUBMISSION_WORK),
+           body="multipart", checks=(non_parsable_file_format,), changes=SUBMISSION_WORK),
     Action("translation.upload_reference", G_SUB, "POST",
            "/rest/v0/submissions/{submission_id}/upload/reference",
            "Upload a reference file for the whole submission or for some target languages.",
@@ -259,13 +264,13 @@ ACTIONS = (
            "Word count of the submission: the total, or for one language, document, target or batch.",
            params=(
                SUB,
-               Param("target_language", "body", rules=("language",), doc="count for one target language",
+               Param("target_language", "body", pattern=LANGUAGE, pattern_rule=LANGUAGE_RULE, doc="count for one target language",
                      example="fr-FR"),
                Param("document_id", "body", "id", doc="count for one document"),
                Param("target_id", "body", "id", doc="count for one target"),
                Param("batch_name", "body", doc="count for one batch"),
            ),
-           body="json", writes=False, retry_safe=True, min_version="5.14", checks=("word_count_body",)),
+           body="json", writes=False, retry_safe=True, min_version="5.14", exclusive=("target_language", "document_id", "target_id", "batch_name")),
     Action("translation.cancel_submission", G_SUB, "POST", "/rest/v0/submissions/cancel/{submission_id}",
            "Cancel targets or documents of the submission; with neither, the whole submission.",
            params=(
@@ -436,7 +441,7 @@ ACTIONS = (
                SUB,
                Param("status", "query", choices=TARGET_STATUSES, doc="target status", example="COMPLETED",
                      min_version="5.15"),
-               Param("target_language", "query", rules=("language",), doc="target locale", example="fr-FR",
+               Param("target_language", "query", pattern=LANGUAGE, pattern_rule=LANGUAGE_RULE, doc="target locale", example="fr-FR",
                      min_version="5.20"),
            ) + PAGE,
            response="page", paging=SERVICE.paging),

@@ -24,6 +24,7 @@ import ipywidgets as W
 import pandas as pd
 
 from toolkit.catalog.spec import Param
+from toolkit.catalog.translation_checks import TARGET_FORMATS
 from toolkit.errors import ToolkitError
 from toolkit.forms.fields import LABEL_WIDTH, MISSING, build
 from toolkit.forms.steps import Steps, Wait, lookup_field, value_of
@@ -32,7 +33,6 @@ from toolkit.http import translation_downloads
 if TYPE_CHECKING:
     from toolkit.connection.connection import Connection
 
-TARGET_FORMATS = ("TXML", "TXLF", "NON_PARSABLE")
 WORKFLOW = Param("workflow_id", "body", "id", required=True, example=22, doc="workflow of the batch")
 LANGUAGES = Param("target_languages", "body", "list", required=True, example=["fr-FR", "de-DE"],
                   doc="target languages of the batch, separated by commas")

@@ -1,11 +1,11 @@
-"""What a JSON body may hold, and the shapes of the documents' bodies the client can check.
+"""What a JSON body may hold, and the shape of a patch (a service's own body shapes are its catalog's:
+`toolkit/catalog/<service>_checks.py`).
 
     json_problem({"a": float("nan")})     # "holds nan (at a): JSON carries finite numbers of 64 bits"
 """
 from __future__ import annotations
 
-__all__ = ["JSON_PATCH_OPS", "MAX_JSON_DEPTH", "Problem", "import_package_problem", "json_problem",
-           "patch_problem"]
+__all__ = ["JSON_PATCH_OPS", "MAX_JSON_DEPTH", "Problem", "json_problem", "patch_problem"]
 
 import datetime as dt
 import numbers
@@ -50,40 +50,6 @@ def json_problem(value: Any, where: str = "", depth: int = 0) -> Problem:
     if isinstance(value, bytes | bytearray):
         return f"cannot send bytes in a JSON body{at}: decode them to text"
     return f"cannot send a {type(value).__name__} in a JSON body{at}"
-
-
-# --- the shapes of the documents' bodies -----------------------------------------------------------
-
-def _blank(value: Any) -> bool:
-    return not isinstance(value, str) or not value.strip()
-
-
-def import_package_problem(package: Any) -> Problem:
-    """What the audience platform's import refuses, where its document and the sandbox agree: type
-    `url` carries an http(s) URL; type `enclosed` an audience with an id and a name, and its members."""
-    if not isinstance(package, dict):
-        return "must be a JSON object with a type"
-    kind = package.get("type")
-    if kind == "url":
-        from_url = package.get("url")
-        if _blank(from_url) or not from_url.startswith(("http://", "https://")):
-            return "url must be an http(s) URL of a file holding the enclosed package"
-        return None
-    if kind != "enclosed":
-        return "type must be enclosed (the audience and its members) or url (a URL to such a file)"
-    audience = package.get("audience")
-    if not isinstance(audience, dict):
-        return "audience must be an object with an id and a name"
-    for field in ("id", "name"):
-        if _blank(audience.get(field)):
-            return f"audience.{field} must not be blank"
-    tags = audience.get("tags", [])
-    if not isinstance(tags, list) or any(_blank(tag) for tag in tags):
-        return "audience.tags must be a list of non-blank strings"
-    members = package.get("members")
-    if not isinstance(members, list) or any(_blank(member) for member in members):
-        return "members must be a list of profile ids"
-    return None
 
 
 JSON_PATCH_OPS = ("add", "remove", "replace", "move", "copy", "test")      # RFC 6902, 4

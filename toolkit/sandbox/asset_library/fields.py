@@ -14,13 +14,13 @@ from collections.abc import Callable
 from typing import Any
 
 from toolkit.catalog import asset_library as catalog
+from toolkit.catalog.asset_library_checks import SELECT_TYPES
 from toolkit.sandbox.asset_library.checks import instant, object_body, text
 from toolkit.sandbox.asset_library.seed import DAY, iso_ms
 from toolkit.sandbox.asset_library.space import cursor_page
 from toolkit.sandbox.exchange import Reject, Request, Response
 from toolkit.sandbox.memory import Memory
 
-SELECT_TYPES = ("single-select", "multi-select")
 FIELD_PROPERTIES = {"name", "description", "type", "values"}
 
 

@@ -1,12 +1,8 @@
-"""The audience platform's own query languages, written for the sandbox (not shared with the client).
+"""The audience platform's own query languages, evaluated for the sandbox.
 
-The notification filter: `severity:[ERROR, WARNING] AND NOT read:true AND created>:"2026-11-01"`.
-Conditions are `property op value` or `property op [v1, v2]`; scalar operators `:` `!:` `>` `>:`,
-set operators `:` (in) and `!:` (not in); `AND` binds tighter than `OR`; `NOT` and parentheses.
-A quoted value runs to the next unescaped `"` (`\\"` a quote, `\\\\` a backslash, a backslash before
-anything else is itself); an unquoted one ends at `,` `)` `]` or whitespace. A property name holding
-the word AND, OR or NOT is refused (`foo AND type:alert` is a condition without an operator, not a
-property `foo AND type`), and parentheses and NOTs nest at most 32 deep. Numbers compare
+The notification filter: `severity:[ERROR, WARNING] AND NOT read:true AND created>:"2026-11-01"`, in
+the grammar of the catalog (toolkit.catalog.audience_platform_filters), which the client's check
+reads too: one language, read one way. What is the sandbox's own is its meaning: numbers compare
 numerically, booleans as true/false, everything else (ISO timestamps included) as strings. A
 property may be a dotted path (`details.audienceId`); a missing one equals nothing.
 
@@ -22,136 +18,31 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from toolkit.catalog.audience_platform_filters import MAX_DEPTH, BoolOp, FilterSyntaxError, Node, Not, parse
 from toolkit.sandbox.exchange import Reject
 
-_OPERATOR = re.compile(r"!:|>:|:|>")
-_ENDS = frozenset(",)] \t\r\n")
-_KEYWORDS = frozenset(("AND", "OR", "NOT"))
-MAX_DEPTH = 32          # deeper is no real filter, and 3,000 open parentheses would exhaust the stack
 
-
-class _Parser:
-    def __init__(self, text: str) -> None:
-        self.text, self.pos, self.depth = text, 0, 0
-
-    def fail(self, message: str) -> Reject:
-        return Reject(400, f"invalid filter: {message} at position {self.pos}",
-                      errors=[f"filter: {message} at position {self.pos}"])
-
-    def space(self) -> None:
-        while self.pos < len(self.text) and self.text[self.pos].isspace():
-            self.pos += 1
-
-    def word(self, word: str) -> bool:
-        """Consume a keyword (AND, OR, NOT) followed by whitespace or a parenthesis."""
-        self.space()
-        end = self.pos + len(word)
-        if self.text[self.pos:end] == word and end < len(self.text) and self.text[end] in " \t\r\n(":
-            self.pos = end
-            return True
-        return False
-
-    def expression(self) -> tuple:
-        node = self.conjunction()
-        operands = [node]
-        while self.word("OR"):
-            operands.append(self.conjunction())
-        return operands[0] if len(operands) == 1 else ("or", operands)
-
-    def conjunction(self) -> tuple:
-        operands = [self.negation()]
-        while self.word("AND"):
-            operands.append(self.negation())
-        return operands[0] if len(operands) == 1 else ("and", operands)
-
-    def deeper(self) -> None:
-        self.depth += 1
-        if self.depth > MAX_DEPTH:
-            raise self.fail(f"parentheses and NOTs nest deeper than {MAX_DEPTH}")
-
-    def negation(self) -> tuple:
-        if self.word("NOT"):
-            self.deeper()
-            node = ("not", self.negation())
-            self.depth -= 1
-            return node
-        self.space()
-        if self.text.startswith("(", self.pos):
-            self.pos += 1
-            self.deeper()
-            inner = self.expression()
-            self.depth -= 1
-            self.space()
-            if not self.text.startswith(")", self.pos):
-                raise self.fail("')' expected")
-            self.pos += 1
-            return inner
-        return self.condition()
-
-    def condition(self) -> tuple:
-        found = _OPERATOR.search(self.text, self.pos)
-        if found is None:
-            raise self.fail("operator (: !: > >:) expected")
-        prop = self.text[self.pos:found.start()].strip()
-        if not prop or any(c in prop for c in '()[]"'):
-            raise self.fail("property name expected")
-        if _KEYWORDS & set(prop.split()):
-            raise self.fail(f"operator (: !: > >:) expected after a condition's property, not {prop!r}")
-        op = found.group()
-        self.pos = found.end()
-        self.space()
-        if self.text.startswith("[", self.pos):
-            if op not in (":", "!:"):
-                raise self.fail(f"a set takes ':' or '!:', not {op!r}")
-            self.pos += 1
-            values = [self.value()]
-            while True:
-                self.space()
-                if self.text.startswith(",", self.pos):
-                    self.pos += 1
-                    values.append(self.value())
-                elif self.text.startswith("]", self.pos):
-                    self.pos += 1
-                    return ("in" if op == ":" else "not in", prop, values)
-                else:
-                    raise self.fail("',' or ']' expected")
-        return (op, prop, self.value())
-
-    def value(self) -> str:
-        self.space()
-        text = self.text
-        if text.startswith('"', self.pos):
-            out, i = [], self.pos + 1
-            while i < len(text):
-                char = text[i]
-                if char == "\\" and i + 1 < len(text) and text[i + 1] in '"\\':
-                    out.append(text[i + 1])          # a backslash before anything else is itself
-                    i += 2
-                elif char == '"':
-                    self.pos = i + 1
-                    return "".join(out)
-                else:
-                    out.append(char)
-                    i += 1
-            raise self.fail("unterminated quoted value")
-        start = self.pos
-        while self.pos < len(text) and text[self.pos] not in _ENDS:
-            self.pos += 1
-        if self.pos == start:
-            raise self.fail("value expected")
-        return text[start:self.pos]
+def _tuples(node: Node) -> tuple:
+    """The catalog's tree as the evaluator's tuples: ("and"|"or", [...]), ("not", x), (op, prop, value),
+    ("in"|"not in", prop, [values])."""
+    if isinstance(node, BoolOp):
+        return (node.op.lower(), [_tuples(operand) for operand in node.operands])
+    if isinstance(node, Not):
+        return ("not", _tuples(node.operand))
+    if isinstance(node.value, tuple):
+        return ("in" if node.op == ":" else "not in", node.prop, list(node.value))
+    return (node.op, node.prop, node.value)
 
 
 def parse_filter(text: str) -> tuple:
-    """The expression as a tree of tuples; Reject(400) where it breaks the language."""
-    parser = _Parser(text)
-    if not text.strip():
-        raise parser.fail("empty expression")
-    tree = parser.expression()
-    parser.space()
-    if parser.pos != len(text):
-        raise parser.fail(f"unexpected {text[parser.pos:parser.pos + 12]!r}")
-    return tree
+    """The expression as a tree of tuples; Reject(400) where it breaks the language (the catalog's, which
+    the client reads too: toolkit.catalog.audience_platform_filters)."""
+    try:
+        if not text.strip():
+            raise FilterSyntaxError("empty expression", 0)
+        return _tuples(parse(text))
+    except FilterSyntaxError as error:
+        raise Reject(400, f"invalid filter: {error}", errors=[f"filter: {error}"]) from None
 
 
 def lookup(record: dict[str, Any], path: str) -> Any:

@@ -31,6 +31,7 @@ __all__ = ["ANALYSIS", "CLAIM_SCOPES", "Flow", "TARGET_FORMATS", "saved"]
 
 from typing import Any
 
+from toolkit.catalog.translation_checks import TARGET_FORMATS
 from toolkit.sandbox.exchange import Reject, Request
 from toolkit.sandbox.translation.files import Files
 from toolkit.sandbox.translation.model import (
@@ -55,7 +56,6 @@ from toolkit.sandbox.translation.state import State
 # no duration is published; two public clients poll the status for at most 150 s before giving up
 # (docs/public-specs.md, G2 and G8), so a sandbox analysis ends within that
 ANALYSIS = 2 * MINUTE
-TARGET_FORMATS = ("TXML", "TXLF", "NON_PARSABLE")
 CLAIM_SCOPES = ("LANGUAGE", "BATCH", "FILE")
 
 
