@@ -43,7 +43,7 @@ No error message ever holds a secret: `toolkit.http.session` scrubs them before 
         └── RefreshInterrupted ... stopped a refresh: the resources refreshed, what each pull stopped kept
 
     ValueError
-    └── FilterSyntaxError      a filter expression off the filter language (toolkit.http.filters); the rules
+    └── FilterSyntaxError      a filter expression off the filter language (catalog.audience_platform_filters); the rules
                                turn it into a ValidationError naming the param
 
     ImportError
@@ -107,6 +107,7 @@ class ValidationError(ToolkitError, ValueError):
 
     def __init__(self, param: str, value: Any, rule: str, action: str = "") -> None:
         self.param, self.value, self.rule, self.action = param, value, rule, action
+        self.problems: list[ValidationError] = [self]      # every rule the call broke, this one first
         where = f" ({action})" if action else ""
         super().__init__(f"{param}={bounded_repr(value)}: {rule}{where}")
 

@@ -37,7 +37,7 @@ def import_package(package: Any) -> str | None:
     kind = package.get("type")
     if kind == "url":
         from_url = package.get("url")
-        if _blank(from_url) or not from_url.startswith(("http://", "https://")):
+        if not isinstance(from_url, str) or _blank(from_url) or not from_url.startswith(("http://", "https://")):
             return "url must be an http(s) URL of a file holding the enclosed package"
         return None
     if kind != "enclosed":

@@ -16,6 +16,7 @@ __all__ = ["MAX_DEPTH", "list_filter", "lookup", "matches", "parse_filter", "sor
 
 import re
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 
 from toolkit.catalog.audience_platform_filters import MAX_DEPTH, BoolOp, FilterSyntaxError, Node, Not, parse
@@ -115,7 +116,8 @@ def list_filter(records: Iterable[dict[str, Any]], raw: str | None,
     records = list(records)
     if raw is None or not raw.strip():
         return records
-    wanted, unwanted = set(), set()
+    wanted: set[str] = set()
+    unwanted: set[str] = set()
     for item in raw.split(","):
         item = item.strip()
         if not item or item == "!":
@@ -150,9 +152,13 @@ def sort_records(records: list[dict[str, Any]], raw: str | None) -> list[dict[st
     for prop, descending in reversed(keys):      # stable sorts, least significant key first
         present = [r for r in ordered if _sortable(lookup(r, prop)) is not None]
         missing = [r for r in ordered if _sortable(lookup(r, prop)) is None]
-        present.sort(key=lambda r, p=prop: _sortable(lookup(r, p)), reverse=descending)
+        present.sort(key=partial(_sort_key, prop), reverse=descending)
         ordered = present + missing
     return ordered
+
+
+def _sort_key(prop: str, record: dict[str, Any]) -> Any:
+    return _sortable(lookup(record, prop))
 
 
 def _sortable(value: Any) -> Any:

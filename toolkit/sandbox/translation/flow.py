@@ -88,7 +88,7 @@ class Flow:
         if pa_client is not None and pa_client not in project["paClientIds"]:
             raise Reject(400, f"paClientId {pa_client!r} is not a PA client of project {project['projectId']}")
         source = body.get("sourceLanguage")
-        if source not in project["sources"]:
+        if not isinstance(source, str) or source not in project["sources"]:
             raise Reject(400, f"sourceLanguage {source!r} is not a source language of project "
                               f"{project['projectId']} ({', '.join(project['sources'])})")
         now = self.state.now_ms()
@@ -140,7 +140,8 @@ class Flow:
             name = info.get("name") or f"Batch{n + 1}"
             if any(b.name == name for b in batches):
                 raise Reject(400, f"two batches are named {name!r}")
-            langs = [i.get("targetLanguage") for i in info.get("targetLanguageInfos") or [] if isinstance(i, dict)]
+            langs: list[Any] = [i.get("targetLanguage") for i in info.get("targetLanguageInfos") or []
+                                if isinstance(i, dict)]
             if not langs:
                 raise Reject(400, f"batch {name} needs targetLanguageInfos [{{targetLanguage}}]")
             wrong = [str(lang) for lang in langs if lang not in targets]
