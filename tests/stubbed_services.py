@@ -10,6 +10,7 @@ answers, and a request the function does not expect fails in the test, loudly.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import http
 import io
 import json
@@ -31,13 +32,27 @@ from toolkit.http.origins import OneOriginSession
 
 # a port nothing listens on: a request the stub does not answer fails at once
 BASE = {key: "http://127.0.0.1:9" + service.base_path for key, service in catalog.SERVICES.items()}
-CREDENTIALS = {
-    "media_review": {"token": "mr-token-5f2e9a"},
-    "asset_library": {"api_key": "al-key-8c1d4b", "workspace_id": "ws-1"},
-    "audience_platform": {"token": "ap-token-3e7f0c"},
-    "translation": {"username": "pm.user", "password": "tm-pass-6a9b2d", "client_id": "tm-client",
-                    "client_secret": "tm-secret-1f4e8c"},
+# the values the tests cite by name; any other service's credentials are made from its catalog entry
+CITED = {
+    ("media_review", "token"): "mr-token-5f2e9a",
+    ("asset_library", "api_key"): "al-key-8c1d4b", ("asset_library", "workspace_id"): "ws-1",
+    ("audience_platform", "token"): "ap-token-3e7f0c",
+    ("translation", "username"): "pm.user", ("translation", "password"): "tm-pass-6a9b2d",
+    ("translation", "client_id"): "tm-client", ("translation", "client_secret"): "tm-secret-1f4e8c",
 }
+
+
+def _made(service: str, name: str) -> str:
+    """A stand-in credential: a secret one long and distinct enough that a test finds it wherever it leaks."""
+    secret = name in catalog.SERVICES[service].secrets
+    return f"{service[:2]}-{name}-{hashlib.sha256(f'{service}/{name}'.encode()).hexdigest()[:6]}" if secret \
+        else f"{service[:2]}-{name}"
+
+
+# each service's usual login (`Service.login`: the audience platform's token, not its Basic pair; the
+# translation service's four keys, without its optional mode and system version)
+CREDENTIALS = {key: {name: CITED.get((key, name)) or _made(key, name) for name in service.login}
+               for key, service in catalog.SERVICES.items()}
 TOKEN_URL = BASE["translation"] + "/oauth/token"
 
 

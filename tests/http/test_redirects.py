@@ -13,13 +13,12 @@ import pytest
 from stubbed_services import CREDENTIALS
 
 import toolkit
+from toolkit import catalog
 from toolkit.errors import AuthError, RedirectError
 from toolkit.http.session import same_origin
 
-SECRETS = [v for creds in CREDENTIALS.values() for k, v in creds.items()
-           if k in ("token", "api_key", "password", "client_secret")]
-BASE_PATH = {"media_review": "/v2", "asset_library": "/v1", "audience_platform": "/cdp-server",
-             "translation": "/PD"}
+SECRETS = [v for key, creds in CREDENTIALS.items() for k, v in creds.items() if k in catalog.SERVICES[key].secrets]
+BASE_PATH = {key: service.base_path for key, service in catalog.SERVICES.items()}
 
 
 class Host:

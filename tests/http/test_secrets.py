@@ -14,6 +14,7 @@ import responses
 from stubbed_services import answered, reply
 
 import toolkit
+from toolkit import catalog
 from toolkit.errors import ApiError, ValidationError
 from toolkit.http.session import Redactor, Secret
 
@@ -76,7 +77,7 @@ def test_repr_of_a_prepared_request_masks_secret_params(make):
     assert "POST http://127.0.0.1:9/cdp-server/api/v2/security/users" in shown[0]
 
 
-@pytest.mark.parametrize("service", ["media_review", "asset_library", "audience_platform", "translation"])
+@pytest.mark.parametrize("service", list(catalog.SERVICES))
 def test_repr_of_a_client_holds_no_secret(make, service):
     client = make(service)
     text = repr(client) + str(client) + repr(vars(client)) + repr(vars(client.transport))
@@ -85,7 +86,7 @@ def test_repr_of_a_client_holds_no_secret(make, service):
 
 
 def test_repr_of_the_auth_objects_holds_no_secret(make):
-    for service in ("media_review", "asset_library", "audience_platform", "translation"):
+    for service in catalog.SERVICES:
         auth = make(service).transport.auth
         assert_clean(repr(vars(auth)))
 

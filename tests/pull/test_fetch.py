@@ -26,7 +26,7 @@ from toolkit.pull import decoding, fetch, frames, page_drift, plans
 from toolkit.sandbox import Fault, available
 from toolkit.storage import readback, writer
 
-SERVICES = ("media_review", "asset_library", "audience_platform", "translation")
+SERVICES = tuple(catalog.SERVICES)
 
 
 class Sleeps(list):

@@ -5,12 +5,8 @@ import requests
 import toolkit.sandbox as sandbox
 from toolkit import catalog
 
-KEYS = {
-    "media_review": {"base_url", "token"},
-    "asset_library": {"base_url", "api_key", "workspace_id"},
-    "audience_platform": {"base_url", "token"},
-    "translation": {"base_url", "username", "password", "client_id", "client_secret"},
-}
+# what each service's usual login takes (the catalog's Service.login), with its base URL
+KEYS = {key: {"base_url", *service.login} for key, service in catalog.SERVICES.items()}
 BASES = {key: f"/{key}{service.base_path}" for key, service in catalog.SERVICES.items()}
 
 

@@ -49,6 +49,7 @@ SERVICE = Service(
     title="Audience platform (customer data platform, API v1/v2)",
     auth="basic_or_bearer",
     credentials=("token", "username", "password"),
+    logins=(("token",), ("username", "password")),
     secrets=("token", "password"),
     base_path="/cdp-server",
     error_shape="unomi",

@@ -223,7 +223,10 @@ class Service:
     mode, nothing to check. `token_action`: the action that gives an access token (auth
     "oauth_password"); its path is where the client asks for one. `key_headers`: auth "api_key", the
     header each credential is sent in (`{"api_key": "x-api-key"}`). `position`: where the service stands
-    in listings, lowest first (the same position: by key).
+    in listings, lowest first (the same position: by key). `logins`: the sets of credentials that
+    each log in, the first the usual one (the audience platform's token, or a username and password);
+    what `credentials` holds beyond them a client may go without (the translation service's mode and
+    system version); empty: all of `credentials`, together.
     """
     key: str
     title: str
@@ -244,6 +247,12 @@ class Service:
     token_action: str = ""
     key_headers: Mapping[str, str] = field(default_factory=dict, hash=False)
     position: int = 100                           # where listings show it among the services
+    logins: tuple[tuple[str, ...], ...] = ()
+
+    @property
+    def login(self) -> tuple[str, ...]:
+        """The credentials of the usual login: what a client of the service is given."""
+        return self.logins[0] if self.logins else self.credentials
 
 
 @dataclass(frozen=True)

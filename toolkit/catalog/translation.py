@@ -50,6 +50,7 @@ SERVICE = Service(
     title="Translation management (REST API v0)",
     auth="oauth_password",
     credentials=("username", "password", "client_id", "client_secret", "mode", "system_version"),
+    logins=(("username", "password", "client_id", "client_secret"),),
     secrets=("password", "client_secret"),
     base_path="/PD",
     error_shape="messages",
