@@ -68,11 +68,13 @@ def _nanos(value: Any) -> int:
 
 def _range_rule(param: Param) -> str:
     low, high, also = param.minimum, param.maximum, "".join(f" or {v}" for v in param.also)
-    if param.kind == "duration":
+    if param.kind == "duration" and low is not None and high is not None:
         return f"must be between {low} and {high} inclusive"
-    if high is None:
+    if high is None and param.kind != "duration":
         said = {0: "must be 0 or a positive integer", 1: "must be a positive integer"}
         return said.get(low, f"must be at least {low}") + also
+    if high is None:
+        return f"must be at least {low}{also}"
     if low is None:
         return f"must be at most {high}{also}"
     return f"must be between {low} and {high}{also}"
