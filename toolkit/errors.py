@@ -43,7 +43,7 @@ No error message ever holds a secret: `toolkit.http.session` scrubs them before 
         └── RefreshInterrupted ... stopped a refresh: the resources refreshed, what each pull stopped kept
 
     ValueError
-    └── FilterSyntaxError      a filter expression off the filter language (catalog.audience_platform_filters); the rules
+    └── FilterSyntaxError      a filter expression off the notification filter language; the rules
                                turn it into a ValidationError naming the param
 
     ImportError

@@ -49,31 +49,41 @@ RULE_CASES = {
     ("asset_library.list_assets", "limit"): ([1, 100, 500], [0, 501, -1, 100.0, "100"]),
     ("translation.list_submissions", "page_size"): ([1, 200], [0, 201, -1, "50"]),
     # Java's Duration.parse: days to seconds only, either case, signs, `.` or `,` before up to 9 digits
-    ("audience_platform.update_analytics_configuration", "audience_definition_refresh_interval"): (["PT1H", "P30D", "PT60M", "PT3600S", "P1DT12H", "PT720H", "pt1h", "+PT1H", "P1DT-1H",
-                            "PT3600,5S", "P29DT23H59M59.999999999S", dt.timedelta(hours=1), dt.timedelta(days=30)],
-                           ["PT59M", "PT59M59S", "PT59M59.999999999S", "P31D", "P30DT1S", "P30DT0.000000001S",
-                            "PT0S", "-PT1H", "P4W", "P1M", "P1Y", "P1Y2M", "PT", "P", "P1DT", "1H", " PT1H",
-                            "PT1H ", "PT1.0000000001H", "P99999999999D", "P9999999999999999999D", "",
-                            "one hour", dt.timedelta(minutes=59), dt.timedelta(days=31)]),
-    ("asset_library.create_import", "source_url"): (["https://docgen.example.com/api", "http://localhost:8080", "http://127.0.0.1/x?y=1"],
-            ["ftp://example.com", "example.com", "https://", "http:///path", "", "not a url", 42, None]),
-    ("asset_library.add_board_guest", "email"): (["ana.lopez@example.com", "a@b.co"], ["ana", "a@b", "a b@example.com", "", None]),
-    ("audience_platform.get_profile_property", "property_id"): (["loyaltyTier", "a", "X9", "123"],
-                     ["loyalty_tier", "loyalty-tier", "", " a", "tier 2", "é", None, 5]),
-    ("translation.claim_submission", "phase_name"): (["Translation", "Review_2", "QA-final"], ["Final Review", " Translation", "a b"]),
-    ("audience_platform.list_audience_metadata", "tags"): (["vip", "vip,!test", "!hidden", ["vip", "!test"], ""],
-                        ["vip,,x", ",vip", "vip,", "!", "vip,!", ["vip", ""], ["!"]]),
-    ("audience_platform.list_audience_metadata", "sort"): (["name", "name:asc", "name:desc", "name,createdAt:desc", "name, created:asc", "", ["a", "b:asc"]],
-             ["name:ascending", "name:ASC", ":asc", "name:", "-name", "name desc", "name;asc", ["a:up"]]),
+    ("audience_platform.update_analytics_configuration", "audience_definition_refresh_interval"): (
+        ["PT1H", "P30D", "PT60M", "PT3600S", "P1DT12H", "PT720H", "pt1h", "+PT1H", "P1DT-1H",
+         "PT3600,5S", "P29DT23H59M59.999999999S", dt.timedelta(hours=1), dt.timedelta(days=30)],
+        ["PT59M", "PT59M59S", "PT59M59.999999999S", "P31D", "P30DT1S", "P30DT0.000000001S",
+         "PT0S", "-PT1H", "P4W", "P1M", "P1Y", "P1Y2M", "PT", "P", "P1DT", "1H", " PT1H",
+         "PT1H ", "PT1.0000000001H", "P99999999999D", "P9999999999999999999D", "",
+         "one hour", dt.timedelta(minutes=59), dt.timedelta(days=31)]),
+    ("asset_library.create_import", "source_url"): (
+        ["https://docgen.example.com/api", "http://localhost:8080", "http://127.0.0.1/x?y=1"],
+        ["ftp://example.com", "example.com", "https://", "http:///path", "", "not a url", 42, None]),
+    ("asset_library.add_board_guest", "email"): (
+        ["ana.lopez@example.com", "a@b.co"], ["ana", "a@b", "a b@example.com", "", None]),
+    ("audience_platform.get_profile_property", "property_id"): (
+        ["loyaltyTier", "a", "X9", "123"], ["loyalty_tier", "loyalty-tier", "", " a", "tier 2", "é", None, 5]),
+    ("translation.claim_submission", "phase_name"): (
+        ["Translation", "Review_2", "QA-final"], ["Final Review", " Translation", "a b"]),
+    ("audience_platform.list_audience_metadata", "tags"): (
+        ["vip", "vip,!test", "!hidden", ["vip", "!test"], ""],
+        ["vip,,x", ",vip", "vip,", "!", "vip,!", ["vip", ""], ["!"]]),
+    ("audience_platform.list_audience_metadata", "sort"): (
+        ["name", "name:asc", "name:desc", "name,createdAt:desc", "name, created:asc", "", ["a", "b:asc"]],
+        ["name:ascending", "name:ASC", ":asc", "name:", "-name", "name desc", "name;asc", ["a:up"]]),
     # empty: no filter, as the services read it (a delete with none needs all=True: filter_or_all)
-    ("audience_platform.list_notifications", "filter"): (["read:true", 'type:alert AND NOT (severity:[low, info] OR read:true)', "", "  "],
-                            ["read", "a:b AND", "(a:b", "a:[x,", 'a:"open']),
+    ("audience_platform.list_notifications", "filter"): (
+        ["read:true", 'type:alert AND NOT (severity:[low, info] OR read:true)', "", "  "],
+        ["read", "a:b AND", "(a:b", "a:[x,", 'a:"open']),
     ("asset_library.update_custom_field", "type"): ([], ["date", "plain-text", "single-select"]),
-    ("translation.create_submission", "source_language"): (["en-US", "fr", "de-DE", "zh-Hant-TW", "fr_FR"], ["EN", "english", "e", "", "en US", 7]),
-    ("audience_platform.import_audience", "package"): ([{"type": "url", "url": "https://x.example/a.json"},
-                                 {"type": "enclosed", "audience": {"id": "a", "name": "A"}, "members": ["p1"]}],
-                                [{}, {"type": "url"}, {"type": "enclosed", "members": []}, [], "url", None]),
+    ("translation.create_submission", "source_language"): (
+        ["en-US", "fr", "de-DE", "zh-Hant-TW", "fr_FR"], ["EN", "english", "e", "", "en US", 7]),
+    ("audience_platform.import_audience", "package"): (
+        [{"type": "url", "url": "https://x.example/a.json"},
+         {"type": "enclosed", "audience": {"id": "a", "name": "A"}, "members": ["p1"]}],
+        [{}, {"type": "url"}, {"type": "enclosed", "members": []}, [], "url", None]),
 }
+
 
 
 def constraint_of(action: str, name: str):

@@ -19,7 +19,8 @@ def custom_field_value(params: Mapping[str, Any], caller: Caller) -> Found:
     if "value" not in params and "values" not in params:
         return "value", None, "give value (plain-text, date) or values (select types); None unsets"
     values = params.get("values")
-    if values is not None and not (isinstance(values, list) and all(isinstance(v, dict) and v.get("id") for v in values)):
+    if values is not None and not (isinstance(values, list)
+                                   and all(isinstance(v, dict) and v.get("id") for v in values)):
         return "values", values, "must be a list of objects each with the id of a value"
     return None
 

@@ -8,16 +8,16 @@ __all__ = ["ACTIONS", "ATTRIBUTE", "ATTRIBUTE_TYPES", "CLAIM_BODY", "CLAIM_SCOPE
            "TARGET_FORMATS", "TARGET_STATUSES", "TM", "UNPAGED", "UPLOAD_PROCESS", "WORKFLOW"]
 
 from toolkit.catalog.spec import (
-           Action,
-           Chunks,
-           Column,
-           Incremental,
-           Lookup,
-           PageNumber,
-           Param,
-           Resource,
-           Service,
-           Unpaged,
+    Action,
+    Chunks,
+    Column,
+    Incremental,
+    Lookup,
+    PageNumber,
+    Param,
+    Resource,
+    Service,
+    Unpaged,
 )
 from toolkit.catalog.translation_checks import TARGET_FORMATS, batch_target_formats, non_parsable_file_format
 
@@ -54,12 +54,14 @@ SERVICE = Service(
     secrets=("password", "client_secret"),
     base_path="/PD",
     error_shape="messages",
-    paging=PageNumber(page="pageNumber", size="pageSize", first=0, max_size=MAX_PAGE_SIZE, total_header="total-size"),
+    paging=PageNumber(page="pageNumber", size="pageSize", first=0, max_size=MAX_PAGE_SIZE,
+                      total_header="total-size"),
     rate_per_second=None,
     max_concurrency=8,
     ids="integer",
     doc="Translation submissions under /rest/v0; OAuth password grant at /oauth/token; bare JSON arrays "
-        f"paged with 0-based pageNumber/pageSize (at most {MAX_PAGE_SIZE}) and a total-size header; epoch-ms timestamps.",
+        f"paged with 0-based pageNumber/pageSize (at most {MAX_PAGE_SIZE}) and a total-size header; epoch-ms "
+        "timestamps.",
     lookups=LOOKUPS,
     modes=("client", "hosted"),                   # a client runs in one; some actions exist in only one
     token_action="translation.create_token",
@@ -123,8 +125,8 @@ UPLOAD_PROCESS = Param("upload_process_id", "path", "string", required=True, rul
                        example="0b5c6d4e-2f1a-4c3b-9d8e-7f6a5b4c3d2e", doc="upload process id (a GUID) from the upload")
 DOWNLOAD = Param("download_id", "path", "string", required=True, rules=("not_blank",),
                  example="6f1e2d3c-4b5a-4968-8776-5a4b3c2d1e0f", doc="download id (a GUID) from start_download")
-PHASE = Param("phase_name", "path", "string", required=True, rules=("not_blank",), pattern=NO_SPACES, pattern_rule=NO_SPACES_RULE,
-              example="Translation", doc="phase name (case-sensitive, no spaces)")
+PHASE = Param("phase_name", "path", "string", required=True, rules=("not_blank",), pattern=NO_SPACES,
+              pattern_rule=NO_SPACES_RULE, example="Translation", doc="phase name (case-sensitive, no spaces)")
 
 PAGE = (
     Param("page_number", "query", "integer", doc="0-based page number", example=0, minimum=0),
@@ -172,7 +174,8 @@ ACTIONS = (
                Param("project_id", "body", "id", required=True, doc="project id", example=10),
                Param("pa_client_id", "body", "id", doc="PA client id; required in hosted mode", example=7,
                      required_in=("hosted",)),
-               Param("source_language", "body", required=True, pattern=LANGUAGE, pattern_rule=LANGUAGE_RULE, doc="source locale",
+               Param("source_language", "body", required=True,
+                     pattern=LANGUAGE, pattern_rule=LANGUAGE_RULE, doc="source locale",
                      example="en-US"),
                Param("instructions", "body", "text", doc="instructions for the translators",
                      example="Keep the brand names in English."),
@@ -265,13 +268,15 @@ ACTIONS = (
            "Word count of the submission: the total, or for one language, document, target or batch.",
            params=(
                SUB,
-               Param("target_language", "body", pattern=LANGUAGE, pattern_rule=LANGUAGE_RULE, doc="count for one target language",
+               Param("target_language", "body",
+                     pattern=LANGUAGE, pattern_rule=LANGUAGE_RULE, doc="count for one target language",
                      example="fr-FR"),
                Param("document_id", "body", "id", doc="count for one document"),
                Param("target_id", "body", "id", doc="count for one target"),
                Param("batch_name", "body", doc="count for one batch"),
            ),
-           body="json", writes=False, retry_safe=True, min_version="5.14", exclusive=("target_language", "document_id", "target_id", "batch_name")),
+           body="json", writes=False, retry_safe=True, min_version="5.14",
+           exclusive=("target_language", "document_id", "target_id", "batch_name")),
     Action("translation.cancel_submission", G_SUB, "POST", "/rest/v0/submissions/cancel/{submission_id}",
            "Cancel targets or documents of the submission; with neither, the whole submission.",
            params=(
@@ -442,7 +447,8 @@ ACTIONS = (
                SUB,
                Param("status", "query", choices=TARGET_STATUSES, doc="target status", example="COMPLETED",
                      min_version="5.15"),
-               Param("target_language", "query", pattern=LANGUAGE, pattern_rule=LANGUAGE_RULE, doc="target locale", example="fr-FR",
+               Param("target_language", "query",
+                     pattern=LANGUAGE, pattern_rule=LANGUAGE_RULE, doc="target locale", example="fr-FR",
                      min_version="5.20"),
            ) + PAGE,
            response="page", paging=SERVICE.paging),
