@@ -1,7 +1,9 @@
 """The catalog: every action of the services, once, indexed by id, service and resource name.
 
 A service is one module in this package that defines `SERVICE` (and its `ACTIONS`, `RESOURCES`): it is
-found here by that, so adding a service is adding its module, nothing else.
+found here by that, so adding a service is adding its module, nothing else. What no field of its
+records can say is in modules beside it named for it (`<service>_checks.py`, the audience platform's
+filter language), which it imports itself.
 """
 from __future__ import annotations
 
