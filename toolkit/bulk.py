@@ -57,8 +57,8 @@ class Pulled:
 
 def needs(resource: Resource) -> list[str]:
     """The inputs a resource cannot be pulled without: the ids it fans out over, required path params."""
-    wanted = []
-    if resource.fan_out and (resource.service, resource.parent) not in catalog.RESOURCES:
+    wanted: list[str] = []
+    if resource.fan_out and resource.parent and (resource.service, resource.parent) not in catalog.RESOURCES:
         wanted.append(resource.parent)
     action = catalog.ACTIONS[resource.action]
     wanted += [p.name for p in action.params

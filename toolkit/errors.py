@@ -35,8 +35,10 @@
 No error message ever holds a secret: `toolkit.http.session` scrubs them before an error is built.
 
     UserWarning
-    ├── DriftWarning           a load kept answers that differ from the declared shapes (`ws.drift()`)
-    └── SnapshotStorageWarning a snapshot's types need a newer DuckDB than the oldest it could be written for
+    └── ToolkitWarning             base of toolkit's own warnings: one category to filter or to fail on
+        ├── DriftWarning           a load kept answers that differ from the declared shapes (`ws.drift()`)
+        └── SnapshotStorageWarning a snapshot's types need a newer DuckDB than the oldest it could be
+                                   written for
 
     KeyboardInterrupt
     └── Interrupted            Ctrl-C (SIGINT, SIGTERM in the command) stopped a pull: what it kept, in one line
@@ -51,7 +53,9 @@ No error message ever holds a secret: `toolkit.http.session` scrubs them before 
 
 Every exception class of the package is defined here (tests/system/test_errors_home.py finds any other), but
 the sandbox's own wire signals (`sandbox.exchange.Reject`, `sandbox.framing.Malformed`: an answer to
-send, not an error to show), and each module that raised one before re-exports it.
+send, not an error to show). A module whose callers catch what it raises hands that class on under its own
+name (`toolkit.storage.store.UnknownTableError`, `toolkit.http.filters.FilterSyntaxError`), so that a
+caller names the module it calls.
 """
 from __future__ import annotations
 
@@ -59,7 +63,8 @@ __all__ = ["AnswerError", "ApiError", "AuthError", "ContractError", "Credentials
            "FilterSyntaxError", "Interrupted", "LakeUnreachableError", "LimitError",
            "ModeError", "NotFoundError", "PagingError", "QueryRefusedError", "RateLimitError", "RedirectError",
            "RefreshInterrupted", "ServerError",
-           "SnapshotExistsError", "SnapshotNotFoundError", "SnapshotStorageWarning", "ToolkitError", "TransportError",
+           "SnapshotExistsError", "SnapshotNotFoundError", "SnapshotStorageWarning", "ToolkitError", "ToolkitWarning",
+           "TransportError",
            "UnknownMethodError", "UnknownNameError",
            "UnknownTableError",  # noqa: F822 (made on first use, by __getattr__ below)
            "ValidationError",
@@ -84,8 +89,8 @@ class ToolkitError(Exception):
 
     def _render_traceback_(self) -> list[str]:
         """What IPython and Jupyter show instead of the whole traceback: the line of the analyst's own
-        code that called, and the message, which says what happened and what to do. The frames
-        inside toolkit (a fetch's threads, concurrent.futures) were a hundred lines before it.
+        code that called, and the message, which says what happened and what to do: the frames
+        inside toolkit (a fetch's threads, concurrent.futures) run to a hundred lines and bury both.
         TOOLKIT_TRACEBACKS=full shows every frame (IPython's own display, when this raises)."""
         if os.environ.get("TOOLKIT_TRACEBACKS", "").lower() == "full":
             raise NotImplementedError("TOOLKIT_TRACEBACKS=full: IPython shows the whole traceback")
@@ -265,11 +270,15 @@ class RefreshInterrupted(Interrupted):
                                          f"(it asks only for what is left)")
 
 
-class DriftWarning(UserWarning):
+class ToolkitWarning(UserWarning):
+    """Base of toolkit's own warnings: `warnings.simplefilter("error", ToolkitWarning)` makes them fail."""
+
+
+class DriftWarning(ToolkitWarning):
     """A load kept answers that differ from the Resource's declared shapes: `ws.drift()` lists how."""
 
 
-class SnapshotStorageWarning(UserWarning):
+class SnapshotStorageWarning(ToolkitWarning):
     """A snapshot holds a type that older DuckDBs cannot store: it opens only in the DuckDB its manifest
     names, and the Parquet export opens everywhere."""
 
