@@ -81,8 +81,10 @@ def pull_one(client: Connection, name: str, inputs: Mapping[str, Any] | None = N
     missing = [need for need in needs(resource) if inputs.get(need) is None]
     if missing:
         given = ", ".join(f"{m}=[...]" if m == resource.parent else f"{m}=..." for m in missing)
-        return Pulled(resource.service, name, skipped=f"needs {', '.join(missing)} (toolkit pull "
-                      f"{resource.service} {name} --ids ... or --ids-from SERVICE.RESOURCE.COLUMN; from Python: "
+        # the command takes the ids a resource fans out over, not the values of its path params
+        command = (f"toolkit pull {resource.service} {name} --ids ... or --ids-from SERVICE.RESOURCE.COLUMN; "
+                   if missing == [resource.parent] else "")
+        return Pulled(resource.service, name, skipped=f"needs {', '.join(missing)} ({command}from Python: "
                       f"client.pull({name!r}, {given}))")
     filters = {need: inputs[need] for need in needs(resource)}
     started = time.monotonic()
