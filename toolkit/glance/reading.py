@@ -91,11 +91,11 @@ def _plain(value: Any) -> Any:
 
 
 def selected(source: Readable, query: str, params: Any = None) -> Relation:
-    """The relation of a query that gives rows; a statement that gives none (DuckDB answers those with
-    None, having run them) is a WorkspaceError, as the glance only reads."""
+    """The relation of a query; one that holds no statement (only comments, DuckDB answers None) is a
+    WorkspaceError saying so."""
     relation = source.sql(query, params=params)
     if relation is None:
-        raise WorkspaceError(f"this statement gives no rows to show: {' '.join(query.split())[:80]}; "
+        raise WorkspaceError(f"nothing to show: {' '.join(query.split())[:80]!r} holds no statement; "
                              "the workspace's views are read with a SELECT")
     return relation
 
