@@ -37,8 +37,7 @@ No error message ever holds a secret: `toolkit.http.session` scrubs them before 
     UserWarning
     └── ToolkitWarning             base of toolkit's own warnings: one category to filter or to fail on
         ├── DriftWarning           a load kept answers that differ from the declared shapes (`ws.drift()`)
-        └── SnapshotStorageWarning a snapshot's types need a newer DuckDB than the oldest it could be
-                                   written for
+        └── SnapshotStorageWarning a snapshot holds types that only newer DuckDBs open (the manifest says which)
 
     KeyboardInterrupt
     └── Interrupted            Ctrl-C (SIGINT, SIGTERM in the command) stopped a pull: what it kept, in one line
@@ -53,22 +52,18 @@ No error message ever holds a secret: `toolkit.http.session` scrubs them before 
 
 Every exception class of the package is defined here (tests/system/test_errors_home.py finds any other), but
 the sandbox's own wire signals (`sandbox.exchange.Reject`, `sandbox.framing.Malformed`: an answer to
-send, not an error to show). A module whose callers catch what it raises hands that class on under its own
-name (`toolkit.storage.store.UnknownTableError`, `toolkit.http.filters.FilterSyntaxError`), so that a
-caller names the module it calls.
+send, not an error to show). A module hands on what its callers catch under its own name, so that they
+name the module they call (`toolkit.storage.store.UnknownTableError`, `toolkit.http.filters.FilterSyntaxError`).
 """
 from __future__ import annotations
 
-__all__ = ["AnswerError", "ApiError", "AuthError", "ContractError", "CredentialsError", "DriftWarning", "EmulatorImportError",
-           "FilterSyntaxError", "Interrupted", "LakeUnreachableError", "LimitError",
+__all__ = ["AnswerError", "ApiError", "AuthError", "ContractError", "CredentialsError", "DriftWarning",
+           "EmulatorImportError", "FilterSyntaxError", "Interrupted", "LakeUnreachableError", "LimitError",
            "ModeError", "NotFoundError", "PagingError", "QueryRefusedError", "RateLimitError", "RedirectError",
-           "RefreshInterrupted", "ServerError",
-           "SnapshotExistsError", "SnapshotNotFoundError", "SnapshotStorageWarning", "ToolkitError", "ToolkitWarning",
-           "TransportError",
-           "UnknownMethodError", "UnknownNameError",
-           "UnknownTableError",  # noqa: F822 (made on first use, by __getattr__ below)
-           "ValidationError",
-           "VersionError", "WorkspaceBusyError", "WorkspaceDamagedError", "WorkspaceError",
+           "RefreshInterrupted", "ServerError", "SnapshotExistsError", "SnapshotNotFoundError",
+           "SnapshotStorageWarning", "ToolkitError", "ToolkitWarning", "TransportError", "UnknownMethodError",
+           "UnknownNameError", "UnknownTableError",  # noqa: F822 (made on first use, by __getattr__ below)
+           "ValidationError", "VersionError", "WorkspaceBusyError", "WorkspaceDamagedError", "WorkspaceError",
            "WorkspaceInUseError", "WorkspaceOpenHereError", "did_you_mean", "error_for", "printable",
            "service_message", "shortened"]
 
