@@ -20,7 +20,7 @@ $(TEAM_BIN)/toolkit: pyproject.toml
 	$(TEAM_BIN)/python -m pip install --quiet -e '.[dev,team-tests]'
 	touch $@
 
-.PHONY: setup setup-team postgres demo lab test lint bench test-browser test-dates test-compat
+.PHONY: setup setup-team postgres demo lab test lint type-baseline bench test-browser test-dates test-compat
 setup: $(BIN)/toolkit
 
 setup-team: $(TEAM_BIN)/toolkit
@@ -47,6 +47,11 @@ lab: setup $(BIN)/jupyter-lab
 
 lint: setup
 	$(BIN)/ruff check toolkit tests benchmarks
+
+# mypy's errors per room of toolkit/ written to tests/system/type_errors.json, which the suite holds
+# each room to (tests/system/test_types.py): run it when a room has fewer, and commit the file
+type-baseline: setup
+	$(BIN)/python tests/system/test_types.py
 
 # everything on the main DuckDB, then the team workspace and the storage's own tests on the team's
 TEAM_TESTS := tests/team tests/glance/test_mcp.py tests/workspace/test_workspace.py tests/workspace/test_workspace_lifecycle.py tests/storage/test_workspace_export.py tests/storage/test_history.py tests/storage/test_snapshot_storage.py

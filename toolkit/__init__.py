@@ -14,7 +14,7 @@ from typing import Any as _Any
 _ERRORS = ("AnswerError", "ApiError", "AuthError", "ContractError", "DriftWarning", "LakeUnreachableError", "LimitError", "ModeError", "NotFoundError", "PagingError",
            "RateLimitError", "RedirectError", "ServerError", "ToolkitError", "TransportError", "UnknownNameError", "ValidationError", "VersionError",
            "WorkspaceBusyError", "WorkspaceDamagedError", "WorkspaceError", "WorkspaceInUseError", "WorkspaceOpenHereError")
-_WHERE = {"Client": "toolkit.http.client", "connect": "toolkit.http.client", "Connection": "toolkit.connection.connection", "doctor": "toolkit.checkup.doctor", "F": "toolkit.http.filters", "Secret": "toolkit.http.session",
+_WHERE = {"Client": "toolkit.http.client", "connect": "toolkit.http.client", "Connection": "toolkit.connection.connection", "doctor": "toolkit.checkup.doctor", "F": "toolkit.http.filters", "Secret": "toolkit.http.redaction",
           "Snapshot": "toolkit.workspace", "open_snapshot": "toolkit.workspace", "actions": "toolkit.catalog.tables",
           "resources": "toolkit.catalog.tables", "Workspace": "toolkit.workspace", "plottable": "toolkit.reports.files",
           "save": "toolkit.reports.files", **dict.fromkeys(_ERRORS, "toolkit.errors")}
@@ -51,7 +51,7 @@ if _TYPE_CHECKING:
     )
     from toolkit.http.client import Client, connect
     from toolkit.http.filters import F
-    from toolkit.http.session import Secret
+    from toolkit.http.redaction import Secret
     from toolkit.reports.files import plottable, save
     from toolkit.workspace import Snapshot, Workspace, open_snapshot
 

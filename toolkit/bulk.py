@@ -57,8 +57,8 @@ class Pulled:
 
 def needs(resource: Resource) -> list[str]:
     """The inputs a resource cannot be pulled without: the ids it fans out over, required path params."""
-    wanted = []
-    if resource.fan_out and (resource.service, resource.parent) not in catalog.RESOURCES:
+    wanted: list[str] = []
+    if resource.fan_out and resource.parent and (resource.service, resource.parent) not in catalog.RESOURCES:
         wanted.append(resource.parent)
     action = catalog.ACTIONS[resource.action]
     wanted += [p.name for p in action.params
@@ -81,8 +81,10 @@ def pull_one(client: Connection, name: str, inputs: Mapping[str, Any] | None = N
     missing = [need for need in needs(resource) if inputs.get(need) is None]
     if missing:
         given = ", ".join(f"{m}=[...]" if m == resource.parent else f"{m}=..." for m in missing)
-        return Pulled(resource.service, name, skipped=f"needs {', '.join(missing)} (toolkit pull "
-                      f"{resource.service} {name} --ids ... or --ids-from SERVICE.RESOURCE.COLUMN; from Python: "
+        # the command takes the ids a resource fans out over, not the values of its path params
+        command = (f"toolkit pull {resource.service} {name} --ids ... or --ids-from SERVICE.RESOURCE.COLUMN; "
+                   if missing == [resource.parent] else "")
+        return Pulled(resource.service, name, skipped=f"needs {', '.join(missing)} ({command}from Python: "
                       f"client.pull({name!r}, {given}))")
     filters = {need: inputs[need] for need in needs(resource)}
     started = time.monotonic()

@@ -156,8 +156,8 @@ def clock_step(ws: Workspace, box: Sandbox, say: Callable[[str], None]) -> pd.Da
         say(f"  FAIL {row.resource}: {row.kind}: {row.error}")
     if len(failed):
         return None
-    open_targets = ws.sql("SELECT count(*) FROM translation.targets WHERE status NOT IN "
-                          "('PROCESSED', 'DELIVERED', 'COMPLETED', 'CANCELLED')").fetchone()[0]
+    open_targets = ws.rows("SELECT count(*) FROM translation.targets WHERE status NOT IN "
+                           "('PROCESSED', 'DELIVERED', 'COMPLETED', 'CANCELLED')")[0][0]
     changes = table[["added", "changed", "removed"]].to_numpy().sum()
     each = " · ".join(f"{row.resource.split('.', 1)[1]} {row.requests}" for row in table.itertuples())
     say(f"  +{HOURS} h: clock {now:%a %d %b %H:%M} UTC, {changes:,} rows added, changed or removed in "
@@ -246,7 +246,7 @@ def _tables_holding(path: Path, spelled: list[str]) -> Iterator[str]:
             where = f"{schema}.{name}"
             try:
                 held = con.execute(f"SELECT count(*) FROM (SELECT concat_ws(chr(0), {text}) AS row_text "
-                                   f"FROM {quote(schema)}.{quote(name)}) WHERE {test}", spelled).fetchone()[0]
+                                   f"FROM {quote(schema)}.{quote(name)}) WHERE {test}", spelled).fetchall()[0][0]
             except duckdb.Error as error:     # not read is not proven clean
                 yield f"{where} (could not be read: {type(error).__name__})"
                 continue

@@ -4,25 +4,7 @@ call (toolkit.http.translation_downloads) and the client-side download step of a
 
     tk.downloads.deliverables(tm, 1001, ["fr-FR"]).extract("translated/")
 """
-from toolkit.http.downloads import (
-    MAX_TEXT_BYTES,
-    RETRY_STATUSES,
-    TEXT_TYPES,
-    Calls,
-    Fetched,
-    fetch_url,
-    write,
-)
-from toolkit.http.translation_downloads import (
-    INTERVAL,
-    POLLS,
-    Downloaded,
-    TargetFile,
-    deliverables,
-    prepare,
-    submission_files,
-    target_file,
-)
+from toolkit.http.downloads import fetch_url
+from toolkit.http.translation_downloads import Downloaded, deliverables, submission_files, target_file
 
-__all__ = ["INTERVAL", "MAX_TEXT_BYTES", "POLLS", "RETRY_STATUSES", "TEXT_TYPES", "Calls", "Downloaded", "Fetched",
-           "TargetFile", "deliverables", "fetch_url", "prepare", "submission_files", "target_file", "write"]
+__all__ = ["Downloaded", "deliverables", "fetch_url", "submission_files", "target_file"]

@@ -35,8 +35,9 @@
 No error message ever holds a secret: `toolkit.http.session` scrubs them before an error is built.
 
     UserWarning
-    ├── DriftWarning           a load kept answers that differ from the declared shapes (`ws.drift()`)
-    └── SnapshotStorageWarning a snapshot's types need a newer DuckDB than the oldest it could be written for
+    └── ToolkitWarning             base of toolkit's own warnings: one category to filter or to fail on
+        ├── DriftWarning           a load kept answers that differ from the declared shapes (`ws.drift()`)
+        └── SnapshotStorageWarning a snapshot holds types that only newer DuckDBs open (the manifest says which)
 
     KeyboardInterrupt
     └── Interrupted            Ctrl-C (SIGINT, SIGTERM in the command) stopped a pull: what it kept, in one line
@@ -51,19 +52,18 @@ No error message ever holds a secret: `toolkit.http.session` scrubs them before 
 
 Every exception class of the package is defined here (tests/system/test_errors_home.py finds any other), but
 the sandbox's own wire signals (`sandbox.exchange.Reject`, `sandbox.framing.Malformed`: an answer to
-send, not an error to show), and each module that raised one before re-exports it.
+send, not an error to show). A module hands on what its callers catch under its own name, so that they
+name the module they call (`toolkit.storage.store.UnknownTableError`, `toolkit.http.filters.FilterSyntaxError`).
 """
 from __future__ import annotations
 
-__all__ = ["AnswerError", "ApiError", "AuthError", "ContractError", "CredentialsError", "DriftWarning", "EmulatorImportError",
-           "FilterSyntaxError", "Interrupted", "LakeUnreachableError", "LimitError",
+__all__ = ["AnswerError", "ApiError", "AuthError", "ContractError", "CredentialsError", "DriftWarning",
+           "EmulatorImportError", "FilterSyntaxError", "Interrupted", "LakeUnreachableError", "LimitError",
            "ModeError", "NotFoundError", "PagingError", "QueryRefusedError", "RateLimitError", "RedirectError",
-           "RefreshInterrupted", "ServerError",
-           "SnapshotExistsError", "SnapshotNotFoundError", "SnapshotStorageWarning", "ToolkitError", "TransportError",
-           "UnknownMethodError", "UnknownNameError",
-           "UnknownTableError",  # noqa: F822 (made on first use, by __getattr__ below)
-           "ValidationError",
-           "VersionError", "WorkspaceBusyError", "WorkspaceDamagedError", "WorkspaceError",
+           "RefreshInterrupted", "ServerError", "SnapshotExistsError", "SnapshotNotFoundError",
+           "SnapshotStorageWarning", "ToolkitError", "ToolkitWarning", "TransportError", "UnknownMethodError",
+           "UnknownNameError", "UnknownTableError",  # noqa: F822 (made on first use, by __getattr__ below)
+           "ValidationError", "VersionError", "WorkspaceBusyError", "WorkspaceDamagedError", "WorkspaceError",
            "WorkspaceInUseError", "WorkspaceOpenHereError", "did_you_mean", "error_for", "printable",
            "service_message", "shortened"]
 
@@ -84,8 +84,8 @@ class ToolkitError(Exception):
 
     def _render_traceback_(self) -> list[str]:
         """What IPython and Jupyter show instead of the whole traceback: the line of the analyst's own
-        code that called, and the message, which says what happened and what to do. The frames
-        inside toolkit (a fetch's threads, concurrent.futures) were a hundred lines before it.
+        code that called, and the message, which says what happened and what to do: the frames
+        inside toolkit (a fetch's threads, concurrent.futures) run to a hundred lines and bury both.
         TOOLKIT_TRACEBACKS=full shows every frame (IPython's own display, when this raises)."""
         if os.environ.get("TOOLKIT_TRACEBACKS", "").lower() == "full":
             raise NotImplementedError("TOOLKIT_TRACEBACKS=full: IPython shows the whole traceback")
@@ -266,11 +266,15 @@ class RefreshInterrupted(Interrupted):
                                          f"(it asks only for what is left)")
 
 
-class DriftWarning(UserWarning):
+class ToolkitWarning(UserWarning):
+    """Base of toolkit's own warnings: `warnings.simplefilter("error", ToolkitWarning)` makes them fail."""
+
+
+class DriftWarning(ToolkitWarning):
     """A load kept answers that differ from the Resource's declared shapes: `ws.drift()` lists how."""
 
 
-class SnapshotStorageWarning(UserWarning):
+class SnapshotStorageWarning(ToolkitWarning):
     """A snapshot holds a type that older DuckDBs cannot store: it opens only in the DuckDB its manifest
     names, and the Parquet export opens everywhere."""
 

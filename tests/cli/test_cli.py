@@ -447,6 +447,27 @@ def test_pull_takes_the_ids_a_fan_out_needs_from_the_command_or_a_held_view(env,
     assert "--ids go to one kind of ids" in capsys.readouterr().err
 
 
+def test_ids_given_wrongly_are_said_in_one_line(env, tmp_path, capsys):
+    """A resource that takes path params, not ids, beside one that fans out (once a TypeError), an
+    --ids-from not naming a column, and a column the view lacks (once a DuckDB traceback)."""
+    workspace = str(tmp_path / "w.duckdb")
+    ids = env.examples("audience_platform")["profile_ids"][:2]
+    assert main(["pull", "audience_platform", "profiles", "--ids", ",".join(ids), "--workspace", workspace]) == 0
+    capsys.readouterr()
+    assert main(["pull", "audience_platform", "memberships", "analytics_audiences", "--ids", ids[0],
+                 "--workspace", workspace]) == 1
+    out = capsys.readouterr().out
+    assert re.search(r"ok +audience_platform\.memberships", out)
+    assert "skip audience_platform.analytics_audiences: needs account_id, property_id (from Python:" in out
+    assert main(["pull", "audience_platform", "memberships", "--ids-from", "audience_platform.profiles",
+                 "--workspace", workspace]) == 2
+    assert "--ids-from names a view's column as SERVICE.RESOURCE.COLUMN" in capsys.readouterr().err
+    assert main(["pull", "audience_platform", "memberships", "--ids-from", "audience_platform.profiles.nope",
+                 "--workspace", workspace]) == 2
+    said = capsys.readouterr().err
+    assert "WorkspaceError: audience_platform.profiles has no column 'nope'; it has " in said and "item_id" in said
+
+
 def test_a_refused_credential_names_the_file_it_came_from(box, tmp_path, capsys, monkeypatch):
     for name in [n for n in os.environ if n.startswith("TOOLKIT_")]:
         monkeypatch.delenv(name)

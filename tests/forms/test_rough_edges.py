@@ -133,3 +133,11 @@ def test_a_gallerys_output_records_what_its_forms_sent(env):
     text = gallery._repr_mimebundle_()["text/plain"]
     assert text.startswith("toolkit forms of asset_library: create_tag sent 1 time(s)\n\nPOST ")
     assert '"name": "gallery-tag"' in text
+
+
+def test_a_field_the_form_lacks_names_the_closest(env):
+    """Once a KeyError listing every field; now the toolkit error of a name not found, with its guess."""
+    import toolkit as tk
+    form = env("asset_library").client.form("add_board_guest")
+    with pytest.raises(tk.UnknownNameError, match=r"no field 'board' in asset_library.add_board_guest; did you mean"):
+        form.fill(board="x")

@@ -165,3 +165,17 @@ def test_a_notebook_keeps_the_views_table_beside_the_widget(live, monkeypatch):
     html = static["text/html"]
     assert "toolkit-static" in html and "table" in html and VIEW in html
     assert ":has(+ .jp-OutputArea-child .toolkit-live)" in html and "{display: none}" in html
+
+
+def test_asked_before_a_view_is_picked_or_given_a_statement_it_says_so(live, tmp_path):
+    """What once was a ValueError, and an AttributeError on None for a query that holds no statement."""
+    import duckdb
+
+    from toolkit.glance.reading import selected
+    ws, _ = live
+    browser = ws.browse()
+    with pytest.raises(tk.ValidationError, match=r"pick a view first: browser.select"):
+        browser.save(str(tmp_path / "rows.csv"))
+    with pytest.raises(tk.WorkspaceError, match="nothing to show: '-- the views' holds no statement"):
+        selected(duckdb.connect(), "-- the views")
+    assert selected(ws, "SELECT 42 AS answer").fetchall() == [(42,)]

@@ -31,9 +31,10 @@ from toolkit import catalog
 from toolkit.cassettes.calls import example_params, exercise, summary, walk_params
 from toolkit.cassettes.scrub import FORM_SECRET_FIELDS, MASK, Scrubber, json_body, norm
 from toolkit.catalog.spec import Action
+from toolkit.errors import ValidationError
+from toolkit.http.budget import RateBudget
 from toolkit.http.client import Client, connect, credentials_from_env
 from toolkit.http.rules import version_tuple
-from toolkit.http.session import RateBudget
 
 FOLDER = "cassettes"
 REAL_FOLDER = "cassettes-real"
@@ -210,12 +211,12 @@ def record_sandbox(service: str | None = None, *, folder: Path | str = FOLDER,
     for action, version in rows(service, actions):
         mode = "hosted" if action.modes == ("hosted",) else "client"
         with sandbox.start(seed=seed, mode=mode, emulators={action.service: emulators[action.service]}) as box:
-            credentials = box.credentials(action.service)
+            credentials: dict[str, Any] = box.credentials(action.service)   # connect's keywords
             client = connect(action.service, **credentials)
             scrubber = Scrubber({f"http://127.0.0.1:{box.port}": SANDBOX_ORIGIN}, box.secrets,
                                 client.redactor.scrub)
             params = example_params(action, version, box.examples(action.service), credentials)
-            options = {k: credentials[k] for k in ("mode", "system_version") if k in credentials}
+            options: dict[str, Any] = {k: credentials[k] for k in ("mode", "system_version") if k in credentials}
             done.append(_record_one(cassette_path(folder, action, version), action, version, client, scrubber,
                                     params, f"sandbox seed {seed}", options, errors_expected=False))
     return done
@@ -272,7 +273,8 @@ def record(service: str | None = None, *, folder: Path | str | None = None, base
     real = base_url or (service and credentials_from_env(service, credentials or {}).get("base_url"))
     if real:
         if not service:
-            raise ValueError("recording from a real service needs the service")
+            raise ValidationError("service", service, "recording from a real service needs the service: "
+                                  f"one of {', '.join(catalog.SERVICES)}")
         return record_real(service, base_url=base_url, credentials=credentials, folder=folder or REAL_FOLDER,
                            writes=writes, actions=actions, examples=examples)
     return record_sandbox(service, folder=folder or FOLDER, actions=actions)

@@ -67,9 +67,9 @@ def password_on_command_line(args: argparse.Namespace) -> None:
               "(or ~/.pgpass)", file=sys.stderr, flush=True)
 
 
-def open_workspace(args: argparse.Namespace, **options: object) -> Workspace:
+def open_workspace(args: argparse.Namespace, *, read_only: bool = False, wait: float | None = None) -> Workspace:
     from toolkit.workspace import Workspace
-    return Workspace(args.workspace, data_path=args.data_path or None, **options)
+    return Workspace(args.workspace, data_path=args.data_path or None, read_only=read_only, wait=wait)
 
 
 def missing_workspace(args: argparse.Namespace, command: str) -> bool:

@@ -33,10 +33,19 @@ if TYPE_CHECKING:
 def _ids(args: argparse.Namespace, ws: Workspace) -> list[str] | None:
     """The ids of --ids (comma-separated, repeatable, or @FILE of one a line) or --ids-from a view
     the workspace holds (SERVICE.RESOURCE.COLUMN): None when neither is given."""
+    from toolkit.errors import WorkspaceError
+    from toolkit.glance.reading import selected
+    from toolkit.storage.file import quote
     if args.ids_from:
-        schema, name, column = (part.replace('"', '""') for part in args.ids_from.split(".", 2))
-        rows = ws.sql(f'select distinct "{column}" from "{schema}"."{name}" where "{column}" is not null '
-                      'order by 1').fetchall()
+        parts = args.ids_from.split(".", 2)
+        if len(parts) != 3 or not all(parts):
+            raise WorkspaceError(f"--ids-from names a view's column as SERVICE.RESOURCE.COLUMN, not {args.ids_from!r}")
+        schema, name, column = parts
+        view = selected(ws, f"SELECT * FROM {quote(schema)}.{quote(name)}")   # UnknownTableError when not held
+        if column not in view.columns:
+            raise WorkspaceError(f"{schema}.{name} has no column {column!r}; it has {', '.join(view.columns)}")
+        rows = selected(ws, f"SELECT DISTINCT {quote(column)} FROM {quote(schema)}.{quote(name)} "
+                            f"WHERE {quote(column)} IS NOT NULL ORDER BY 1").fetchall()
         return [str(row[0]) for row in rows]
     if not args.ids:
         return None
@@ -59,8 +68,9 @@ def _pull(args: argparse.Namespace) -> int:
     known = [name for (service, name) in catalog.RESOURCES if service == args.service]
     if unknown_name("pull", "resource", args.resources, known, where=f" in {args.service}"):
         return 2
-    wanting = {catalog.RESOURCES[args.service, name].parent for name in args.resources
-               if bulk.needs(catalog.RESOURCES[args.service, name])}
+    named = [catalog.RESOURCES[args.service, name] for name in args.resources]
+    # the kinds of ids the named resources fan out over (a required path param is not one)
+    wanting = {resource.parent for resource in named if resource.parent and resource.parent in bulk.needs(resource)}
     if (args.ids or args.ids_from) and len(wanting) != 1:
         print(f"toolkit pull: --ids go to one kind of ids; name the resources that take them "
               f"({', '.join(sorted(wanting)) or 'none of those named needs ids'})", file=sys.stderr)

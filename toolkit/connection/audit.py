@@ -27,7 +27,9 @@ import pandas as pd
 
 from toolkit.catalog.masking import MASK, mask_passwords, secret_pair
 from toolkit.connection.effects import affected_resources
-from toolkit.http.session import Redactor, Secret, request_id
+from toolkit.errors import ToolkitWarning
+from toolkit.http.redaction import Redactor, Secret
+from toolkit.http.session import request_id
 
 if TYPE_CHECKING:
     from toolkit.catalog.spec import Action
@@ -74,7 +76,8 @@ def sent(client: Client, workspace: Store, prepared: Prepared, params: Mapping[s
     try:
         workspace.mark_stale(entry.service, list(affected_resources(entry)))
     except Exception as error:
-        warnings.warn(f"toolkit could not mark the loads {entry.id} changes as stale: {mask_passwords(str(error))}", stacklevel=3)
+        warnings.warn(f"toolkit could not mark the loads {entry.id} changes as stale: {mask_passwords(str(error))}",
+                      ToolkitWarning, stacklevel=3)
     return result
 
 
@@ -82,7 +85,8 @@ def _safely(workspace: Store, redactor: Redactor, entry: Action, params: Mapping
     try:
         record_write(workspace, entry, params, redactor=redactor, **row)
     except Exception as error:  # the write itself happened (or failed) either way; say so, go on
-        warnings.warn(f"toolkit could not record {entry.id} in the audit table: {mask_passwords(str(error))}", stacklevel=3)
+        warnings.warn(f"toolkit could not record {entry.id} in the audit table: {mask_passwords(str(error))}",
+                      ToolkitWarning, stacklevel=3)
 
 
 def record_write(ws: Store, entry: Action, params: Mapping[str, Any], *, status: int | None, ok: bool,
@@ -102,10 +106,11 @@ def record_write(ws: Store, entry: Action, params: Mapping[str, Any], *, status:
 
 def audit(ws: Store) -> pd.DataFrame:
     """Every recorded write, oldest first (an empty frame with the columns before the first one)."""
-    found = ws.sql("SELECT 1 FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = '_audit'")
-    if found is None or not found.fetchall():
+    held = ws.rows("SELECT 1 FROM duckdb_tables() WHERE schema_name = 'main' AND table_name = '_audit'")
+    found = ws.sql('SELECT * FROM _audit ORDER BY "at"') if held else None
+    if found is None:
         return pd.DataFrame(columns=list(COLUMNS))
-    return ws.sql('SELECT * FROM _audit ORDER BY "at"').to_arrow_table().to_pandas()
+    return found.to_arrow_table().to_pandas()
 
 
 def masked_params(entry: Action, params: Mapping[str, Any]) -> str:

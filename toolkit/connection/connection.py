@@ -27,9 +27,11 @@ from toolkit.errors import ToolkitError, WorkspaceError
 from toolkit.http.client import Client, Page
 from toolkit.http.methods import with_methods
 from toolkit.pull import fetch
+from toolkit.pull.fetch import LoadResult
 
 if TYPE_CHECKING:
-    from toolkit.http.session import Redactor, Transport
+    from toolkit.http.redaction import Redactor
+    from toolkit.http.session import Transport
     from toolkit.http.wire import Prepared
     from toolkit.storage.store import Store
 
@@ -146,7 +148,7 @@ class Connection:
         return fetch.fetch(self.client, self.workspace, resource, max_age=max_age, refresh=refresh,
                            contract=contract, **filters)
 
-    def pull(self, resource: str, *, contract: str = "evolve", **options: Any) -> fetch.LoadResult:
+    def pull(self, resource: str, *, contract: str = "evolve", **options: Any) -> LoadResult:
         """Load a resource into the workspace without building a DataFrame; returns the LoadResult.
         `contract` as for `fetch`."""
         return fetch.pull(self.client, self.workspace, resource, contract=contract, **options)

@@ -25,7 +25,7 @@ import ipywidgets as W
 import requests
 
 from toolkit import catalog
-from toolkit.errors import ToolkitError
+from toolkit.errors import ToolkitError, ValidationError
 from toolkit.forms.steps import Steps, Wait, lookup_field, value_of
 from toolkit.http.session import RETRY_STATUSES
 
@@ -36,7 +36,7 @@ MIB = 1024 * 1024
 PART = 5 * MIB
 DONE = ("succeeded", "failed")
 
-Source = bytes | bytearray | str | os.PathLike | tuple
+Source = bytes | bytearray | str | os.PathLike[str] | tuple[str, bytes | bytearray]
 
 
 def _source(source: Source, file_name: str | None) -> tuple[str, int, Callable[[int, int], bytes]]:
@@ -64,7 +64,8 @@ class MultipartUpload(Steps):
 
     def __init__(self, conn: Connection, *, part_size: int = PART) -> None:
         if part_size < PART:
-            raise ValueError("part_size must be at least 5 MiB: storage refuses smaller parts but the last")
+            raise ValidationError("part_size", part_size, f"must be at least {PART:,} bytes (5 MiB): storage refuses "
+                                  "smaller parts but the last")
         self.part_size = part_size
         create = catalog.action("asset_library.create_upload")
         self.file = W.FileUpload(multiple=False, description="file *")

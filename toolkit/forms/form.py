@@ -26,7 +26,7 @@ import pandas as pd
 
 from toolkit.catalog.spec import CONTENT_TYPES, Action
 from toolkit.connection import audit, effects
-from toolkit.errors import ApiError, ToolkitError, ValidationError
+from toolkit.errors import ApiError, ToolkitError, UnknownNameError, ValidationError
 from toolkit.forms.fields import MISSING, Field, build
 from toolkit.forms.lookups import Choices, lookup_for
 from toolkit.forms.record import Recorded
@@ -95,8 +95,8 @@ class Form(Recorded, W.VBox):
         self.sent: list[str] = []               # what each send went out as, and what came back
         self.told: list = []                    # callables to tell of a send (a gallery's record)
         self._clicked = threading.Lock()       # a click while one is being handled is dropped
-        wanted = {p.name: lookup_for(entry, p.name) for p in entry.params if p.kind in LOOKUP_KINDS}
-        wanted = {name: found for name, found in wanted.items() if found is not None}
+        lookups = {p.name: lookup_for(entry, p.name) for p in entry.params if p.kind in LOOKUP_KINDS}
+        wanted = {name: found for name, found in lookups.items() if found is not None}
         self._fields: dict[str, Field] = {p.name: build(p, p.name in wanted) for p in entry.params}
         self.fields: dict[str, W.Widget] = {name: f.widget for name, f in self._fields.items()}
         self.lookups: dict[str, Choices] = {
@@ -157,7 +157,7 @@ class Form(Recorded, W.VBox):
         """Set fields from Python values (an example, a DataFrame row's fields); returns the form."""
         for name, value in values.items():
             if name not in self._fields:
-                raise KeyError(f"{self.action.id} has no field {name!r}; it has {', '.join(self._fields)}")
+                raise UnknownNameError("field", name, list(self._fields), where=f" in {self.action.id}")
             self._fields[name].show(value)
         return self
 

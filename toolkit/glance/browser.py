@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from toolkit.errors import ValidationError
 from toolkit.glance import reading
 from toolkit.glance.columns import column_summary
 from toolkit.glance.grid import Grid, save_frame
@@ -122,8 +123,7 @@ class Browser:
                               w.HBox([self._picker, self._button]), self._status, self._tabs])
         self.widget.add_class("toolkit-live")
         self._find.observe(lambda change: self.search_views(change["new"]), names="value")
-        self._picker.observe(lambda change: change["new"] != (self.view or "") and self.select(change["new"] or None),
-                             names="value")
+        self._picker.observe(lambda change: self._picked(change["new"]), names="value")
         self._search.observe(lambda change: self.search_rows(change["new"]), names="value")
         self._as_frame.on_click(lambda button: self.as_frame())
         self._save.on_click(lambda button: self._save_clicked())
@@ -141,6 +141,10 @@ class Browser:
         self.views_grid.search(text)
         kept = [v for v in self.views["view"] if text.strip().lower() in v.lower()]
         self._picker.options = kept
+
+    def _picked(self, view: str) -> None:
+        if view != (self.view or ""):
+            self.select(view or None)
 
     def select(self, view: str | None) -> None:
         """Show a view: its rows, its columns' summary, its loads' plot, the last two loads' diff, its drift."""
@@ -190,7 +194,7 @@ class Browser:
     def as_frame(self) -> pd.DataFrame:
         """What the rows grid shows (search, filters, sort, columns) as a DataFrame, kept as `frame`."""
         if self.rows is None:
-            raise ValueError("pick a view first: browser.select('service.resource')")
+            raise ValidationError("view", self.view, "pick a view first: browser.select('service.resource')")
         self.frame = self.rows.shown()
         self._rows_said.value = html.escape(f"browser.frame: {len(self.frame):,} rows × "
                                             f"{self.frame.shape[1]} columns of {self.view}, as the grid shows them")
@@ -199,7 +203,7 @@ class Browser:
     def save(self, path: str) -> str:
         """What the rows grid shows, written as CSV or Parquet (by the name's suffix); says where."""
         if self.rows is None:
-            raise ValueError("pick a view first: browser.select('service.resource')")
+            raise ValidationError("view", self.view, "pick a view first: browser.select('service.resource')")
         shown = self.rows.shown()
         where = save_frame(shown, path)
         said = f"saved {len(shown):,} rows of {self.view} to {where}"
@@ -214,7 +218,7 @@ class Browser:
 
     def pick(self, before: str | None, after: str | None) -> None:
         """Compare two loads of the view picked."""
-        if self._quiet or not before or not after or (before, after) == (self.before, self.after):
+        if self._quiet or self.view is None or not before or not after or (before, after) == (self.before, self.after):
             return
         self.before, self.after = before, after
         if self._before.value != before:
@@ -241,8 +245,8 @@ class Browser:
         rows = getattr(self.diff, kind)
         self.diff_grid = Grid.of_frame(rows.reset_index(drop=True), height="300px", title=f"{kind} rows")
         counts = ", ".join(f"{len(getattr(self.diff, k)):,} {k}" for k in ("added", "removed", "changed"))
-        self._diff_said.value = (f"<p><b>{html.escape(str(self.view))}</b> {html.escape(self.before)} → "
-                                 f"{html.escape(self.after)}: {counts}. {kind}: "
+        self._diff_said.value = (f"<p><b>{html.escape(str(self.view))}</b> {html.escape(str(self.before))} → "
+                                 f"{html.escape(str(self.after))}: {counts}. {kind}: "
                                  f"{html.escape(self.diff_grid.describe())}, every one in the grid "
                                  "(scroll, sort by a header)</p>")
         self._diff_box.children = [self.diff_grid.widget]

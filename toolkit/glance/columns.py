@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from toolkit.glance.reading import Readable, selected
 from toolkit.storage.file import quote
 
 __all__ = ["SUMMARY_COLUMNS", "column_summary"]
@@ -18,13 +19,13 @@ SUMMARY_COLUMNS = ["column", "type", "rows", "nulls", "distinct", "min", "max"]
 _UNORDERED = ("STRUCT", "MAP", "UNION", "JSON", "BLOB")
 
 
-def column_summary(source: Any, query: str, params: Any = None) -> pd.DataFrame:
+def column_summary(source: Readable, query: str, params: Any = None) -> pd.DataFrame:
     """One row per column of `query`: column, type (DuckDB's), rows, nulls, distinct (exact, empty values
     aside), min and max (as text; empty for types without an order)."""
-    described = source.sql(f"DESCRIBE {query}", params=params).df()
+    described = selected(source, f"DESCRIBE {query}", params).df()
     if described.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
-    parts = []
+    parts: list[str] = []
     for name, kind in zip(described["column_name"], described["column_type"], strict=True):
         field = quote(name)
         ordered = not any(word in kind for word in _UNORDERED)
@@ -32,7 +33,7 @@ def column_summary(source: Any, query: str, params: Any = None) -> pd.DataFrame:
         high = f"CAST(max({field}) AS VARCHAR)" if ordered else "NULL::VARCHAR"
         parts.append(f"SELECT {len(parts)} AS at, count(*) AS rows, count(*) - count({field}) AS nulls, "
                      f"count(DISTINCT {field}) AS distinct_values, {low} AS low, {high} AS high FROM q")
-    found = source.sql(f"WITH q AS ({query}) " + " UNION ALL ".join(parts), params=params).df()
+    found = selected(source, f"WITH q AS ({query}) " + " UNION ALL ".join(parts), params).df()
     found = found.sort_values("at").reset_index(drop=True)
     return pd.DataFrame({"column": described["column_name"], "type": described["column_type"],
                          "rows": found["rows"].astype("int64"), "nulls": found["nulls"].astype("int64"),

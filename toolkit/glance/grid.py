@@ -22,9 +22,8 @@ import pandas as pd
 import pyarrow as pa
 
 from toolkit.errors import WorkspaceError
+from toolkit.glance.reading import Readable, selected
 from toolkit.storage.file import quote
-from toolkit.storage.snapshots import Snapshot
-from toolkit.storage.store import Store
 
 __all__ = ["CAP", "Grid", "for_grid", "grid_class", "save_frame"]
 
@@ -93,9 +92,10 @@ class Grid:
     (the query's rows before the cap), `search(text)`, `shown()` (a DataFrame of what the grid shows)
     and `save(path)`."""
 
-    def __init__(self, source: Store | Snapshot, query: str, height: str = "360px", title: str = "") -> None:
+    def __init__(self, source: Readable, query: str, height: str = "360px", title: str = "") -> None:
         self.source, self.query, self.text = source, query, ""
-        self.columns = source.sql(f"DESCRIBE {query}").df()[["column_name", "column_type"]]
+        self.frames: duckdb.DuckDBPyConnection | None = None   # where a grid `of_frame` holds its frame
+        self.columns = selected(source, f"DESCRIBE {query}").df()[["column_name", "column_type"]]
         self.rows, self.total = 0, 0
         first = self._arrow()
         # settings=False: the grid alone; its column menus (sort, filter) stay a header click away
@@ -110,12 +110,14 @@ class Grid:
         con = duckdb.connect()
         con.register("frame", frame)
         grid = cls(con, "SELECT * FROM frame", height, title)
-        grid.frame = frame       # the connection reads it while the grid lives
+        grid.frames, grid.frame = con, frame       # the connection reads the frame while the grid lives
         return grid
 
     def replace_frame(self, frame: pd.DataFrame) -> None:
         """A grid `of_frame` shows other rows of the same columns (the views after a refresh)."""
-        self.source.register("frame", frame)
+        if self.frames is None:
+            raise WorkspaceError("only a grid made `Grid.of_frame` shows another frame; this one shows a query")
+        self.frames.register("frame", frame)
         self.frame = frame
         self.widget.table.replace(_ipc(self._arrow()))
 
@@ -131,10 +133,10 @@ class Grid:
 
     def _arrow(self) -> pa.Table:
         where, params = self._where()
-        counted = self.source.sql(f"SELECT count(*) AS n FROM ({self.query}) q{where}", params=params or None)
+        counted = selected(self.source, f"SELECT count(*) AS n FROM ({self.query}) q{where}", params or None)
         self.total = int(counted.df()["n"].iloc[0])
-        relation = self.source.sql(f"SELECT {for_grid(self.columns)} FROM ({self.query}) q{where} LIMIT {CAP}",
-                                   params=params or None)
+        relation = selected(self.source, f"SELECT {for_grid(self.columns)} FROM ({self.query}) q{where} LIMIT {CAP}",
+                            params or None)
         table = relation.to_arrow_table()
         self.rows = table.num_rows
         return table
@@ -188,7 +190,7 @@ class Grid:
                       ("columns", "filter", "sort", "group_by", "split_by", "aggregates", "expressions")}
             return self.widget.table.view(**{k: v for k, v in config.items() if v}).to_pandas()
         query, params = self._shown_sql()
-        return self.source.sql(query, params=params or None).df()
+        return selected(self.source, query, params or None).df()
 
     def save(self, path: str | Path) -> Path:
         """What the grid shows written as CSV or Parquet (by the path's suffix)."""

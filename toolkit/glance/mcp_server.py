@@ -135,9 +135,10 @@ async def _stdio(mcp: Any, source: Store | Snapshot) -> None:
     with a JSON-RPC error, and the end of stdin stopping the query running so that the server ends."""
     import anyio
     from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
 
     async with stdio_server() as (read, write):
-        relay_in, relayed = anyio.create_memory_object_stream(0)
+        relay_in, relayed = anyio.create_memory_object_stream[SessionMessage](0)
 
         async def relay() -> None:
             async with relay_in:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import duckdb
 import pandas as pd
@@ -23,13 +23,22 @@ from toolkit.glance.guard import readable
 from toolkit.pull.freshness import freshness
 from toolkit.storage.file import FILTERED, FINISHED, quote, versions_of
 from toolkit.storage.lake import is_lake
+from toolkit.storage.query import Query
 from toolkit.storage.readback import to_frame
 from toolkit.storage.sealed import Limits
 from toolkit.storage.snapshots import Snapshot
 from toolkit.storage.store import Store
 
-__all__ = ["CAP", "PAGE", "clean", "describe_view", "list_views", "load_changes", "open_source", "resolve",
-           "run_sql", "view_diff", "view_history", "views"]
+__all__ = ["CAP", "PAGE", "Readable", "Relation", "clean", "describe_view", "list_views", "load_changes",
+           "open_source", "resolve", "run_sql", "selected", "view_diff", "view_history", "views"]
+
+Relation = Query | duckdb.DuckDBPyRelation
+
+
+class Readable(Protocol):
+    """What the glance reads rows from: a Store, a Snapshot, or an in-memory DuckDB holding a frame."""
+
+    def sql(self, query: str, *, params: Any = None) -> Relation | None: ...
 
 CAP = 10_000       # rows a query gives at most, over all its pages: an assistant reads, it does not export
 PAGE = 200         # rows a page gives by default
@@ -81,9 +90,18 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def selected(source: Readable, query: str, params: Any = None) -> Relation:
+    """The relation of a query; one that holds no statement (only comments, DuckDB answers None) is a
+    WorkspaceError saying so."""
+    relation = source.sql(query, params=params)
+    if relation is None:
+        raise WorkspaceError(f"nothing to show: {' '.join(query.split())[:80]!r} holds no statement; "
+                             "the workspace's views are read with a SELECT")
+    return relation
+
+
 def _frame(source: Store | Snapshot, query: str, params: Any = None) -> pd.DataFrame:
-    relation = source.sql(query, params=params) if params is not None else source.sql(query)
-    return relation.df()
+    return selected(source, query, params).df()
 
 
 def views(source: Store | Snapshot) -> list[tuple[str, str]]:
@@ -217,7 +235,7 @@ def run_sql(source: Store | Snapshot, query: str, page: int = 0, page_size: int 
                 "note": f"answers stop at {CAP:,} rows: narrow the query (WHERE, GROUP BY, LIMIT)"}
     take = min(page_size, CAP - start)
     # one row beyond the page says whether another follows, one beyond the cap that the query had more
-    table = source.sql(f"SELECT * FROM (\n{text}\n) LIMIT {take + 1} OFFSET {start}").to_arrow_table()
+    table = selected(source, f"SELECT * FROM (\n{text}\n) LIMIT {take + 1} OFFSET {start}").to_arrow_table()
     columns = [{"name": f.name, "type": str(f.type)} for f in table.schema]
     frame = to_frame(table)
     more = len(frame) > take

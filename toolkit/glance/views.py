@@ -49,7 +49,7 @@ def views_frame(source: Store | Snapshot) -> pd.DataFrame:
                "last_load"]
     if views.empty:
         return pd.DataFrame(columns=columns)
-    drift = source.drift() if not snapshot else pd.DataFrame(columns=["load_id"])
+    drift = pd.DataFrame(columns=["load_id"]) if isinstance(source, Snapshot) else source.drift()
     counts = drift.groupby("load_id").size() if len(drift) else pd.Series(dtype="int64")
     found = pd.DataFrame({
         "view": views["view"], "rows": views["rows"].astype("int64"), "loads": views["loads"].astype("int64"),

@@ -10,7 +10,6 @@ __all__ = ["SERVICE", "assets_per_board_tree", "custom_field_fill_rate", "import
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
@@ -69,9 +68,7 @@ def plot_assets_per_board_tree(trees: pd.DataFrame) -> Figure:
     if trees.empty:
         return plots.empty(title, "No boards were pulled.")
     shown = trees.iloc[::-1]
-    fig = plots.figure(plots.bar_height(len(shown), per_bar=0.4))
-    ax = fig.subplots()
-    positions = np.arange(len(shown))
+    fig, ax, positions = plots.bar_axes(len(shown), per_bar=0.4)
     colours = [plots.GREY if pd.isna(b) else plots.BLUE for b in shown["board_id"]]
     ax.barh(positions, shown["assets"], color=colours)
     ax.set_yticks(positions, [t if pd.isna(b) else f"{plots.shorten(t, 30)} ({n} boards)"
@@ -107,9 +104,7 @@ def plot_tag_usage(usage: pd.DataFrame) -> Figure:
     if usage.empty:
         return plots.empty(title, "No tags or assets were pulled.")
     shown = usage.iloc[::-1]
-    fig = plots.figure(plots.bar_height(len(shown), per_bar=0.24))
-    ax = fig.subplots()
-    positions = np.arange(len(shown))
+    fig, ax, positions = plots.bar_axes(len(shown), per_bar=0.24)
     ax.barh(positions, shown["assets"], color=plots.TEAL)
     ax.set_yticks(positions, [f"{t}  (unused)" if n == 0 else t for t, n in zip(shown["tag"], shown["assets"],
                                                                                  strict=True)])
@@ -149,9 +144,7 @@ def plot_custom_field_fill_rate(rates: pd.DataFrame) -> Figure:
     if rates.empty:
         return plots.empty(title, "No custom fields or assets were pulled.")
     shown = rates.iloc[::-1]
-    fig = plots.figure(plots.bar_height(len(shown), per_bar=0.4))
-    ax = fig.subplots()
-    positions = np.arange(len(shown))
+    fig, ax, positions = plots.bar_axes(len(shown), per_bar=0.4)
     ax.barh(positions, 100, color=plots.GRID)
     ax.barh(positions, shown["percent"], color=plots.PURPLE)
     ax.set_yticks(positions, [f"{f} ({t})" if isinstance(t, str) else f
@@ -184,12 +177,11 @@ def plot_imports(outcomes: pd.DataFrame) -> Figure:
                                                                    strict=True)]
     colours = [plots.RED if s == "failed" else plots.GREEN if s == "succeeded" else plots.GREY
                for s in outcomes["status"]]
-    fig = plots.figure(plots.bar_height(len(outcomes), per_bar=0.4))
-    ax = fig.subplots()
-    positions = np.arange(len(outcomes))[::-1]
+    fig, ax, positions = plots.bar_axes(len(outcomes), per_bar=0.4)
+    positions = positions[::-1]   # the outcomes in their order, from the top
     ax.barh(positions, outcomes["imports"], color=colours)
     ax.set_yticks(positions, labels)
     plots.label_bars(ax, outcomes["imports"], positions)
-    ax.xaxis.get_major_locator().set_params(integer=True)
+    plots.whole_numbers(ax.xaxis)
     plots.finish(ax, title, "imports", "outcome")
     return fig

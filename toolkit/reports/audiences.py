@@ -41,11 +41,9 @@ def plot_sizes(sizes: pd.DataFrame) -> Figure:
     if sizes.empty:
         return plots.empty(title, "No audiences were pulled.")
     shown = sizes.iloc[::-1]
-    fig = plots.figure(plots.bar_height(len(shown), per_bar=0.24))
-    ax = fig.subplots()
+    fig, ax, positions = plots.bar_axes(len(shown), per_bar=0.24)
     providers = list(dict.fromkeys(sizes["provider"].fillna("unknown")))
     colours = {p: plots.colour(p, plots.PROVIDER, i) for i, p in enumerate(providers)}
-    positions = np.arange(len(shown))
     ax.barh(positions, shown["profile_count"], color=[colours[p] for p in shown["provider"].fillna("unknown")])
     ax.set_yticks(positions, [plots.shorten(n, 36) for n in shown["name"]])
     ax.set_ylim(-0.6, len(shown) - 0.4)
@@ -215,9 +213,7 @@ def plot_membership_changes(changes: pd.DataFrame) -> Figure:
                else "Needs two loads of memberships (a workspace, or a snapshot exported with history).")
         return plots.empty(title, why)
     shown = moved.iloc[::-1]
-    fig = plots.figure(plots.bar_height(len(shown), per_bar=0.4, least=2.4))
-    ax = fig.subplots()
-    positions = np.arange(len(shown))
+    fig, ax, positions = plots.bar_axes(len(shown), per_bar=0.4, least=2.4)
     ax.barh(positions, shown["gained"], color=plots.GREEN, label="gained", height=0.6)
     ax.barh(positions, -shown["lost"], color=plots.RED, label="lost", height=0.6)
     ax.set_ylim(-0.8, len(shown) - 0.2)

@@ -124,16 +124,13 @@ def _note(what: str, error: Exception) -> str:
 def _parts(source: Any, now: Any, as_of: Mapping[str, Any] | None) -> dict[str, list[Part]]:
     """The report's sections: heading → parts, each computed only when drawn, each with the sentence
     that counts what it shows (toolkit.reports.captions) before its text."""
-    A, T, S, M, C = audiences, translation, assets, media, captions
+    return {"Audiences": _audience_parts(source), "Translation progress": _translation_parts(source, now, as_of),
+            "Asset library": _asset_parts(source), "Media review": _media_parts(source)}
 
-    @functools.cache
-    def progress() -> pd.DataFrame:  # two parts use it; computed once, inside the part that first draws
-        return T.percent_complete(source, now) if has(source, "translation", "targets") else pd.DataFrame()
 
-    @functools.cache
-    def open_progress() -> pd.DataFrame:  # the plot and its table show the same set: those with open targets
-        found = progress()
-        return found[found["open"] > 0].reset_index(drop=True) if not found.empty else found
+def _audience_parts(source: Any) -> list[Part]:
+    """Sizes, tags, overlaps and memberships of the audience platform's audiences."""
+    A, C = audiences, captions
 
     @functools.cache
     def over_loads() -> pd.DataFrame:
@@ -164,6 +161,38 @@ def _parts(source: Any, now: Any, as_of: Mapping[str, Any] | None) -> dict[str, 
     def per_profile() -> Drawn:
         counts = A.audiences_per_profile(source)
         return A.plot_audiences_per_profile(counts), None, C.audiences_per_profile(source, counts)
+
+    return [
+        Part("Audience sizes", "Profiles in each audience, as the platform counts them, coloured by the "
+             "provider that maintains the audience. The table counts each provider's audiences and their "
+             "memberships (their sizes summed: a profile in two audiences counts twice).", sizes),
+        Part("Audience sizes over the loads", "Each audience's size (the platform's profile count) at "
+             "every load of audiences.", sizes_over, _OVER_LOADS, ["id", "name", "first", "latest", "change",
+                                                                   "loads"]),
+        Part("Tags and system tags", "How many audiences carry each tag (set by people) and each system "
+             "tag (set by the platform: where an audience comes from, whether it is hidden).", tags),
+        Part("Overlap between audiences", "Profiles that two audiences share; the diagonal is the "
+             "audience's pulled members, beside its size on the platform, which counts every profile. Dark "
+             "cells are pairs worth a look before targeting both.", shared),
+        Part("Memberships gained and lost", "Profiles that joined (right) or left (left) each audience.",
+             changed, 8, ["audience_id", "name", "before", "after", "gained", "lost"]),
+        Part("Audiences per profile", "How many audiences each profile belongs to, among the pulled "
+             "memberships.", per_profile),
+    ]
+
+
+def _translation_parts(source: Any, now: Any, as_of: Mapping[str, Any] | None) -> list[Part]:
+    """Statuses, the phase funnel, what is late, the burndown, words and quotes of the translation service."""
+    T, C = translation, captions
+
+    @functools.cache
+    def progress() -> pd.DataFrame:  # two parts use it; computed once, inside the part that first draws
+        return T.percent_complete(source, now) if has(source, "translation", "targets") else pd.DataFrame()
+
+    @functools.cache
+    def open_progress() -> pd.DataFrame:  # the plot and its table show the same set: those with open targets
+        found = progress()
+        return found[found["open"] > 0].reset_index(drop=True) if not found.empty else found
 
     def by_language() -> Drawn:
         pivot = T.status_by_language(source)
@@ -197,6 +226,41 @@ def _parts(source: Any, now: Any, as_of: Mapping[str, Any] | None) -> dict[str, 
         found = T.quotes(source)
         return T.plot_quotes(found), found, C.quotes(source, found)
 
+    return [
+        Part("Targets by status and target language", "Every target (one document into one language) "
+             "by its status, per target language: grey waits, blue is being worked on, green is done, pink "
+             "is cancelled.", by_language),
+        Part("Phase funnel", "How far the targets got through their workflow: the light bar counts "
+             "those that reached a stage (a target has reached every stage up to its current phase's; "
+             "its history is not read), the dark bar those in it now. Workflows differ, so a stage names "
+             "the phases found at that step.", funnel, 8),
+        Part("Percent complete per submission with open targets", "Targets done (cancelled ones aside) per submission, "
+             "soonest due first; the colour says whether the submission is past due, due within 48 hours, "
+             "or due later.", percent, 10,
+             ["submission_id", "name", "project_name", "submission_status", "due_date", "targets", "done",
+              "percent", "hours_left"]),
+        Part("Overdue and at-risk targets", "Open targets past their due date, and those due within 48 "
+             "hours that are not yet in their workflow's last phase, per submission; in the table soonest due "
+             "first, with its project and the words it has left.", late, 12,
+             ["target_id", "submission_id", "project_name", "target_language", "status", "due_date",
+              "hours_left", "words_left", "flag"]),
+        Part("Overdue and at-risk by language and project", "The targets above per target language and "
+             "project: how many are overdue and at risk, and the words they have left, most words first.",
+             late_by, 12),
+        Part("Burndown", "The blue line should fall towards zero; the dashed line counts the open targets "
+             "being worked on in a phase.", burning, 8, ["as_of", "open", "in_phase", "done", "cancelled"]),
+        Part("Word counts", "Words to translate per project, split by how much the translation memory "
+             "already covers (new words cost the most). The table lists each open submission, most words "
+             "first.", words, 8),
+        Part("Quotes: amount quoted against approved", "What the vendors quoted per project and currency, "
+             "and how much of it has been approved.", money),
+    ]
+
+
+def _asset_parts(source: Any) -> list[Part]:
+    """Board trees, tags, custom fields and imports of the asset library."""
+    S, C = assets, captions
+
     def trees() -> Drawn:
         found = S.assets_per_board_tree(source)
         return S.plot_assets_per_board_tree(found), None, C.assets_per_board_tree(source, found)
@@ -213,72 +277,30 @@ def _parts(source: Any, now: Any, as_of: Mapping[str, Any] | None) -> dict[str, 
         found = S.imports(source)
         return S.plot_imports(found), found, C.imports(source, found)
 
+    return [
+        Part("Assets per board tree", "Distinct assets in each top-level board and the boards under it "
+             "(an asset on several boards of a tree counts once).", trees),
+        Part("Tag usage", "Assets whose current (cover) version carries each tag of the library.", tag_use),
+        Part("Custom-field fill rate", "The share of assets with a value in each custom field: low bars "
+             "are metadata nobody fills in.", fill),
+        Part("Imports by outcome", "URL imports by outcome, each failure by its type.", outcomes),
+    ]
+
+
+def _media_parts(source: Any) -> list[Part]:
+    """Media review's teams against their plans' limits."""
+    M, C = media, captions
+
     def teams() -> Drawn:
         found = M.team_usage(source)
         return M.plot_team_usage(found, _FULLEST), found, C.team_usage(source, found, _FULLEST)
 
-    return {
-        "Audiences": [
-            Part("Audience sizes", "Profiles in each audience, as the platform counts them, coloured by the "
-                 "provider that maintains the audience. The table counts each provider's audiences and their "
-                 "memberships (their sizes summed: a profile in two audiences counts twice).", sizes),
-            Part("Audience sizes over the loads", "Each audience's size (the platform's profile count) at "
-                 "every load of audiences.", sizes_over, _OVER_LOADS, ["id", "name", "first", "latest", "change",
-                                                                       "loads"]),
-            Part("Tags and system tags", "How many audiences carry each tag (set by people) and each system "
-                 "tag (set by the platform: where an audience comes from, whether it is hidden).", tags),
-            Part("Overlap between audiences", "Profiles that two audiences share; the diagonal is the "
-                 "audience's pulled members, beside its size on the platform, which counts every profile. Dark "
-                 "cells are pairs worth a look before targeting both.", shared),
-            Part("Memberships gained and lost", "Profiles that joined (right) or left (left) each audience.",
-                 changed, 8, ["audience_id", "name", "before", "after", "gained", "lost"]),
-            Part("Audiences per profile", "How many audiences each profile belongs to, among the pulled "
-                 "memberships.", per_profile),
-        ],
-        "Translation progress": [
-            Part("Targets by status and target language", "Every target (one document into one language) "
-                 "by its status, per target language: grey waits, blue is being worked on, green is done, pink "
-                 "is cancelled.", by_language),
-            Part("Phase funnel", "How far the targets got through their workflow: the light bar counts "
-                 "those that reached a stage (a target has reached every stage up to its current phase's; "
-                 "its history is not read), the dark bar those in it now. Workflows differ, so a stage names "
-                 "the phases found at that step.", funnel, 8),
-            Part("Percent complete per submission with open targets", "Targets done (cancelled ones aside) per submission, "
-                 "soonest due first; the colour says whether the submission is past due, due within 48 hours, "
-                 "or due later.", percent, 10,
-                 ["submission_id", "name", "project_name", "submission_status", "due_date", "targets", "done",
-                  "percent", "hours_left"]),
-            Part("Overdue and at-risk targets", "Open targets past their due date, and those due within 48 "
-                 "hours that are not yet in their workflow's last phase, per submission; in the table soonest due "
-                 "first, with its project and the words it has left.", late, 12,
-                 ["target_id", "submission_id", "project_name", "target_language", "status", "due_date",
-                  "hours_left", "words_left", "flag"]),
-            Part("Overdue and at-risk by language and project", "The targets above per target language and "
-                 "project: how many are overdue and at risk, and the words they have left, most words first.",
-                 late_by, 12),
-            Part("Burndown", "The blue line should fall towards zero; the dashed line counts the open targets "
-                 "being worked on in a phase.", burning, 8, ["as_of", "open", "in_phase", "done", "cancelled"]),
-            Part("Word counts", "Words to translate per project, split by how much the translation memory "
-                 "already covers (new words cost the most). The table lists each open submission, most words "
-                 "first.", words, 8),
-            Part("Quotes: amount quoted against approved", "What the vendors quoted per project and currency, "
-                 "and how much of it has been approved.", money),
-        ],
-        "Asset library": [
-            Part("Assets per board tree", "Distinct assets in each top-level board and the boards under it "
-                 "(an asset on several boards of a tree counts once).", trees),
-            Part("Tag usage", "Assets whose current (cover) version carries each tag of the library.", tag_use),
-            Part("Custom-field fill rate", "The share of assets with a value in each custom field: low bars "
-                 "are metadata nobody fills in.", fill),
-            Part("Imports by outcome", "URL imports by outcome, each failure by its type.", outcomes),
-        ],
-        "Media review": [
-            Part("Teams against their limits", "Storage and members of each team as a percent of its plan's "
-                 "limits: gold from 80%, red over the limit.", teams, 10,
-                 ["name", "storage_gib", "storage_limit_gib", "storage_percent", "member_count", "member_limit",
-                  "member_percent"]),
-        ],
-    }
+    return [
+        Part("Teams against their limits", "Storage and members of each team as a percent of its plan's "
+             "limits: gold from 80%, red over the limit.", teams, 10,
+             ["name", "storage_gib", "storage_limit_gib", "storage_percent", "member_count", "member_limit",
+              "member_percent"]),
+    ]
 
 
 # how many each capped plot draws; its caption and title say "N of M" from these

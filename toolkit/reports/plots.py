@@ -8,19 +8,22 @@ global backend (Agg renders them; Jupyter shows them as they are returned) and t
 from __future__ import annotations
 
 __all__ = ["BLUE", "DPI", "FLAG", "GOLD", "GREEN", "GREY", "GRID", "INK", "MUTED", "ORANGE", "PROVIDER",
-           "PURPLE", "RED", "ReportFigure", "SERIES", "STATUS", "TEAL", "WIDTH", "bar_height", "colour",
-           "data_uri", "empty", "figure", "finish", "label_bars", "legend", "names", "png", "shorten"]
+           "PURPLE", "RED", "ReportFigure", "SERIES", "STATUS", "TEAL", "WIDTH", "bar_axes", "bar_height", "colour",
+           "data_uri", "empty", "figure", "finish", "label_bars", "legend", "names", "png", "shorten", "whole_numbers"]
 
 import base64
 import io
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, Literal
 
+import numpy as np
 from matplotlib import rc_context
 from matplotlib.axes import Axes
+from matplotlib.axis import Axis
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.text import Text
+from matplotlib.ticker import AutoLocator
 
 WIDTH = 9.0          # inches: 900 px at the report's 100 px per inch
 DPI = 150            # rendered sharper than shown
@@ -64,7 +67,7 @@ def colour(name: str, palette: dict[str, str], index: int = 0) -> str:
     return palette.get(str(name), SERIES[index % len(SERIES)])
 
 
-def finish(ax: Axes, title: str, xlabel: str, ylabel: str, grid: str = "x") -> Axes:
+def finish(ax: Axes, title: str, xlabel: str, ylabel: str, grid: Literal["x", "y", "both", ""] = "x") -> Axes:
     """Title and axis labels in the report's style, a light grid on one axis, no top or right spine."""
     ax.set_title(title, loc="left", fontsize=12, fontweight="bold", color=INK)
     ax.set_xlabel(xlabel, color=MUTED)
@@ -102,7 +105,21 @@ def bar_height(count: int, per_bar: float = 0.28, least: float = 2.6, most: floa
     return max(least, min(most, 1.3 + per_bar * count))
 
 
-def label_bars(ax: Axes, values: Iterable[float], positions: Sequence[float], fmt: str = "{:,.0f}",
+def bar_axes(count: int, per_bar: float = 0.28, least: float = 2.6) -> tuple[Figure, Axes, np.ndarray]:
+    """A figure tall enough for `count` horizontal bars, its one plot, and the bars' positions (0 at the
+    bottom: a frame reversed first shows its first row on top)."""
+    fig = figure(bar_height(count, per_bar=per_bar, least=least))
+    return fig, fig.subplots(), np.arange(count)
+
+
+def whole_numbers(axis: Axis) -> None:
+    """Ticks only at whole numbers on an axis of counts (matplotlib's own spacing otherwise)."""
+    locator = AutoLocator()
+    locator.set_params(integer=True)
+    axis.set_major_locator(locator)
+
+
+def label_bars(ax: Axes, values: Iterable[float], positions: Iterable[float], fmt: str = "{:,.0f}",
                horizontal: bool = True) -> None:
     """Write each bar's value just past its end."""
     for value, position in zip(values, positions, strict=False):

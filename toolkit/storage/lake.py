@@ -22,7 +22,7 @@ import re
 import tempfile
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TypeGuard, TypeVar
 from urllib.parse import urlsplit
 
 import duckdb
@@ -39,7 +39,7 @@ CATALOG = "workspace"  # the name the lake is attached under in the process's ow
 SCANNERS = {"postgres": "postgres", "postgresql": "postgres", "mysql": "mysql", "sqlite": "sqlite"}
 
 
-def is_lake(where: object) -> bool:
+def is_lake(where: object) -> TypeGuard[str]:
     return isinstance(where, str) and where.startswith(PREFIX)
 
 

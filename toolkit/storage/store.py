@@ -41,7 +41,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import duckdb
 import pandas as pd
@@ -341,7 +341,7 @@ class Store(History):
         """Let the file go for good (other processes hold it as they need it); closing again does nothing."""
         self._file.close()
 
-    def __enter__(self) -> Store:
+    def __enter__(self) -> Self:
         self._check_open()
         return self
 

@@ -198,13 +198,11 @@ def plot_percent_complete(progress: pd.DataFrame, limit: int = 25) -> Figure:
     if open_ones.empty:
         return plots.empty(title, "Every submission is done (or none was pulled).")
     shown = open_ones.head(limit).iloc[::-1]
-    fig = plots.figure(plots.bar_height(len(shown), per_bar=0.3))
-    ax = fig.subplots()
+    fig, ax, positions = plots.bar_axes(len(shown), per_bar=0.3)
     hours = shown.get("hours_left", pd.Series(np.nan, index=shown.index))
     colours = [plots.RED if h < 0 else plots.GOLD if h < AT_RISK_HOURS else plots.BLUE for h in hours.fillna(1e9)]
     labels = [f"{plots.shorten(n, 30)} (#{i})" if isinstance(n, str) else f"#{i}"
               for n, i in zip(shown.get("name", shown["submission_id"]), shown["submission_id"], strict=True)]
-    positions = np.arange(len(shown))
     ax.barh(positions, 100, color=colours, alpha=0.18)  # the track: the whole submission, in its deadline colour
     ax.barh(positions, shown["percent"].fillna(0), color=colours)
     ax.set_yticks(positions, labels)
@@ -294,7 +292,7 @@ def plot_overdue(late: pd.DataFrame, submissions: pd.DataFrame | None = None, li
     plots.label_bars(ax, left, range(len(counts)))
     ax.set_ylim(-0.8, len(counts) - 0.2)
     ax.set_xlim(0, left.max() * 1.12)
-    ax.xaxis.get_major_locator().set_params(integer=True)
+    plots.whole_numbers(ax.xaxis)
     plots.legend(fig, 2)
     moment = late.attrs.get("now")
     when = f" at {moment:%d %b %Y %H:%M} UTC" if moment is not None else ""

@@ -97,9 +97,7 @@ def plot_quotes(money: pd.DataFrame) -> Figure:
         return plots.empty(title, "No quotes were pulled.")
     shown = money.iloc[::-1]
     labels = [f"{plots.shorten(p, 28)} ({c})" for p, c in zip(shown["project"], shown["currency"], strict=True)]
-    fig = plots.figure(plots.bar_height(len(shown), per_bar=0.55, least=2.8))
-    ax = fig.subplots()
-    positions = np.arange(len(shown))
+    fig, ax, positions = plots.bar_axes(len(shown), per_bar=0.55, least=2.8)
     ax.barh(positions + 0.2, shown["amount_quoted"], height=0.4, color="#bcd3ea", label="quoted (every quote)")
     ax.barh(positions - 0.2, shown["amount_approved"], height=0.4, color=plots.GREEN, label="approved")
     for y, (given, approved, n, k) in enumerate(zip(shown["amount_quoted"], shown["amount_approved"],
