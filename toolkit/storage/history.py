@@ -21,6 +21,7 @@ from toolkit.storage.diffs import Diff, diff_loads
 from toolkit.storage.file import FINISHED, quote, versions_of
 from toolkit.storage.handle import FileHandle
 from toolkit.storage.holdings import Holdings
+from toolkit.storage.ledger import IN_ORDER
 from toolkit.storage.query import Query
 from toolkit.storage.readback import to_frame
 from toolkit.storage.timeline import Timeline, measures, timeline_sql
@@ -124,12 +125,13 @@ class History:
     def history(self, resource: str) -> pd.DataFrame:
         """The loads of one resource ("service.resource", or "resource" when only one service has it):
         `service_clock` is the service's Date when the load ran (its `finished` where none was sent);
-        `rows` is what the load itself wrote (an incremental load writes only what changed)."""
+        `rows` is what the load itself wrote (an incremental load writes only what changed). In the
+        loads' order (`seq`), not their clock's: a load made while the clock ran behind comes after."""
         service, name = self._holdings.resolve(resource)
         return self._holdings.frame("SELECT load_id, started, finished, coalesce(service_clock, finished) AS service_clock, "
                            "status, \"rows\", requests, params, error, "
                            f"failed_ids FROM {self._holdings.loads_table()} WHERE service = ? AND resource = ? "
-                           "ORDER BY started", [service, name])
+                           f"ORDER BY {IN_ORDER}", [service, name])
 
     def timeline(self, resource: str, by: str | Sequence[str] | None = None,
                  agg: str | Mapping[str, str] | None = None) -> Timeline:
@@ -169,7 +171,7 @@ class History:
         if load_id is not None:
             query += " AND load_id = ?"
             args.append(load_id)
-        rows = self._holdings.rows(query + " ORDER BY started", args) if self._has_drift() else []
+        rows = self._holdings.rows(query + f" ORDER BY {IN_ORDER}", args) if self._has_drift() else []
         found = [(load, service, name, entry["field"], entry["kind"], entry["count"], entry["example"])
                  for load, service, name, text in rows for entry in orjson.loads(text)]
         columns = ["load_id", "service", "resource", "field", "kind", "count", "example"]

@@ -198,8 +198,9 @@ class Holdings:
         return {name: list(values) for name, values in rows}
 
     def loads(self) -> pd.DataFrame:
-        """Every load: when, what, params (JSON), rows, requests, status, error, failed ids, key."""
-        return self.frame(f"SELECT * FROM {self.loads_table()} ORDER BY started")
+        """Every load: when, what, params (JSON), rows, requests, status, error, failed ids, key; in
+        their order (a resource's by `seq`, never before one numbered earlier whatever the clock said)."""
+        return self.frame(f"SELECT * FROM {self.loads_table()} ORDER BY {ledger.IN_ORDER}")
 
     def latest_loads(self) -> list[tuple[str, str, str]]:
         """Each resource's latest finished load: (service, resource, its params as JSON)."""
