@@ -216,7 +216,8 @@ def open_duckdb(path: Path | None, read_only: bool = False) -> duckdb.DuckDBPyCo
         raise WorkspaceError(not_there(path, "workspace", "to read") + ". A read-write open "
                              "(toolkit.Workspace(path)) creates one")
     # a new file in the oldest storage this toolkit runs on (DuckDB 1.5), so that either DuckDB opens it
-    config = {"storage_compatibility_version": STORAGE_VERSION} if path and not path.exists() else {}
+    config: dict[str, str | bool | int | float | list[str]] = (
+        {"storage_compatibility_version": STORAGE_VERSION} if path and not path.exists() else {})
     try:
         try:
             with damage_said(path):

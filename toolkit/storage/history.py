@@ -67,11 +67,11 @@ class History:
         if at is None:
             found = self._holdings.latest(service, resource)
         elif isinstance(at, str) and self._holdings.rows("SELECT 1 FROM _loads WHERE load_id = ?", [at]):
-            found = self._holdings.rows(f"SELECT load_id FROM _loads WHERE load_id = ? AND service = ? AND resource = ? "
-                                f"AND status IN {FINISHED}", [at, service, resource])
-            if not found:
+            named = self._holdings.rows(f"SELECT load_id FROM _loads WHERE load_id = ? AND service = ? AND "
+                                        f"resource = ? AND status IN {FINISHED}", [at, service, resource])
+            if not named:
                 raise WorkspaceError(f"{at!r} is not a complete load of {service}.{resource}")
-            found = found[0][0]
+            found = named[0][0]
         else:
             try:
                 moment = pd.Timestamp(at)

@@ -87,6 +87,8 @@ class Load:
     columns are kept dictionary-encoded.
     """
 
+    _staged: Stage  # the load's batches until its commit, from `__enter__` on
+
     def __init__(self, handle: FileHandle, service: str, base_url: str, resource: str,
                  params: Mapping[str, Any], key: tuple[str, ...], keep: bool = False,
                  categoricals: Sequence[str] = (), *, builds_on: str | None = None,
@@ -107,7 +109,6 @@ class Load:
         self._versions = versions_of(service, resource)
         self.seq = 0  # the load's number among its resource's loads (`_loads.seq`)
         self._categories: dict[str, list[str]] = {}
-        self._staged: Stage | None = None
         self.conflicts = 0  # commits of a lake tried again after another process's commit conflicted
         self._write_lock = threading.Lock()  # fan-out threads may share one load
         # an abandoned checkpoint of a load like this one, which `resume` may take over

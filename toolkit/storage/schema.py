@@ -184,8 +184,9 @@ def untyped_kind(kind: pa.DataType) -> str | None:
             inner = spelled(part.value_type)
             return None if inner is None else (inner[0] + "[]", inner[1])
         if pa.types.is_struct(part):
-            fields = [(part.field(i).name, spelled(part.field(i).type)) for i in range(part.num_fields)]
-            if any(inner is None for _, inner in fields):
+            named = [(part.field(i).name, spelled(part.field(i).type)) for i in range(part.num_fields)]
+            fields = [(name, inner) for name, inner in named if inner is not None]
+            if len(fields) < len(named):
                 return None
             names = [name if re.fullmatch(r"[a-z_][a-z0-9_]*", name) else quote(name) for name, _ in fields]
             return (f"STRUCT({', '.join(f'{n} {inner[0]}' for n, (_, inner) in zip(names, fields, strict=True))})",

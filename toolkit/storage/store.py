@@ -108,7 +108,7 @@ class Store:
                  sealed: Limits | None = None) -> None:
         if sealed is not None and not read_only:
             raise ValidationError("sealed", sealed, "is for a reader: open it with read_only=True")
-        self.lake = Lake(path, None if data_path is None else str(data_path)) if is_lake(path) else None
+        self.lake = Lake(str(path), None if data_path is None else str(data_path)) if is_lake(path) else None
         if data_path is not None and self.lake is None:
             raise ValidationError("data_path", str(data_path), "is for a team workspace (toolkit.Workspace("
                                   "'ducklake:...', data_path=...)); a file workspace keeps its data in its file")
@@ -119,7 +119,7 @@ class Store:
         # what a refused write says to do: a role that may only read (toolkit lake check) gets the lake
         # attached read-only, so that refresh and pull refuse it before anything is sent to a service
         self.read_only_advice = "open it without read_only=True"
-        if not read_only and self.lake is not None and self.lake.scanner == "postgres" and not may_write(path):
+        if not read_only and self.lake is not None and self.lake.scanner == "postgres" and not may_write(str(path)):
             read_only = True
             self.read_only_advice = ("its role may only read the lake: a writer's address refreshes it "
                                      "(toolkit lake check says what a role may do)")
