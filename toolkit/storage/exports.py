@@ -27,7 +27,7 @@ from typing import Any
 import duckdb
 import orjson
 
-from toolkit.errors import SnapshotExistsError, SnapshotStorageWarning, WorkspaceError
+from toolkit.errors import SnapshotExistsError, SnapshotStorageWarning, ValidationError, WorkspaceError
 from toolkit.storage import clock
 from toolkit.storage.file import (
     FINISHED,
@@ -77,7 +77,7 @@ def export(con: duckdb.DuckDBPyConnection, path: Path, format: str = "duckdb", h
     (and each resource's latest, its view), with the row versions valid in them: "this week's data".
     """
     if format not in FORMATS:
-        raise ValueError(f"format is one of {', '.join(FORMATS)}, not {format!r}")
+        raise ValidationError("format", format, f"is one of {', '.join(FORMATS)}")
     path = usable_path(path.expanduser().absolute(), "snapshot")
     if path.exists() or path.is_symlink():
         if not overwrite:

@@ -39,7 +39,7 @@ import pandas as pd
 import pyarrow as pa
 
 from toolkit.catalog.masking import scrub, scrub_url
-from toolkit.errors import WorkspaceError
+from toolkit.errors import ValidationError, WorkspaceError
 from toolkit.storage import clock, ledger
 from toolkit.storage.file import (
     VALIDITY,
@@ -216,7 +216,7 @@ class Load:
         table = _arrow(batch)
         taken = {"_load_id", *VALIDITY} & set(table.column_names)
         if taken:
-            raise ValueError(f"a batch may not have a {', '.join(sorted(taken))} column: the workspace sets it")
+            raise ValidationError("batch", sorted(taken), "has columns the workspace sets itself: rename or drop them")
         given, table = table, self._decode_dictionaries(table)
         with self._write_lock:
             self._staged.add(table)
