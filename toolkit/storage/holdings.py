@@ -78,11 +78,12 @@ class Holdings:
             f"SELECT load_id, {owned} FROM _loads WHERE status = 'running'").fetchall() if not alive(owner)]
 
     def mend_interrupted(self, con: duckdb.DuckDBPyConnection) -> None:
-        dead = self._dead_loads(con)
+        """Mark the running loads whose process died interrupted, in the file (a read-write workspace)."""
+        dead, lake = self._dead_loads(con), self._file.lake is not None
         if dead:
-            settled(lambda: ledger.update_loads(con, self._file.lake is not None, [("status", "'interrupted'"), ("finished", "coalesce(finished, started)"),
-                                                            ("error", "?")], [INTERRUPTED],
-                                "status = 'running' AND list_contains(?, load_id)", [dead]), self._file.lake is not None)
+            settled(lambda: ledger.update_loads(
+                con, lake, [("status", "'interrupted'"), ("finished", "coalesce(finished, started)"), ("error", "?")],
+                [INTERRUPTED], "status = 'running' AND list_contains(?, load_id)", [dead]), lake)
 
     def loads_table(self) -> str:
         """`_loads` with the running loads of processes that died marked interrupted: in the file by a
