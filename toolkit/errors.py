@@ -20,6 +20,7 @@
     │   ├── SnapshotNotFoundError  no snapshot at the path given (a FileNotFoundError too)
     │   ├── SnapshotExistsError    an export onto a path that exists, without overwrite (a FileExistsError too)
     │   ├── QueryRefusedError      an assistant's query that could write or read beyond the views (toolkit mcp)
+    │   ├── WorkspaceArgumentError arguments a workspace cannot take together; nothing opened (a ValueError too)
     │   ├── LakeUnreachableError   a team workspace's catalog (PostgreSQL) cannot be reached: try again later
     │   ├── WorkspaceDamagedError  the file of a workspace or snapshot is corrupt (DuckDB's checksums say so)
     │   └── WorkspaceInUseError    the DuckDB file is open for writing in another process
@@ -63,7 +64,7 @@ __all__ = ["AnswerError", "ApiError", "AuthError", "ContractError", "Credentials
            "UnknownMethodError", "UnknownNameError",
            "UnknownTableError",  # noqa: F822 (made on first use, by __getattr__ below)
            "ValidationError",
-           "VersionError", "WorkspaceBusyError", "WorkspaceDamagedError", "WorkspaceError",
+           "VersionError", "WorkspaceArgumentError", "WorkspaceBusyError", "WorkspaceDamagedError", "WorkspaceError",
            "WorkspaceInUseError", "WorkspaceOpenHereError", "did_you_mean", "error_for", "printable",
            "service_message", "shortened"]
 
@@ -317,6 +318,11 @@ class SnapshotExistsError(WorkspaceError, FileExistsError):
 class QueryRefusedError(WorkspaceError):
     """A query an assistant sent (`toolkit mcp`) that could write or read beyond the workspace's views:
     refused before it ran, nothing changed."""
+
+
+class WorkspaceArgumentError(WorkspaceError, ValueError):
+    """A workspace was handed arguments it cannot take together (read_only without a file, data_path
+    for a file): nothing was opened; the message says which to give instead."""
 
 
 class LakeUnreachableError(WorkspaceError):

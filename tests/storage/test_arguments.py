@@ -1,12 +1,12 @@
-"""What a store is handed that it cannot take is a ValidationError (a ToolkitError, and a ValueError as
-before) in one line that says what to do, and nothing is opened or written."""
+"""What a store is handed that it cannot take is a WorkspaceArgumentError or a ValidationError (a
+ToolkitError, and a ValueError as before) in one line that says what to do; nothing is opened or written."""
 from __future__ import annotations
 
 import pyarrow as pa
 import pytest
 
 from toolkit import Workspace
-from toolkit.errors import ToolkitError, ValidationError
+from toolkit.errors import ToolkitError, ValidationError, WorkspaceArgumentError
 from toolkit.storage.sealed import Limits
 from toolkit.storage.store import Store
 
@@ -19,13 +19,13 @@ def said(raised: pytest.ExceptionInfo) -> str:
 
 
 def test_a_workspace_refuses_arguments_that_do_not_go_together(tmp_path):
-    with pytest.raises(ValidationError) as raised:
+    with pytest.raises(WorkspaceArgumentError) as raised:
         Workspace(read_only=True)
     assert "read_only=True" in said(raised) and "give the workspace's path" in said(raised)
-    with pytest.raises(ValidationError) as raised:
+    with pytest.raises(WorkspaceArgumentError) as raised:
         Workspace(tmp_path / "w.duckdb", data_path=tmp_path / "data")
     assert "is for a team workspace" in said(raised)
-    with pytest.raises(ValidationError) as raised:
+    with pytest.raises(WorkspaceArgumentError) as raised:
         Store(tmp_path / "w.duckdb", sealed=Limits(temp=tmp_path))
     assert "open it with read_only=True" in said(raised)
     assert not (tmp_path / "w.duckdb").exists()

@@ -88,6 +88,7 @@ class Load:
     """
 
     _staged: Stage  # the load's batches until its commit, from `__enter__` on
+    _shape: Evolution  # the table as the running commit shapes it, made by each try of the commit
 
     def __init__(self, handle: FileHandle, service: str, base_url: str, resource: str,
                  params: Mapping[str, Any], key: tuple[str, ...], keep: bool = False,
@@ -329,11 +330,12 @@ class Load:
                     "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = "
                     "current_database() AND schema_name = ? AND table_name = ?",
                     [self.service, self.resource + "__versions"]).fetchall()
-                shape = Evolution(cursor, handle, self.service, self.resource, self.key,
-                                  dict(described) if described else None, f"_toolkit_stage_{self.load_id}")
+                self._shape = shape = Evolution(cursor, handle, self.service, self.resource, self.key,
+                                                dict(described) if described else None,
+                                                f"_toolkit_stage_{self.load_id}")
                 for table in self._staged:
                     self._insert(cursor, shape, table)
-                self._finish(cursor, shape, began)
+                self._finish(cursor, began)
                 cursor.execute("COMMIT")
             except BaseException:
                 with contextlib.suppress(duckdb.Error):  # a failed statement may have rolled it back already
@@ -344,8 +346,8 @@ class Load:
                 cursor.close()
         self.status = "complete"
 
-    def _finish(self, cursor: duckdb.DuckDBPyConnection, shape: Evolution, began: float) -> None:
-        lake = self.handle.lake is not None
+    def _finish(self, cursor: duckdb.DuckDBPyConnection, began: float) -> None:
+        lake, shape = self.handle.lake is not None, self._shape
         for name, values in self._categories.items():
             stored = cursor.execute("SELECT categories FROM _categories WHERE service = ? AND resource = ? "
                                     "AND column_name = ?", [self.service, self.resource, name]).fetchone()

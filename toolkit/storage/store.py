@@ -49,7 +49,7 @@ import pandas as pd
 import pyarrow as pa
 
 from toolkit.catalog.masking import scrub_url
-from toolkit.errors import UnknownTableError, ValidationError, WorkspaceError
+from toolkit.errors import UnknownTableError, ValidationError, WorkspaceArgumentError, WorkspaceError
 from toolkit.storage import clock, exports, ledger
 from toolkit.storage.diffs import Diff
 from toolkit.storage.file import (
@@ -107,15 +107,15 @@ class Store:
                  wait: float | None = None, data_path: str | Path | None = None,
                  sealed: Limits | None = None) -> None:
         if sealed is not None and not read_only:
-            raise ValidationError("sealed", sealed, "is for a reader: open it with read_only=True")
+            raise WorkspaceArgumentError("sealed=Limits(...) is for a reader: open it with read_only=True")
         self.lake = Lake(str(path), None if data_path is None else str(data_path)) if is_lake(path) else None
         if data_path is not None and self.lake is None:
-            raise ValidationError("data_path", str(data_path), "is for a team workspace (toolkit.Workspace("
-                                  "'ducklake:...', data_path=...)); a file workspace keeps its data in its file")
+            raise WorkspaceArgumentError("data_path is for a team workspace (toolkit.Workspace('ducklake:...', "
+                                         "data_path=...)); a file workspace keeps its data in its file: leave it out")
         self.path = Path(path) if path and str(path) != ":memory:" and self.lake is None else None
         if read_only and self.path is None and self.lake is None:
-            raise ValidationError("read_only", True, "needs a file: an in-memory workspace starts empty; "
-                                  "give the workspace's path")
+            raise WorkspaceArgumentError("read_only=True needs a file: an in-memory workspace starts empty; give "
+                                         "the workspace's path")
         # what a refused write says to do: a role that may only read (toolkit lake check) gets the lake
         # attached read-only, so that refresh and pull refuse it before anything is sent to a service
         self.read_only_advice = "open it without read_only=True"
