@@ -57,9 +57,8 @@ send, not an error to show), and each module that raised one before re-exports i
 from __future__ import annotations
 
 __all__ = ["AnswerError", "ApiError", "AuthError", "ContractError", "CredentialsError", "DriftWarning", "EmulatorImportError",
-           "FilterSyntaxError", "Interrupted", "LakeUnreachableError", "LimitError",
-           "ModeError", "NotFoundError", "PagingError", "QueryRefusedError", "RateLimitError", "RedirectError",
-           "RefreshInterrupted", "ServerError",
+           "FilterSyntaxError", "Interrupted", "LakeUnreachableError", "LimitError", "ModeError", "NotFoundError",
+           "PagingError", "QueryRefusedError", "RateLimitError", "RedirectError", "RefreshInterrupted", "ServerError",
            "SnapshotExistsError", "SnapshotNotFoundError", "SnapshotStorageWarning", "ToolkitError", "TransportError",
            "UnknownMethodError", "UnknownNameError",
            "UnknownTableError",  # noqa: F822 (made on first use, by __getattr__ below)
@@ -321,8 +320,7 @@ class QueryRefusedError(WorkspaceError):
 
 
 class WorkspaceArgumentError(WorkspaceError, ValueError):
-    """A workspace was handed arguments it cannot take together (read_only without a file, data_path
-    for a file): nothing was opened; the message says which to give instead."""
+    """A workspace was handed arguments it cannot take together; nothing opened, the message says what to give."""
 
 
 class LakeUnreachableError(WorkspaceError):
