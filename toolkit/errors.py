@@ -12,6 +12,7 @@
     ├── AnswerError            a 2xx answer that is not the JSON its action declares (a proxy's HTML page,
     │                          an empty or cut body), still after the retries
     ├── PagingError            a walk that repeats a cursor, page or offset, or runs past its ceiling
+    ├── FilterSyntaxError      a filter off the notification filter language (a ValueError too)
     ├── LimitError             an answer past one of the client's limits (bytes, time, a wait asked, nesting):
     │                          not retried; names the limit and how to raise it
     ├── ContractError          contract="freeze": an answer differs from the declared shapes; nothing written
@@ -20,6 +21,7 @@
     │   ├── SnapshotNotFoundError  no snapshot at the path given (a FileNotFoundError too)
     │   ├── SnapshotExistsError    an export onto a path that exists, without overwrite (a FileExistsError too)
     │   ├── QueryRefusedError      an assistant's query that could write or read beyond the views (toolkit mcp)
+    │   ├── WorkspaceArgumentError arguments a workspace cannot take together; nothing opened (a ValueError too)
     │   ├── LakeUnreachableError   a team workspace's catalog (PostgreSQL) cannot be reached: try again later
     │   ├── WorkspaceDamagedError  the file of a workspace or snapshot is corrupt (DuckDB's checksums say so)
     │   └── WorkspaceInUseError    the DuckDB file is open for writing in another process
@@ -43,10 +45,6 @@ No error message ever holds a secret: `toolkit.http.session` scrubs them before 
     └── Interrupted            Ctrl-C (SIGINT, SIGTERM in the command) stopped a pull: what it kept, in one line
         └── RefreshInterrupted ... stopped a refresh: the resources refreshed, what each pull stopped kept
 
-    ValueError
-    └── FilterSyntaxError      a filter expression off the notification filter language; the rules
-                               turn it into a ValidationError naming the param
-
     ImportError
     └── EmulatorImportError    a registered emulator of the sandbox does not import: it would lack a service
 
@@ -63,7 +61,8 @@ __all__ = ["AnswerError", "ApiError", "AuthError", "ContractError", "Credentials
            "RefreshInterrupted", "ServerError", "SnapshotExistsError", "SnapshotNotFoundError",
            "SnapshotStorageWarning", "ToolkitError", "ToolkitWarning", "TransportError", "UnknownMethodError",
            "UnknownNameError", "UnknownTableError",  # noqa: F822 (made on first use, by __getattr__ below)
-           "ValidationError", "VersionError", "WorkspaceBusyError", "WorkspaceDamagedError", "WorkspaceError",
+           "ValidationError", "VersionError", "WorkspaceArgumentError", "WorkspaceBusyError",
+           "WorkspaceDamagedError", "WorkspaceError",
            "WorkspaceInUseError", "WorkspaceOpenHereError", "did_you_mean", "error_for", "printable",
            "service_message", "shortened"]
 
@@ -275,8 +274,7 @@ class DriftWarning(ToolkitWarning):
 
 
 class SnapshotStorageWarning(ToolkitWarning):
-    """A snapshot holds a type that older DuckDBs cannot store: it opens only in the DuckDB its manifest
-    names, and the Parquet export opens everywhere."""
+    """A snapshot holds a type only the DuckDB its manifest names opens; its Parquet export opens anywhere."""
 
 
 class WorkspaceError(ToolkitError):
@@ -293,8 +291,7 @@ def _unknown_table_error() -> type[WorkspaceError]:
     import duckdb
 
     class UnknownTableError(WorkspaceError, duckdb.CatalogException):
-        """A query names a table the workspace does not hold; says what it holds (a CatalogException too,
-        so code that caught DuckDB's error goes on working)."""
+        """A query names a table the workspace does not hold; says what it holds."""
 
     UnknownTableError.__module__, UnknownTableError.__qualname__ = __name__, "UnknownTableError"
     return UnknownTableError
@@ -310,18 +307,20 @@ def __getattr__(name: str) -> Any:
 
 
 class SnapshotNotFoundError(WorkspaceError, FileNotFoundError):
-    """No snapshot at the path given: a ToolkitError (so a notebook shows it in three lines, not
-    eleven) and a FileNotFoundError, as it was."""
+    """No snapshot at the path given: a ToolkitError (three lines in a notebook) and a FileNotFoundError."""
 
 
 class SnapshotExistsError(WorkspaceError, FileExistsError):
-    """An export onto a path that exists, without `overwrite=True`: a ToolkitError (one line in a
-    notebook, not four frames) and a FileExistsError, as it was."""
+    """An export onto a path that exists, without `overwrite=True`: a ToolkitError and a FileExistsError."""
 
 
 class QueryRefusedError(WorkspaceError):
     """A query an assistant sent (`toolkit mcp`) that could write or read beyond the workspace's views:
     refused before it ran, nothing changed."""
+
+
+class WorkspaceArgumentError(WorkspaceError, ValueError):
+    """A workspace was handed arguments it cannot take together; nothing opened, the message says what to give."""
 
 
 class LakeUnreachableError(WorkspaceError):
@@ -392,7 +391,7 @@ class WorkspaceOpenHereError(WorkspaceInUseError):
         WorkspaceError.__init__(self, text)
 
 
-class FilterSyntaxError(ValueError):
+class FilterSyntaxError(ToolkitError, ValueError):
     """The expression does not follow the filter language; `position` is where reading stopped."""
 
     def __init__(self, message: str, position: int) -> None:

@@ -240,3 +240,28 @@ def test_a_frame_from_a_query_raises_no_deprecation_from_toolkits_code(tmp_path)
     run = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-c", code], capture_output=True,
                          text=True, timeout=120)
     assert run.returncode == 0 and run.stdout == "1\n", run.stderr[-2000:]
+
+
+def test_loads_and_history_list_loads_in_their_order_when_the_clock_ran_behind(ws, monkeypatch):
+    """A load at the real time, then one made while this machine's clock ran a day behind, then a failed
+    one: `history` and `loads` list them in the order they were made (the loads' `seq`), not by the
+    clock that started them, which puts the second a day before the first."""
+    from datetime import timedelta
+
+    from toolkit.storage import clock
+    real = clock.now
+    first = put(ws, rows((1, "NEW")))
+    monkeypatch.setattr(clock, "now", lambda: real() - timedelta(days=1))
+    second = put(ws, rows((1, "DONE")))
+    monkeypatch.setattr(clock, "now", real)
+    other = put(ws, rows((7, "NEW")), resource="jobs")
+    with pytest.raises(RuntimeError), ws.load("translation", URL, "targets", {}, ("id",)) as load:
+        failed = load.load_id
+        raise RuntimeError("the network went away")
+    history = ws.history("translation.targets")
+    assert list(history.load_id) == [first, second, failed]
+    assert history.started.iloc[1] < history.started.iloc[0], "the second load's clock ran behind"
+    listed = list(ws.loads().load_id)
+    assert listed.index(first) < listed.index(second) < listed.index(failed)
+    assert listed.index(other) < listed.index(failed)
+    assert ws.as_of("translation.targets").status.tolist() == ["DONE"]

@@ -82,7 +82,7 @@ def diff_loads(con: duckdb.DuckDBPyConnection, resource: str, table: str, before
     match = " AND ".join(f"n.{quote(k)} IS NOT DISTINCT FROM o.{quote(k)}" for k in key)
     order = ", ".join(quote(k) for k in key)
     args = {"low": low, "high": high} if low != high else {}
-    before, after = before[0], after[0]
+    before_id, after_id = before[0], after[0]
 
     def frame(query: str) -> pd.DataFrame:
         return to_frame(con.sql(query, params=args).to_arrow_table(), categories)
@@ -108,4 +108,4 @@ def diff_loads(con: duckdb.DuckDBPyConnection, resource: str, table: str, before
     else:
         changed = frame(f"SELECT {', '.join(quote(k) for k in key)}, []::VARCHAR[] AS changed_columns "
                         f"FROM {a} WHERE false")
-    return Diff(resource, before, after, list(key), added, removed, changed, counts)
+    return Diff(resource, before_id, after_id, list(key), added, removed, changed, counts)

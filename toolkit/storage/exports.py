@@ -27,7 +27,7 @@ from typing import Any
 import duckdb
 import orjson
 
-from toolkit.errors import SnapshotExistsError, SnapshotStorageWarning, WorkspaceError
+from toolkit.errors import SnapshotExistsError, SnapshotStorageWarning, ValidationError, WorkspaceError
 from toolkit.storage import clock
 from toolkit.storage.file import (
     FINISHED,
@@ -44,8 +44,9 @@ from toolkit.storage.snapshots import manifest_table
 
 try:
     import fcntl
+    _LOCKS = True
 except ImportError:  # Windows: leftovers are told by their age only
-    fcntl = None
+    _LOCKS = False
 
 FORMATS = ("duckdb", "parquet")
 # A snapshot goes to colleagues on whatever DuckDB they have, and a DuckDB opens only the storage
@@ -76,7 +77,7 @@ def export(con: duckdb.DuckDBPyConnection, path: Path, format: str = "duckdb", h
     (and each resource's latest, its view), with the row versions valid in them: "this week's data".
     """
     if format not in FORMATS:
-        raise ValueError(f"format is one of {', '.join(FORMATS)}, not {format!r}")
+        raise ValidationError("format", format, f"is one of {', '.join(FORMATS)}")
     path = usable_path(path.expanduser().absolute(), "snapshot")
     if path.exists() or path.is_symlink():
         if not overwrite:
@@ -141,7 +142,7 @@ def _put_in_place(built: Path, path: Path, scratch: Path) -> None:
 
 def _lock(folder: Path) -> int | None:
     """An exclusive lock on the folder, held until its descriptor is closed (the process's end included)."""
-    if fcntl is None:
+    if not _LOCKS:
         return None
     held = os.open(folder, os.O_RDONLY)
     fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -162,7 +163,8 @@ def _abandoned(entry: Path, now: datetime) -> bool:
     """Whether no export writes this leftover any more: its lock is free, or (an old one) it is long untouched."""
     try:
         age = now - datetime.fromtimestamp(entry.lstat().st_mtime, UTC)
-        if fcntl is not None and entry.is_dir() and _SCRATCH.fullmatch(entry.name)["pid"]:
+        scratch = _SCRATCH.fullmatch(entry.name)
+        if _LOCKS and entry.is_dir() and scratch is not None and scratch["pid"]:
             if age < JUST_MADE:
                 return False
             probe = os.open(entry, os.O_RDONLY)
@@ -180,7 +182,7 @@ def _abandoned(entry: Path, now: datetime) -> bool:
 
 def remove_leftovers(folder: Path) -> list[Path]:
     """Remove what exports that died left in `folder` (never a running export's folder); what was removed."""
-    removed = []
+    removed: list[Path] = []
     try:
         entries = list(folder.iterdir())
     except OSError:
@@ -233,12 +235,12 @@ def replaceable(path: Path, format: str, workspace: Path | None = None) -> None:
                                                  "schema_name = 'main'").fetchall()}
         if "_manifest" not in names:
             if "_loads" in names:
-                loads = con.execute("SELECT count(*) FROM _loads").fetchone()[0]
+                loads = con.execute("SELECT count(*) FROM _loads").fetchall()[0][0]
                 raise refuse(f"is a toolkit workspace with {loads:,} load(s) and their history")
             raise refuse("is a DuckDB file toolkit did not write")
         if "_loads" in names:
             beyond = con.execute("SELECT count(*) FROM _loads WHERE load_id NOT IN "
-                                 "(SELECT unnest(load_ids) FROM _manifest)").fetchone()[0]
+                                 "(SELECT unnest(load_ids) FROM _manifest)").fetchall()[0][0]
             if beyond:
                 raise refuse(f"is a snapshot used as a workspace since: {beyond:,} load(s) are not "
                              "in its manifest")

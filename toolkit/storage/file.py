@@ -18,7 +18,7 @@ A load's rows are `_valid_from <= seq AND (_valid_to IS NULL OR _valid_to > seq)
 from __future__ import annotations
 
 __all__ = ["FILTERED", "FINISHED", "MIGRATE_HINT", "STORAGE_VERSION", "VALIDITY", "damage_said", "damaged",
-           "filtered_of", "history_view_sql", "literal", "load_memory", "loads_view_sql", "migrate", "not_there", "old_layout", "old_table_of",
+           "filtered_of", "history_view_sql", "literal", "load_memory", "loads_view_sql", "mend_views", "migrate", "not_there", "old_layout", "old_table_of",
            "open_duckdb", "query_memory", "quote", "row_hash", "session", "valid_at", "versions_of",
            "usable_path", "view_sql", "written_by_newer"]
 
@@ -216,7 +216,8 @@ def open_duckdb(path: Path | None, read_only: bool = False) -> duckdb.DuckDBPyCo
         raise WorkspaceError(not_there(path, "workspace", "to read") + ". A read-write open "
                              "(toolkit.Workspace(path)) creates one")
     # a new file in the oldest storage this toolkit runs on (DuckDB 1.5), so that either DuckDB opens it
-    config = {"storage_compatibility_version": STORAGE_VERSION} if path and not path.exists() else {}
+    config: dict[str, str | bool | int | float | list[str]] = (
+        {"storage_compatibility_version": STORAGE_VERSION} if path and not path.exists() else {})
     try:
         try:
             with damage_said(path):
@@ -327,3 +328,23 @@ def _migrate_one(con: duckdb.DuckDBPyConnection, service: str, resource: str) ->
     con.execute(view_sql(service, resource))
     con.execute(loads_view_sql(service, resource))
     con.execute(history_view_sql(service, resource))
+
+
+def mend_views(con: duckdb.DuckDBPyConnection) -> None:
+    """Recreate a resource's views where they are not the ones `storage.file` makes (missing, or written
+    by an earlier toolkit: one reading `_loads` unqualified broke in a file attached elsewhere); a
+    read-only open reads them as they are."""
+    views = dict(con.execute(
+        "SELECT schema_name || '.' || view_name, sql FROM duckdb_views() "
+        "WHERE database_name = current_database() AND NOT internal").fetchall())
+    for service, table in con.execute(
+            "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database() "
+            "AND table_name LIKE '%\\_\\_versions' ESCAPE '\\'").fetchall():
+        resource = table.removesuffix("__versions")
+        plain, every = views.get(f"{service}.{resource}") or "", views.get(f"{service}.{resource}__loads") or ""
+        if "__versions" not in plain or "_loads" in plain:  # DuckDB gives views' SQL back reworded
+            con.execute(view_sql(service, resource))
+        if "__versions" not in every or "main._loads" not in every:
+            con.execute(loads_view_sql(service, resource))
+        if "valid_from_seq" not in (views.get(f"{service}.{resource}__history") or ""):
+            con.execute(history_view_sql(service, resource))

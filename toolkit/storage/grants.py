@@ -106,7 +106,7 @@ def plan(address: str, writer: str | None, reader: str | None, passwords: dict[s
             step.server.append(f"ALTER ROLE {_ident(role)} LOGIN{said}")
     step.server.append(f"REVOKE ALL ON DATABASE {db} FROM PUBLIC")  # only the roles named here connect
     sql, owner = step.database_sql, _ident(admin)
-    for role, kinds, schema_rights in ((writer, WRITES, "USAGE, CREATE"), (reader, READS, "USAGE")):
+    for role, kinds, schema_rights in ((writer or "", WRITES, "USAGE, CREATE"), (reader or "", READS, "USAGE")):
         if not role or role == admin:
             continue
         r = _ident(role)

@@ -91,7 +91,8 @@ class FileHandle:
         self._closer: threading.Thread | None = None
         self._resource_locks: dict[tuple[str, str], threading.Lock] = {}
         self.owners: dict[tuple[str, str], int] = {}  # which thread has a load of a resource open
-        self._loads_open, self._threads_before, self._memory_before = 0, None, None
+        self._loads_open, self._threads_before = 0, 0   # DuckDB's threads before the first load set them
+        self._memory_before: str | None = None
         self._memory_setting = self._memory_shown = ""
         self.opened = 0  # how many times the file was opened: what holding it only while used costs
         self._gave_up = False  # a lake's last reconnection waited its whole time in vain
@@ -120,12 +121,12 @@ class FileHandle:
             if self._shut:
                 raise WorkspaceError(self._closed())
             if self._con is None:
-                self._adopt(self._reconnect() if self.lake is not None else self._open(what))
+                self._adopt(self._reconnect(self.lake) if self.lake is not None else self._open(what))
             elif what != "reading" and not self._depth:
                 self._note(what)
             self._depth += 1
             try:
-                yield self._con
+                yield self.con
             except duckdb.Error as error:
                 if self.lake is None:
                     detail = damaged(error) if self.path is not None else None
@@ -152,9 +153,10 @@ class FileHandle:
         database, and every later statement on it would fail the same way."""
         con, self._con = self._con, None
         with contextlib.suppress(Exception):
-            con.close()
+            if con is not None:
+                con.close()
 
-    def _reconnect(self) -> duckdb.DuckDBPyConnection:
+    def _reconnect(self, lake: Lake) -> duckdb.DuckDBPyConnection:
         """A lake's connection again after its catalog went away: tried with a growing pause for up to
         `RECONNECT_SECONDS` (TOOLKIT_LAKE_RECONNECT), once only while the previous try already waited
         that long in vain, so that a refresh's remaining resources each fail at once, not a minute each."""
@@ -162,7 +164,7 @@ class FileHandle:
         started, pause = time.monotonic(), 0.25
         while True:
             try:
-                con = self.lake.open(self.read_only)
+                con = lake.open(self.read_only)
                 self._gave_up = False
                 return con
             except LakeUnreachableError:
@@ -263,7 +265,7 @@ class FileHandle:
             return "another workspace or connection of this process"
         pid = busy.pid
         try:
-            note = json.loads(holder_note(self.path).read_text())
+            note = json.loads(holder_note(self.path).read_text()) if self.path is not None else {}
         except (OSError, ValueError):
             note = {}
         if pid and note.get("pid") == pid:

@@ -1,6 +1,8 @@
 """A workspace's history: a resource as any load saw it (`as_of`), its loads (`history`), its row
 versions, a measure at every load (`timeline`), what loads' answers held beyond their shapes (`drift`),
-and what changed between two loads (`diff`, `changes`). Part of `toolkit.storage.store.Store`.
+and what changed between two loads (`diff`, `changes`). `History` is the collaborator of
+`toolkit.storage.store.Store` that reads them: it is handed the Store's `Holdings` (names resolved,
+`_loads` and one load's rows read) and its FileHandle (for the relations it gives), nothing else.
 """
 from __future__ import annotations
 
@@ -17,7 +19,9 @@ import pyarrow as pa
 from toolkit.errors import WorkspaceError
 from toolkit.storage.diffs import Diff, diff_loads
 from toolkit.storage.file import FINISHED, quote, versions_of
+from toolkit.storage.handle import FileHandle
 from toolkit.storage.holdings import Holdings
+from toolkit.storage.ledger import IN_ORDER
 from toolkit.storage.query import Query
 from toolkit.storage.readback import to_frame
 from toolkit.storage.timeline import Timeline, measures, timeline_sql
@@ -27,8 +31,11 @@ CLOCKS = {"wall": "finished", "service": "coalesce(service_clock, finished)"}
 CLOCK_NAMES = {"wall": "this machine's clock", "service": "the service's clock"}
 
 
-class History(Holdings):
+class History:
     """Reads across a resource's loads: as_of, history, versions, timeline, drift, diff, changes."""
+
+    def __init__(self, holdings: Holdings, file: FileHandle) -> None:
+        self._holdings, self._file = holdings, file
 
     def as_of(self, resource: str, at: Any = None, *, relation: bool = False,
               clock: str = "wall") -> pd.DataFrame | Query:
@@ -43,33 +50,33 @@ class History(Holdings):
             ws.as_of("translation.targets", "2026-11-02 13:00", clock="service")
             ws.as_of("translation.targets", load_id, relation=True).filter("status = 'DONE'").df()
         """
-        service, name = self.resolve(resource)
+        service, name = self._holdings.resolve(resource)
         if clock not in CLOCKS:
             raise WorkspaceError(f"clock is 'wall' (this machine's) or 'service' (the service's), not {clock!r}")
         load_id = self._load_at(service, name, at, clock)
         if not relation:
-            return self.read(service, name, load_id)
-        if not self._has_table(service, name):
+            return self._holdings.read(service, name, load_id)
+        if not self._holdings.has_table(service, name):
             raise WorkspaceError(f"{service}.{name} has no rows stored")
         with self._file.held() as con:
-            query, args = self._rows_of(con, service, name, load_id)
+            query, args = self._holdings.rows_of(con, service, name, load_id)
         return Query(self._file, query, args)
 
     def _load_at(self, service: str, resource: str, at: Any, clock: str = "wall") -> str:
         """The finished load an `as_of` names: a load id, or the latest finished by a moment."""
         if at is None:
-            found = self.latest(service, resource)
-        elif isinstance(at, str) and self._fetch("SELECT 1 FROM _loads WHERE load_id = ?", [at]):
-            found = self._fetch(f"SELECT load_id FROM _loads WHERE load_id = ? AND service = ? AND resource = ? "
-                                f"AND status IN {FINISHED}", [at, service, resource])
-            if not found:
+            found = self._holdings.latest(service, resource)
+        elif isinstance(at, str) and self._holdings.rows("SELECT 1 FROM _loads WHERE load_id = ?", [at]):
+            named = self._holdings.rows(f"SELECT load_id FROM _loads WHERE load_id = ? AND service = ? AND "
+                                        f"resource = ? AND status IN {FINISHED}", [at, service, resource])
+            if not named:
                 raise WorkspaceError(f"{at!r} is not a complete load of {service}.{resource}")
-            found = found[0][0]
+            found = named[0][0]
         else:
             try:
                 moment = pd.Timestamp(at)
             except (ValueError, TypeError):
-                ids = [row[0] for row in self._fetch(f"SELECT load_id FROM _loads WHERE service = ? AND resource = ? "
+                ids = [row[0] for row in self._holdings.rows(f"SELECT load_id FROM _loads WHERE service = ? AND resource = ? "
                                                      f"AND status IN {FINISHED} ORDER BY seq DESC LIMIT 3",
                                                      [service, resource])]
                 raise WorkspaceError(f"{at!r} is neither a load id nor a moment; the latest loads of {service}."
@@ -83,17 +90,17 @@ class History(Holdings):
                 raise WorkspaceError(self._none_by(service, resource, moment, clock))
             found = rows[0][0]
         if found is None:
-            raise WorkspaceError(f"no complete load of {service}.{resource} in {self.where}")
+            raise WorkspaceError(f"no complete load of {service}.{resource} in {self._holdings.where}")
         return found
 
     def _loaded_by(self, service: str, resource: str, moment: pd.Timestamp, clock: str) -> list[tuple]:
-        return self._fetch(f"SELECT load_id, {CLOCKS[clock]} FROM _loads WHERE service = ? AND resource = ? AND "
+        return self._holdings.rows(f"SELECT load_id, {CLOCKS[clock]} FROM _loads WHERE service = ? AND resource = ? AND "
                            f"status IN {FINISHED} AND {CLOCKS[clock]} <= ? ORDER BY seq DESC LIMIT 1",
                            [service, resource, moment.to_pydatetime()])
 
     def _none_by(self, service: str, resource: str, moment: pd.Timestamp, clock: str) -> str:
         """Why no load was found by a moment: the clock read, its first load, and what the other clock gives."""
-        first = self._fetch(f"SELECT min({CLOCKS[clock]}) FROM _loads WHERE service = ? AND resource = ? "
+        first = self._holdings.rows(f"SELECT min({CLOCKS[clock]}) FROM _loads WHERE service = ? AND resource = ? "
                             f"AND status IN {FINISHED}", [service, resource])[0][0]
         said = (f"no load of {service}.{resource} had finished by {moment:%Y-%m-%d %H:%M} UTC on "
                 f"{CLOCK_NAMES[clock]}" + (f" (its first: {pd.Timestamp(first):%Y-%m-%d %H:%M} UTC)" if first else ""))
@@ -108,22 +115,23 @@ class History(Holdings):
         """Every version of a resource's rows with its validity: the `<resource>__history` view
         (`valid_from_load`/`valid_to_load`, `valid_from`/`valid_to` by the service's clock, and
         `_seq` numbers as `_loads.seq`). A row that went A→B→A has three versions."""
-        service, name = self.resolve(resource)
-        if not self._has_table(service, name):
+        service, name = self._holdings.resolve(resource)
+        if not self._holdings.has_table(service, name):
             raise WorkspaceError(f"{service}.{name} has no rows stored")
         query = (f"SELECT * FROM {quote(service)}.{quote(name + '__history')} "
                  "ORDER BY valid_from_seq, valid_to_seq NULLS LAST")
-        return Query(self._file, query) if relation else self._frame(query)
+        return Query(self._file, query) if relation else self._holdings.frame(query)
 
     def history(self, resource: str) -> pd.DataFrame:
         """The loads of one resource ("service.resource", or "resource" when only one service has it):
         `service_clock` is the service's Date when the load ran (its `finished` where none was sent);
-        `rows` is what the load itself wrote (an incremental load writes only what changed)."""
-        service, name = self.resolve(resource)
-        return self._frame("SELECT load_id, started, finished, coalesce(service_clock, finished) AS service_clock, "
+        `rows` is what the load itself wrote (an incremental load writes only what changed). In the
+        loads' order (`seq`), not their clock's: a load made while the clock ran behind comes after."""
+        service, name = self._holdings.resolve(resource)
+        return self._holdings.frame("SELECT load_id, started, finished, coalesce(service_clock, finished) AS service_clock, "
                            "status, \"rows\", requests, params, error, "
-                           f"failed_ids FROM {self._loads_table()} WHERE service = ? AND resource = ? "
-                           "ORDER BY started", [service, name])
+                           f"failed_ids FROM {self._holdings.loads_table()} WHERE service = ? AND resource = ? "
+                           f"ORDER BY {IN_ORDER}", [service, name])
 
     def timeline(self, resource: str, by: str | Sequence[str] | None = None,
                  agg: str | Mapping[str, str] | None = None) -> Timeline:
@@ -135,13 +143,13 @@ class History(Holdings):
             ws.timeline("audience_platform.memberships", by="audience_id").plot()
             ws.timeline("translation.targets", by="language", agg={"words": "sum(words)"})
         """
-        service, name = self.resolve(resource)
+        service, name = self._holdings.resolve(resource)
         groups = [by] if isinstance(by, str) else list(by or [])
         asked = measures(agg)
-        if not self._has_table(service, name):
+        if not self._holdings.has_table(service, name):
             raise WorkspaceError(f"{service}.{name} has no rows stored")
         try:
-            found = self._frame(timeline_sql(service, name, groups, asked))
+            found = self._holdings.frame(timeline_sql(service, name, groups, asked))
         except duckdb.Error as error:  # a column or aggregate the resource has not: say which
             raise WorkspaceError(f"the timeline of {service}.{name} by {groups} of {asked} failed: "
                                  f"{str(error).strip().splitlines()[0][:200]}") from None
@@ -156,14 +164,14 @@ class History(Holdings):
 
             ws.drift("translation.targets")
         """
-        query, args = f"SELECT load_id, service, resource, drift FROM {self._loads_table()} WHERE drift IS NOT NULL", []
+        query, args = f"SELECT load_id, service, resource, drift FROM {self._holdings.loads_table()} WHERE drift IS NOT NULL", []
         if resource is not None:
             query += " AND service = ? AND resource = ?"
-            args += list(self.resolve(resource))
+            args += list(self._holdings.resolve(resource))
         if load_id is not None:
             query += " AND load_id = ?"
             args.append(load_id)
-        rows = self._fetch(query + " ORDER BY started", args) if self._has_drift() else []
+        rows = self._holdings.rows(query + f" ORDER BY {IN_ORDER}", args) if self._has_drift() else []
         found = [(load, service, name, entry["field"], entry["kind"], entry["count"], entry["example"])
                  for load, service, name, text in rows for entry in orjson.loads(text)]
         columns = ["load_id", "service", "resource", "field", "kind", "count", "example"]
@@ -173,7 +181,7 @@ class History(Holdings):
 
     def _has_drift(self) -> bool:
         """Whether `_loads` has its `drift` column: a file written before it, opened read-only, has not."""
-        return bool(self._fetch("SELECT 1 FROM duckdb_columns() WHERE database_name = current_database() "
+        return bool(self._holdings.rows("SELECT 1 FROM duckdb_columns() WHERE database_name = current_database() "
                                 "AND schema_name = 'main' AND table_name = '_loads' AND column_name = 'drift'"))
 
     def diff(self, resource: str, before: str | None = None, after: str | None = None) -> Diff:
@@ -181,8 +189,8 @@ class History(Holdings):
 
             ws.diff("translation.targets").changed     # the last two complete loads
         """
-        service, name = self.resolve(resource)
-        numbers = dict(self._fetch(
+        service, name = self._holdings.resolve(resource)
+        numbers = dict(self._holdings.rows(
             "SELECT load_id, seq FROM _loads WHERE service = ? AND resource = ? "
             "AND status IN ('complete', 'stale') ORDER BY seq", [service, name]))
         finished = list(numbers)
@@ -195,8 +203,8 @@ class History(Holdings):
         if before is None or after is None:
             raise WorkspaceError(f"{service}.{name} needs two complete loads to compare; "
                                  f"it has {len(finished)}")
-        key = self._fetch("SELECT \"key\" FROM _loads WHERE load_id = ?", [after])[0][0] or []
-        categories = self.categories(service, name)
+        key = self._holdings.rows("SELECT \"key\" FROM _loads WHERE load_id = ?", [after])[0][0] or []
+        categories = self._holdings.categories(service, name)
         with self._file.held() as con:
             return diff_loads(con, f"{service}.{name}", versions_of(service, name),
                               (before, numbers[before]), (after, numbers[after]), list(key), categories)
@@ -204,17 +212,17 @@ class History(Holdings):
     def changes(self, service: str, resource: str, load_id: str) -> dict[str, int]:
         """What a finished load changed in its resource's view: rows `added`, `changed` (a key with a
         version ended and one begun by it) and `removed`; a keyless resource has no changed rows."""
-        rows = self._fetch("SELECT seq, \"key\" FROM _loads WHERE load_id = ?", [load_id])
-        if not rows or rows[0][0] is None or not self._has_table(service, resource):
+        rows = self._holdings.rows("SELECT seq, \"key\" FROM _loads WHERE load_id = ?", [load_id])
+        if not rows or rows[0][0] is None or not self._holdings.has_table(service, resource):
             return {"added": 0, "changed": 0, "removed": 0}
         seq, key = rows[0][0], [quote(k) for k in rows[0][1] or []]
         versions = versions_of(service, resource)
         if not key:
-            begun, ended = self._fetch(f"SELECT count(*) FILTER (_valid_from = $1), count(*) FILTER "
+            begun, ended = self._holdings.rows(f"SELECT count(*) FILTER (_valid_from = $1), count(*) FILTER "
                                        f"(_valid_to = $1) FROM {versions}", [seq])[0]
             return {"added": begun, "changed": 0, "removed": ended}
         keys = ", ".join(key)
-        begun, both, ended = self._fetch(
+        begun, both, ended = self._holdings.rows(
             f"WITH b AS (SELECT DISTINCT {keys} FROM {versions} WHERE _valid_from = $1), "
             f"e AS (SELECT DISTINCT {keys} FROM {versions} WHERE _valid_to = $1) "
             f"SELECT (SELECT count(*) FROM b), (SELECT count(*) FROM b SEMI JOIN e USING ({keys})), "

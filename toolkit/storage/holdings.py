@@ -1,14 +1,14 @@
 """What a workspace holds, read: its loads (`_loads`, with those of dead processes shown interrupted),
 the names of its resources and views, one load's rows, and the plumbing every reader shares.
 
-`Holdings` is the part of `toolkit.storage.store.Store` that reads the file and changes nothing in it but
-the mark of loads whose process died; `toolkit.storage.history` reads across loads on top of it, and
-the Store opens the file, loads and exports. It is given `_file` (the FileHandle), `path`, `lake` and
-`read_only` by the Store's `__init__`.
+`Holdings` is the collaborator of `toolkit.storage.store.Store` that reads the file and changes nothing
+in it but the mark of loads whose process died. It is handed the Store's FileHandle and nothing else;
+`toolkit.storage.history` reads across loads through its public methods (`rows`, `frame`, `has_table`,
+`rows_of`, `loads_table`), and the Store hands its public reads on to it.
 """
 from __future__ import annotations
 
-__all__ = ["INTERRUPTED", "Holdings"]
+__all__ = ["INTERRUPTED", "Holdings", "closed_message", "shown_place"]
 
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,32 +41,33 @@ def _loads_read(dead: Sequence[str]) -> str:
             f"CASE WHEN {gone} THEN '{INTERRUPTED}' ELSE error END AS error) FROM _loads)")
 
 
+def shown_place(path: Path | None, lake: Lake | None) -> str:
+    """Where a workspace lives, safe to show: its file, its lake (password masked), or memory."""
+    return lake.shown if lake else str(path) if path else ":memory:"
+
+
+def closed_message(path: Path | None, lake: Lake | None) -> str:
+    """What every call of a closed workspace says: how to open it again."""
+    where = shown_place(path, lake)
+    again = f"toolkit.Workspace({where!r})" if path or lake else "toolkit.Workspace() (an in-memory one starts empty)"
+    return f"workspace {where} is closed; open it again with {again}"
+
+
 class Holdings:
-    """The workspace's file read: names resolved, views listed and counted, one load's rows, `_loads`."""
+    """The workspace's file read: names resolved, views listed and counted, one load's rows, `_loads`.
 
-    _file: FileHandle
-    path: Path | None
-    lake: Lake | None
-    read_only: bool
+    Handed the Store's FileHandle, which knows the file's path, its lake and whether it is read-only."""
 
-    @property
-    def closed(self) -> bool:
-        """Whether `close()` was called: every method then raises `WorkspaceError`."""
-        return self._file.closed
+    def __init__(self, file: FileHandle) -> None:
+        self._file = file
 
     @property
     def where(self) -> str:
-        """Where the workspace lives, safe to show: its file, its lake (password masked), or memory."""
-        return self.lake.shown if self.lake else str(self.path) if self.path else ":memory:"
+        return shown_place(self._file.path, self._file.lake)
 
-    def _closed_message(self) -> str:
-        again = f"toolkit.Workspace({self.where!r})" if self.path or self.lake else \
-            "toolkit.Workspace() (an in-memory one starts empty)"
-        return f"workspace {self.where} is closed; open it again with {again}"
-
-    def _check_open(self) -> None:
+    def check_open(self) -> None:
         if self._file.closed:
-            raise WorkspaceError(self._closed_message())
+            raise WorkspaceError(closed_message(self._file.path, self._file.lake))
 
     def _dead_loads(self, con: duckdb.DuckDBPyConnection) -> list[str]:
         """The running loads whose process no longer lives (toolkit.storage.processes)."""
@@ -76,46 +77,47 @@ class Holdings:
         return [load_id for load_id, owner in con.execute(
             f"SELECT load_id, {owned} FROM _loads WHERE status = 'running'").fetchall() if not alive(owner)]
 
-    def _mend_interrupted(self, con: duckdb.DuckDBPyConnection) -> None:
-        dead = self._dead_loads(con)
+    def mend_interrupted(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Mark the running loads whose process died interrupted, in the file (a read-write workspace)."""
+        dead, lake = self._dead_loads(con), self._file.lake is not None
         if dead:
-            settled(lambda: ledger.update_loads(con, self.lake is not None, [("status", "'interrupted'"), ("finished", "coalesce(finished, started)"),
-                                                            ("error", "?")], [INTERRUPTED],
-                                "status = 'running' AND list_contains(?, load_id)", [dead]), self.lake is not None)
+            settled(lambda: ledger.update_loads(
+                con, lake, [("status", "'interrupted'"), ("finished", "coalesce(finished, started)"), ("error", "?")],
+                [INTERRUPTED], "status = 'running' AND list_contains(?, load_id)", [dead]), lake)
 
-    def _loads_table(self) -> str:
+    def loads_table(self) -> str:
         """`_loads` with the running loads of processes that died marked interrupted: in the file by a
         read-write workspace, in what it shows by a read-only one."""
         with self._file.held() as con:
-            if self.read_only:
+            if self._file.read_only:
                 return _loads_read(self._dead_loads(con))
-            self._mend_interrupted(con)
+            self.mend_interrupted(con)
         return "_loads"
 
     def resolve(self, resource: str) -> tuple[str, str]:
         """("service", "resource") from "service.resource", or from "resource" if only one service has
         it; a resource the workspace holds no load of is a WorkspaceError naming those it holds."""
-        self._check_open()
+        self.check_open()
         if not isinstance(resource, str) or not resource:
             raise WorkspaceError(f"name a resource as 'service.resource', not {resource!r}")
         if "." in resource:
             service, name = resource.split(".", 1)
-            if not self._fetch("SELECT 1 FROM _loads WHERE service = ? AND resource = ? LIMIT 1", [service, name]):
-                raise WorkspaceError(self._not_held(service, name))
+            if not self.rows("SELECT 1 FROM _loads WHERE service = ? AND resource = ? LIMIT 1", [service, name]):
+                raise WorkspaceError(self.not_held(service, name))
             return service, name
-        services = [row[0] for row in self._fetch(
+        services = [row[0] for row in self.rows(
             "SELECT DISTINCT service FROM _loads WHERE resource = ? ORDER BY 1", [resource])]
         if not services:
-            raise WorkspaceError(self._not_held(None, resource))
+            raise WorkspaceError(self.not_held(None, resource))
         if len(services) != 1:
             raise WorkspaceError(f"services {', '.join(services)} all have {resource!r}: say which, "
                                  f"as 'service.{resource}'")
         return services[0], resource
 
-    def _not_held(self, service: str | None, name: str) -> str:
+    def not_held(self, service: str | None, name: str) -> str:
         """What to say of a resource the workspace holds no load of: what it holds instead, or that
         its loads all failed and where to read why."""
-        rows = self._fetch(f"SELECT service, resource, bool_or(status IN {FINISHED}), count(*) FROM _loads "
+        rows = self.rows(f"SELECT service, resource, bool_or(status IN {FINISHED}), count(*) FROM _loads "
                            "GROUP BY ALL ORDER BY 1, 2")
         held = [f"{s}.{r}" for s, r, finished, _ in rows if finished]
         failed = {f"{s}.{r}": n for s, r, finished, n in rows if not finished}
@@ -138,21 +140,21 @@ class Holdings:
         """One load's rows (the latest complete one by default) as a DataFrame."""
         load_id = load_id or self.latest(service, resource)
         if load_id is None:
-            raise WorkspaceError(self._not_held(service, resource) if not self._fetch(
+            raise WorkspaceError(self.not_held(service, resource) if not self.rows(
                 "SELECT 1 FROM _loads WHERE service = ? AND resource = ? LIMIT 1", [service, resource])
                 else f"no complete load of {service}.{resource} in {self.where}")
-        if not self._has_table(service, resource):  # a load that never wrote a batch
+        if not self.has_table(service, resource):  # a load that never wrote a batch
             return pd.DataFrame()
         with self._file.held() as con:
             con.execute("BEGIN TRANSACTION")  # the load's number and its rows from the same commits
             try:
-                query, args = self._rows_of(con, service, resource, load_id)
+                query, args = self.rows_of(con, service, resource, load_id)
                 table = con.sql(query, params=args).to_arrow_table()
             finally:
                 con.execute("COMMIT")
         return to_frame(table, self.categories(service, resource))
 
-    def _rows_of(self, con: duckdb.DuckDBPyConnection, service: str, resource: str,
+    def rows_of(self, con: duckdb.DuckDBPyConnection, service: str, resource: str,
                  load_id: str) -> tuple[str, list]:
         """The query of one finished load's rows: the versions valid in its number."""
         rows = con.execute("SELECT seq FROM _loads WHERE load_id = ?", [load_id]).fetchall()
@@ -183,31 +185,27 @@ class Holdings:
 
     def latest(self, service: str, resource: str) -> str | None:
         """The id of the latest complete (or stale) load of a resource."""
-        rows = self._fetch("SELECT load_id FROM _loads WHERE service = ? AND resource = ? AND status IN "
+        rows = self.rows("SELECT load_id FROM _loads WHERE service = ? AND resource = ? AND status IN "
                            "('complete', 'stale') ORDER BY seq DESC NULLS LAST, finished DESC LIMIT 1",
                            [service, resource])
         return rows[0][0] if rows else None
 
     def categories(self, service: str, resource: str) -> dict[str, list[str]]:
-        if self.read_only and not self._has_categories():
+        if self._file.read_only and not self.has_categories():
             return {}
-        rows = self._fetch("SELECT column_name, categories FROM _categories "
+        rows = self.rows("SELECT column_name, categories FROM _categories "
                            "WHERE service = ? AND resource = ?",
                            [service, resource])
         return {name: list(values) for name, values in rows}
 
-    def rows(self, query: str, params: Any = None) -> list[tuple]:
-        """A query's rows on the workspace's own connection, under its lock: what the pull floor asks of
-        `_loads` and of the row versions (toolkit.storage.file names them). `sql` is the analyst's."""
-        return self._fetch(query, params)
-
     def loads(self) -> pd.DataFrame:
-        """Every load: when, what, params (JSON), rows, requests, status, error, failed ids, key."""
-        return self._frame(f"SELECT * FROM {self._loads_table()} ORDER BY started")
+        """Every load: when, what, params (JSON), rows, requests, status, error, failed ids, key; in
+        their order (a resource's by `seq`, never before one numbered earlier whatever the clock said)."""
+        return self.frame(f"SELECT * FROM {self.loads_table()} ORDER BY {ledger.IN_ORDER}")
 
     def latest_loads(self) -> list[tuple[str, str, str]]:
         """Each resource's latest finished load: (service, resource, its params as JSON)."""
-        return self._fetch("SELECT service, resource, params FROM _loads WHERE status IN ('complete', 'stale') "
+        return self.rows("SELECT service, resource, params FROM _loads WHERE status IN ('complete', 'stale') "
                            "QUALIFY row_number() OVER (PARTITION BY service, resource ORDER BY seq DESC NULLS "
                            "LAST, finished DESC) = 1 ORDER BY service, resource")
 
@@ -215,10 +213,10 @@ class Holdings:
         """When each parent's rows were last confirmed: by the service's clock where the load saw it,
         else when the load finished (`clock="wall"`: when the load finished, this machine's clock);
         {} when none was ever recorded."""
-        if not self._has_own("_confirmed"):
+        if not self.has_own("_confirmed"):
             return {}
         moment = "l.finished" if clock == "wall" else "coalesce(l.service_clock, l.finished)"
-        return dict(self._fetch(
+        return dict(self.rows(
             f"SELECT c.parent, max({moment}) FROM _confirmed c JOIN _loads l "
             f"ON l.load_id = c.load_id AND l.status IN {FINISHED} WHERE c.service = ? AND c.resource = ? "
             f"GROUP BY 1", [service, resource]))
@@ -234,7 +232,7 @@ class Holdings:
         views = self._views()
         if not internals:
             return views
-        kept = self._frame("""
+        kept = self.frame("""
             SELECT schema_name || '.' || table_name AS "table", schema_name AS service, table_name AS resource
             FROM duckdb_tables() WHERE database_name = current_database() UNION ALL
             SELECT schema_name || '.' || view_name, schema_name, view_name FROM duckdb_views()
@@ -243,7 +241,7 @@ class Holdings:
         return pd.concat([views.assign(internal=False), kept.assign(internal=True)], ignore_index=True)
 
     def _views(self) -> pd.DataFrame:
-        views = self._frame(f"""
+        views = self.frame(f"""
             SELECT service || '.' || resource AS "table", service, resource,
                    arg_max(load_id, coalesce(seq, 0)) AS load_id, max(finished) AS finished,
                    0::BIGINT AS "rows", arg_max("rows", coalesce(seq, 0)) AS written,
@@ -252,7 +250,7 @@ class Holdings:
                         THEN left(arg_max(params, coalesce(seq, 0)), 119) || '…'
                         ELSE arg_max(params, coalesce(seq, 0)) END AS params,
                    resource LIKE '%{FILTERED}' AS filtered, count(*) AS loads
-            FROM {self._loads_table()} WHERE status IN {FINISHED}
+            FROM {self.loads_table()} WHERE status IN {FINISHED}
             GROUP BY ALL ORDER BY service, resource""")
         # "rows" is what the view shows (an incremental load writes only what changed: that is `written`)
         counts = self.view_counts()
@@ -269,25 +267,27 @@ class Holdings:
                 f"SELECT count(*) FROM {quote(s)}.{quote(t)} WHERE _valid_to IS NULL").fetchall()[0][0]
                 for s, t in held}
 
-    def _fetch(self, query: str, params: Any = None) -> list[tuple]:
+    def rows(self, query: str, params: Any = None) -> list[tuple]:
+        """A query's rows on the workspace's own connection, under its lock: what the pull floor asks of
+        `_loads` and of the row versions (toolkit.storage.file names them). `sql` is the analyst's."""
         with self._file.held() as con:
             return con.execute(query, params).fetchall()
 
-    def _frame(self, query: str, params: Any = None) -> pd.DataFrame:
+    def frame(self, query: str, params: Any = None) -> pd.DataFrame:
         with self._file.held() as con:
             table = con.sql(query, params=params).to_arrow_table()
         return to_frame(table)
 
-    def _has_table(self, service: str, resource: str) -> bool:
-        return bool(self._fetch("SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() "
+    def has_table(self, service: str, resource: str) -> bool:
+        return bool(self.rows("SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() "
                                 "AND schema_name = ? AND table_name = ?", [service, resource + "__versions"]))
 
-    def _has_categories(self) -> bool:
-        return self._has_own("_categories")
+    def has_categories(self) -> bool:
+        return self.has_own("_categories")
 
-    def _has_own(self, name: str) -> bool:
+    def has_own(self, name: str) -> bool:
         """Whether the workspace has one of its own tables in `main` (in a lake, a view: toolkit.storage.ledger)."""
-        return bool(self._fetch("SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() "
+        return bool(self.rows("SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() "
                                 "AND schema_name = 'main' AND table_name = ? UNION ALL SELECT 1 FROM duckdb_views() "
                                 "WHERE database_name = current_database() AND schema_name = 'main' AND view_name = ?",
                                 [name, name]))

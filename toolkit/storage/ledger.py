@@ -14,7 +14,7 @@ two at once conflict and one of them is retried (toolkit.storage.loads).
 """
 from __future__ import annotations
 
-__all__ = ["CATEGORIES_COLUMNS", "CONFIRMED", "LOADS_COLUMNS", "create", "head_of", "insert_load", "next_seq",
+__all__ = ["CATEGORIES_COLUMNS", "CONFIRMED", "IN_ORDER", "LOADS_COLUMNS", "create", "head_of", "insert_load", "next_seq",
            "put_categories", "update_loads"]
 
 import time
@@ -41,6 +41,12 @@ CATEGORIES_COLUMNS = (("service", "VARCHAR"), ("resource", "VARCHAR"), ("column_
 def _columns(columns: Sequence[tuple[str, str]]) -> str:
     return ", ".join(f"{name} {kind}" for name, kind in columns)
 
+
+# the loads' order (an ORDER BY of `_loads`), whatever this machine's clock said: a resource's finished
+# loads by their number (`seq`), each placed no earlier than those numbered before it, so a load made while
+# the clock ran behind still comes after them; the loads that took no number (failed, running) by their start
+IN_ORDER = ("CASE WHEN seq IS NULL THEN started ELSE max(started) OVER (PARTITION BY service, resource, "
+            "seq IS NULL ORDER BY seq) END, seq NULLS LAST, started")
 
 CONFIRMED = "CREATE TABLE IF NOT EXISTS _confirmed (service VARCHAR, resource VARCHAR, parent VARCHAR, load_id VARCHAR)"
 

@@ -16,9 +16,10 @@ whose row the load lacks stop being valid in it, and the load's rows no valid ve
 versions. Unchanged rows cost nothing, with or without a key; the temporary table spills to DuckDB's
 temp directory under the memory limit, never into the file.
 
-A Load is cut along what its commit does: `toolkit.storage.schema` (Evolution) makes and widens the
-table of row versions to take each batch, `toolkit.storage.merge` (Merge) turns the staged rows into
-versions; this module records, stages and commits.
+A Load's commit is done with two collaborators it makes for each commit and hands what they need:
+`toolkit.storage.schema` (Evolution, the commit's cursor and the columns stored) makes and widens the
+table of row versions to take each batch, `toolkit.storage.merge` (Merge, that table and the load's
+number) turns the staged rows into versions; this module records, stages and commits.
 """
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ import pandas as pd
 import pyarrow as pa
 
 from toolkit.catalog.masking import scrub, scrub_url
-from toolkit.errors import WorkspaceError
+from toolkit.errors import ValidationError, WorkspaceError
 from toolkit.storage import clock, ledger
 from toolkit.storage.file import (
     VALIDITY,
@@ -74,7 +75,7 @@ def params_json(params: Mapping[str, Any] | None) -> str:
     return orjson.dumps(scrub(params or {}), option=orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY).decode()
 
 
-class Load(Evolution, Merge):
+class Load:
     """One pull being written: batches go into a transaction that commits when the `with` block ends.
 
     `requests` and `failed_ids` are counters the fetcher updates; they are saved with the load, and so
@@ -85,6 +86,9 @@ class Load(Evolution, Merge):
     from them (`Store.frame_of`) instead of reading the load back; the `categoricals` among their
     columns are kept dictionary-encoded.
     """
+
+    _staged: Stage  # the load's batches until its commit, from `__enter__` on
+    _shape: Evolution  # the table as the running commit shapes it, made by each try of the commit
 
     def __init__(self, handle: FileHandle, service: str, base_url: str, resource: str,
                  params: Mapping[str, Any], key: tuple[str, ...], keep: bool = False,
@@ -104,14 +108,8 @@ class Load(Evolution, Merge):
         self.drift: list[dict] | None = None
         self.service_clock: datetime | None = None
         self._versions = versions_of(service, resource)
-        self._stage: str | None = None  # the temporary table of this load's rows, when they are merged
-        self._targets: list[str] = []   # the tables a batch's columns are added to: the stage and the versions
-        self._columns: dict[str, str] | None = None  # the versions' columns as this transaction sees them
         self.seq = 0  # the load's number among its resource's loads (`_loads.seq`)
         self._categories: dict[str, list[str]] = {}
-        self._ddl = False
-        self._cursor: duckdb.DuckDBPyConnection | None = None  # the commit's, while it runs
-        self._staged: Stage | None = None
         self.conflicts = 0  # commits of a lake tried again after another process's commit conflicted
         self._write_lock = threading.Lock()  # fan-out threads may share one load
         # an abandoned checkpoint of a load like this one, which `resume` may take over
@@ -219,7 +217,7 @@ class Load(Evolution, Merge):
         table = _arrow(batch)
         taken = {"_load_id", *VALIDITY} & set(table.column_names)
         if taken:
-            raise ValueError(f"a batch may not have a {', '.join(sorted(taken))} column: the workspace sets it")
+            raise ValidationError("batch", sorted(taken), "has columns the workspace sets itself: rename or drop them")
         given, table = table, self._decode_dictionaries(table)
         with self._write_lock:
             self._staged.add(table)
@@ -228,41 +226,26 @@ class Load(Evolution, Merge):
             if self.kept is not None:
                 self.kept.append(kept_batch(given, self._encoded))
 
-    def _insert(self, table: pa.Table) -> None:
+    def _insert(self, cursor: duckdb.DuckDBPyConnection, shape: Evolution, table: pa.Table) -> None:
         """A staged batch into the workspace, inside the commit's transaction."""
         # DuckDB reads the Arrow batch in place through a replacement scan of this local name; a registered
         # view would stay alive (MVCC) until the commit, so memory would grow with the load
         _toolkit_batch = table
-        cursor = self._cursor
         incoming = {name: kind for name, kind in cursor.execute(
             "SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM _toolkit_batch)").fetchall()}
         for field in table.schema:  # DuckDB 1.5 gives a list of only nulls as INTEGER[]: say it is untyped
             untyped = untyped_kind(field.type)
             if untyped and field.name in incoming:
                 incoming[field.name] = untyped
-        if self._columns is None:
-            self._create(incoming, table)
-        else:
-            if not self._targets:
-                self._choose_target()
-            self._evolve(incoming, table)
+        columns = shape.take(incoming, table)
         # lists and structs into a column widened to text go in as JSON, as the stored ones were
-        texts = [quote(n) for n, k in incoming.items() if nested(k) and self._columns.get(n) == "VARCHAR"]
+        texts = [quote(n) for n, k in incoming.items() if nested(k) and columns.get(n) == "VARCHAR"]
         rows = f"* REPLACE ({', '.join(f'to_json({n})::VARCHAR AS {n}' for n in texts)})" if texts else "*"
-        if self._stage:
-            cursor.execute(f"INSERT INTO {self._stage} BY NAME SELECT {rows} FROM _toolkit_batch")
+        if shape.stage:
+            cursor.execute(f"INSERT INTO {shape.stage} BY NAME SELECT {rows} FROM _toolkit_batch")
         else:
             cursor.execute(f"INSERT INTO {self._versions} BY NAME SELECT {rows}, ? AS _valid_from "
                            "FROM _toolkit_batch", [self.seq])
-
-    def _choose_target(self) -> None:
-        """Write straight into the versions when none is valid (every row is then new), else into a stage."""
-        valid = self._cursor.execute(f"SELECT 1 FROM {self._versions} WHERE _valid_to IS NULL LIMIT 1").fetchall()
-        if valid:
-            self._stage = f"temp.main.{quote('_toolkit_stage_' + self.load_id)}"
-            self._cursor.execute(f"CREATE TEMP TABLE {quote('_toolkit_stage_' + self.load_id)} AS "
-                                 f"SELECT * EXCLUDE (_valid_from, _valid_to) FROM {self._versions} LIMIT 0")
-        self._targets = [self._versions] + ([self._stage] if self._stage else [])
 
     def _decode_dictionaries(self, table: pa.Table) -> pa.Table:
         """Categoricals are stored as their values (an ENUM would refuse the next load's new status);
@@ -337,8 +320,7 @@ class Load(Evolution, Merge):
         handle = self.handle
         with handle.held(f"committing {self.service}.{self.resource}"):
             began = time.monotonic()
-            cursor = self._cursor = handle.cursor()
-            self._stage, self._targets, self._ddl = None, [], False
+            cursor = handle.cursor()
             handle.loads_begin()
             try:
                 cursor.execute("BEGIN TRANSACTION")
@@ -348,9 +330,11 @@ class Load(Evolution, Merge):
                     "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = "
                     "current_database() AND schema_name = ? AND table_name = ?",
                     [self.service, self.resource + "__versions"]).fetchall()
-                self._columns = dict(described) if described else None
+                self._shape = shape = Evolution(cursor, handle, self.service, self.resource, self.key,
+                                                dict(described) if described else None,
+                                                f"_toolkit_stage_{self.load_id}")
                 for table in self._staged:
-                    self._insert(table)
+                    self._insert(cursor, shape, table)
                 self._finish(cursor, began)
                 cursor.execute("COMMIT")
             except BaseException:
@@ -359,22 +343,26 @@ class Load(Evolution, Merge):
                 raise
             finally:
                 handle.loads_end()
-                self._cursor = None
                 cursor.close()
         self.status = "complete"
 
     def _finish(self, cursor: duckdb.DuckDBPyConnection, began: float) -> None:
-        lake = self.handle.lake is not None
+        lake, shape = self.handle.lake is not None, self._shape
         for name, values in self._categories.items():
             stored = cursor.execute("SELECT categories FROM _categories WHERE service = ? AND resource = ? "
                                     "AND column_name = ?", [self.service, self.resource, name]).fetchone()
             merged = list(stored[0]) if stored else []
             merged += [v for v in values if v not in merged]
             ledger.put_categories(cursor, lake, self.service, self.resource, name, merged)
-        if self._columns is not None:
-            self._one_row_per_key()
-            self._merge()
-        if self._ddl:  # a view's columns are fixed when it is created: recreate it after the table changed
+        if shape.columns is not None:
+            merge = Merge(cursor, shape, self.seq, str(self.load_id))
+            doubled = merge.one_row_per_key()
+            if doubled:
+                self.rows -= doubled["count"]
+                self.kept = None        # the batches held the doubles: the caller reads the load back
+                self.drift = [*(self.drift or []), doubled]
+            merge.merge(self.carry)
+        if shape.changed:  # a view's columns are fixed when it is created: recreate it after the table changed
             cursor.execute(view_sql(self.service, self.resource))
             cursor.execute(loads_view_sql(self.service, self.resource))
             cursor.execute(history_view_sql(self.service, self.resource))
@@ -396,9 +384,11 @@ class Load(Evolution, Merge):
                                 "AND status IN ('complete', 'stale')", [self.service, self.resource, self.seq]).fetchone()
         if not before or before[0] is None or finished >= before[0]:
             return
-        shown = "%Y-%m-%d %H:%M:%S UTC"
+        shown, behind = "%Y-%m-%d %H:%M:%S UTC", (before[0] - finished).total_seconds()
+        # the gap between two loads' ends understates the jump by the time between them: whole minutes past one
+        behind = round(behind / 60) * 60 if behind >= 60 else round(behind)
         entry = {"field": "finished", "kind": "clock_behind", "count": 1, "example":
-                 f"this machine's clock ran {timedelta(seconds=round((before[0] - finished).total_seconds()))} behind: the load ended at "
+                 f"this machine's clock ran {timedelta(seconds=behind)} behind: the load ended at "
                  f"{finished.astimezone(UTC):{shown}}, before the previous load did ({before[0].astimezone(UTC):{shown}}); "
                  "its times are not trusted, freshness and max_age go by the loads' order"}
         self.drift = [*(d for d in self.drift or [] if d.get("kind") != "clock_behind"), entry]

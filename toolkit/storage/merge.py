@@ -2,72 +2,68 @@
 incremental load carries over, and the set-based merge that ends the versions the load lacks and begins
 those it brings (the docstring of `toolkit.storage.loads` says how rows are matched).
 
-`Merge` is the part of `toolkit.storage.loads.Load` that runs at the end of its commit's transaction.
+`Merge` runs at the end of a `toolkit.storage.loads.Load`'s commit, made for it with what it needs: the
+commit's cursor, the table as the commit shaped it (`toolkit.storage.schema.Evolution`), the load's
+number and id. What it finds (the doubled rows of a key) it gives back; the load keeps its own counts.
 """
 from __future__ import annotations
 
 __all__ = ["Merge"]
 
+from typing import Any
+
 import duckdb
 
 from toolkit.errors import WorkspaceError
 from toolkit.storage.file import VALIDITY, quote, row_hash
+from toolkit.storage.schema import Evolution
 
 
 class Merge:
     """The commit's merge of a load's rows into the versions (the module docstring)."""
 
-    service: str
-    resource: str
-    key: tuple[str, ...]
-    carry: tuple[str, list] | None
-    load_id: str | None
-    seq: int
-    rows: int
-    drift: list[dict] | None
-    _cursor: duckdb.DuckDBPyConnection | None
-    _columns: dict[str, str] | None
-    _targets: list[str]
-    _stage: str | None
-    _versions: str
+    def __init__(self, cursor: duckdb.DuckDBPyConnection, table: Evolution, seq: int, load_id: str) -> None:
+        self._cursor, self._table, self._seq, self._load_id = cursor, table, seq, load_id
+        self._columns = table.columns or {}
 
-    def _one_row_per_key(self) -> None:
+    def one_row_per_key(self) -> dict[str, Any] | None:
         """One load never holds two rows of one key: a walk over data that moved, or a service that
-        repeats rows, keeps the later one, and the load's drift counts the others (`duplicate_key`).
-        Rows whose key is incomplete are left alone: NULLs are not equal keys."""
-        key = [k for k in self.key if k in (self._columns or {})]
-        if not key or not self._targets:
-            return
-        target = self._stage or self._versions
-        mine = "" if self._stage else f"_valid_from = {int(self.seq)} AND _valid_to IS NULL AND "
+        repeats rows, keeps the later one; the others are given back as a drift entry (`duplicate_key`)
+        with their count, which the load takes off its rows. Rows whose key is incomplete are left
+        alone: NULLs are not equal keys."""
+        table = self._table
+        key = [k for k in table.key if k in self._columns]
+        if not key or not table.targets:
+            return None
+        target = table.stage or table.versions
+        mine = "" if table.stage else f"_valid_from = {int(self._seq)} AND _valid_to IS NULL AND "
         keys = ", ".join(quote(k) for k in key)
         where = mine + " AND ".join(f"{quote(k)} IS NOT NULL" for k in key)
         doubled = self._cursor.execute(f"SELECT count(*) - count(DISTINCT ({keys})) FROM {target} "
-                                       f"WHERE {where}").fetchone()[0]
+                                       f"WHERE {where}").fetchall()[0][0]
         if not doubled:
-            return
+            return None
         self._cursor.execute(f"DELETE FROM {target} WHERE rowid IN (SELECT r FROM (SELECT rowid AS r, "
                              f"row_number() OVER (PARTITION BY {keys} ORDER BY rowid DESC) AS n FROM {target} "
                              f"WHERE {where}) WHERE n > 1)")
-        self.rows -= doubled
-        self.kept = None        # the batches held the doubles: the caller reads the load back
-        self.drift = [*(self.drift or []), {"field": ", ".join(key), "kind": "duplicate_key", "count": doubled,
-                                            "example": "the later row of each key is kept"}]
+        return {"field": ", ".join(key), "kind": "duplicate_key", "count": doubled,
+                "example": "the later row of each key is kept"}
 
-    def _merge(self) -> None:
+    def merge(self, carry: tuple[str, list] | None) -> None:
         """The staged rows become this load's view (module docstring); without a stage, the rows went
-        straight in, or none came and every valid version stops being valid here."""
-        cursor, versions, seq = self._cursor, self._versions, self.seq
-        if not self._targets:  # no batch: a load of no rows
+        straight in, or none came and every valid version stops being valid here. `carry`: the SQL
+        condition (and its parameters) of the valid versions an incremental load keeps."""
+        cursor, versions, seq, stage = self._cursor, self._table.versions, self._seq, self._table.stage
+        if not self._table.targets:  # no batch: a load of no rows
             cursor.execute(f"UPDATE {versions} SET _valid_to = ? WHERE _valid_to IS NULL", [seq])
             return
-        if self._stage is None:
+        if stage is None:
             return
-        if self.carry is not None:
-            self._carry()
+        if carry is not None:
+            self._carry(stage, *carry)
         data = [name for name in self._columns if name not in VALIDITY]
-        old, new = (quote(f"_toolkit_{side}_{self.load_id}") for side in ("old", "new"))
-        for name, source, where in ((old, versions, "WHERE _valid_to IS NULL"), (new, self._stage, "")):
+        old, new = (quote(f"_toolkit_{side}_{self._load_id}") for side in ("old", "new"))
+        for name, source, where in ((old, versions, "WHERE _valid_to IS NULL"), (new, stage, "")):
             cursor.execute(f"CREATE TEMP TABLE {name} AS SELECT rowid AS r, {row_hash(data)} AS h "
                            f"FROM {source} {where}")
         match = "h"
@@ -81,20 +77,20 @@ class Merge:
             match = "h, n"
         cursor.execute(f"UPDATE {versions} SET _valid_to = ? WHERE _valid_to IS NULL AND rowid IN "
                        f"(SELECT r FROM temp.main.{old} ANTI JOIN temp.main.{new} USING ({match}))", [seq])
-        cursor.execute(f"INSERT INTO {versions} BY NAME SELECT *, ? AS _valid_from FROM {self._stage} WHERE "
+        cursor.execute(f"INSERT INTO {versions} BY NAME SELECT *, ? AS _valid_from FROM {stage} WHERE "
                        f"rowid IN (SELECT r FROM temp.main.{new} ANTI JOIN temp.main.{old} USING ({match}))", [seq])
         for name in (old, new):
             cursor.execute(f"DROP TABLE temp.main.{name}")
-        cursor.execute(f"DROP TABLE {self._stage}")
+        cursor.execute(f"DROP TABLE {stage}")
 
-    def _carry(self) -> None:
+    def _carry(self, stage: str, condition: str, args: list) -> None:
         """An incremental load: the valid versions it keeps join its rows before the merge, so that
         they match themselves and stay as they are (those whose key its rows hold are replaced)."""
-        condition, args = self.carry
-        if not self.key:
-            raise WorkspaceError(f"{self.service}.{self.resource} has no key: it cannot be pulled incrementally")
-        keys = ", ".join(quote(k) for k in self.key)
+        table = self._table
+        if not table.key:
+            raise WorkspaceError(f"{table.service}.{table.resource} has no key: it cannot be pulled incrementally")
+        keys = ", ".join(quote(k) for k in table.key)
         data = ", ".join(f"v.{quote(name)}" for name in self._columns if name not in VALIDITY)
-        self._cursor.execute(f"INSERT INTO {self._stage} BY NAME SELECT {data} FROM (SELECT * FROM "
-                             f"{self._versions} WHERE _valid_to IS NULL AND ({condition})) v "
-                             f"ANTI JOIN (SELECT {keys} FROM {self._stage}) s USING ({keys})", args)
+        self._cursor.execute(f"INSERT INTO {stage} BY NAME SELECT {data} FROM (SELECT * FROM "
+                             f"{table.versions} WHERE _valid_to IS NULL AND ({condition})) v "
+                             f"ANTI JOIN (SELECT {keys} FROM {stage}) s USING ({keys})", args)

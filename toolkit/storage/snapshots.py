@@ -41,6 +41,7 @@ from toolkit.storage.file import (
     versions_of,
     view_sql,
 )
+from toolkit.storage.ledger import IN_ORDER
 from toolkit.storage.readback import to_frame
 from toolkit.storage.sealed import Limits, seal
 from toolkit.storage.timeline import Timeline, measures, timeline_sql
@@ -209,7 +210,7 @@ class Snapshot:
 
     def loads(self) -> pd.DataFrame:
         """The loads the snapshot holds."""
-        return self._frame("SELECT * FROM _loads ORDER BY started")
+        return self._frame(f"SELECT * FROM _loads ORDER BY {IN_ORDER}")
 
     def read(self, service: str, resource: str, load_id: str | None = None) -> pd.DataFrame:
         """A resource as a DataFrame: its latest load, or `load_id` of a snapshot exported with history."""

@@ -26,10 +26,11 @@ A load whose process died (kill -9, a crash) stays "running" in the file. Each l
 interrupted ("interrupted: the process ended during the load"), and a read-only one, which may not write, shows them so (`loads()`,
 `history()`).
 
-The Store is cut in three along what it does: `toolkit.storage.holdings` reads what the file holds (names,
-views, one load's rows, `_loads`), `toolkit.storage.history` reads across loads (as_of, history,
-versions, timeline, drift, diff), and this module opens the file, loads, runs the analyst's SQL and
-exports. `Query` (toolkit.storage.query) is what `sql` gives.
+The Store is composed of two readers it hands its reads on to, each given only what it needs:
+`Holdings` (toolkit.storage.holdings, handed the FileHandle) reads what the file holds (names, views, one
+load's rows, `_loads`), and `History` (toolkit.storage.history, handed the Holdings and the FileHandle)
+reads across loads (as_of, history, versions, timeline, drift, diff). This module opens the file,
+loads, runs the analyst's SQL and exports. `Query` (toolkit.storage.query) is what `sql` gives.
 """
 from __future__ import annotations
 
@@ -37,46 +38,58 @@ __all__ = ["INTERRUPTED", "Query", "Store", "UnknownTableError"]
 
 import contextlib
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from datetime import timedelta
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import duckdb
 import pandas as pd
+import pyarrow as pa
 
 from toolkit.catalog.masking import scrub_url
-from toolkit.errors import UnknownTableError, ValidationError, WorkspaceError
+from toolkit.errors import UnknownTableError, ValidationError, WorkspaceArgumentError, WorkspaceError
 from toolkit.storage import clock, exports, ledger
+from toolkit.storage.diffs import Diff
 from toolkit.storage.file import (
     MIGRATE_HINT,
     filtered_of,
-    history_view_sql,
-    loads_view_sql,
+    mend_views,
     migrate,
     not_there,
     old_layout,
     usable_path,
-    view_sql,
 )
 from toolkit.storage.grants import may_write
 from toolkit.storage.handle import FileHandle
 from toolkit.storage.history import History
-from toolkit.storage.holdings import INTERRUPTED
+from toolkit.storage.holdings import INTERRUPTED, Holdings, closed_message
 from toolkit.storage.lake import Lake, is_lake, orphans, settled
 from toolkit.storage.loads import Load, params_json
 from toolkit.storage.query import Query
 from toolkit.storage.runs import Run
 from toolkit.storage.sealed import Limits, seal
 from toolkit.storage.stage import remove_abandoned
+from toolkit.storage.timeline import Timeline
 
 # DuckDB's words for a table it cannot find: 'Table with name targets does not exist!' or, when the
 # schema is missing too, 'Table with name "translation.targets" does not exist because schema ...'
 _MISSING_TABLE = re.compile(r'Table with name "?(?:(?P<schema>[^".\s]+)\.)?(?P<name>[^"\s!]+)"? does not exist')
 
 
-class Store(History):
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _told_by(source: Callable[..., Any]) -> Callable[[_Method], _Method]:
+    """A method the Store hands on to a collaborator, given the collaborator's docstring, which `?` shows."""
+    def told(method: _Method) -> _Method:
+        method.__doc__ = source.__doc__
+        return method
+    return told
+
+
+class Store:
     """One DuckDB file (in memory without a path): every load, the current view of each resource, history.
 
         store = Store("reporting.duckdb")        # toolkit.Workspace is a Store that also connects
@@ -94,18 +107,19 @@ class Store(History):
                  wait: float | None = None, data_path: str | Path | None = None,
                  sealed: Limits | None = None) -> None:
         if sealed is not None and not read_only:
-            raise ValueError("sealed=Limits(...) is for a reader: open it with read_only=True")
-        self.lake = Lake(path, None if data_path is None else str(data_path)) if is_lake(path) else None
+            raise WorkspaceArgumentError("sealed=Limits(...) is for a reader: open it with read_only=True")
+        self.lake = Lake(str(path), None if data_path is None else str(data_path)) if is_lake(path) else None
         if data_path is not None and self.lake is None:
-            raise ValueError("data_path is for a team workspace (toolkit.Workspace('ducklake:...', data_path=...)); "
-                             "a file workspace keeps its data in its file")
+            raise WorkspaceArgumentError("data_path is for a team workspace (toolkit.Workspace('ducklake:...', "
+                                         "data_path=...)); a file workspace keeps its data in its file: leave it out")
         self.path = Path(path) if path and str(path) != ":memory:" and self.lake is None else None
         if read_only and self.path is None and self.lake is None:
-            raise ValueError("read_only needs a file: an in-memory workspace starts empty")
+            raise WorkspaceArgumentError("read_only=True needs a file: an in-memory workspace starts empty; give "
+                                         "the workspace's path")
         # what a refused write says to do: a role that may only read (toolkit lake check) gets the lake
         # attached read-only, so that refresh and pull refuse it before anything is sent to a service
         self.read_only_advice = "open it without read_only=True"
-        if not read_only and self.lake is not None and self.lake.scanner == "postgres" and not may_write(path):
+        if not read_only and self.lake is not None and self.lake.scanner == "postgres" and not may_write(str(path)):
             read_only = True
             self.read_only_advice = ("its role may only read the lake: a writer's address refreshes it "
                                      "(toolkit lake check says what a role may do)")
@@ -116,16 +130,18 @@ class Store(History):
             raise WorkspaceError(not_there(self.path, "workspace", "to read") + ". A read-write open "
                                  "(toolkit.Workspace(path)) creates one")
         # the file and the lock this store shares with its loads, and nothing else of it
-        self._file = FileHandle(self.path, read_only, wait, self._closed_message, lake=self.lake,
-                                seal=None if sealed is None else partial(seal, limits=sealed,
-                                                                         readable=self._readable()))
+        self._file = FileHandle(self.path, read_only, wait, partial(closed_message, self.path, self.lake),
+                                lake=self.lake, seal=None if sealed is None else partial(
+                                    seal, limits=sealed, readable=self._readable()))
+        self._holdings = Holdings(self._file)
+        self._history = History(self._holdings, self._file)
         if not read_only:
             with self._file.held("opening") as con:
                 settled(lambda: ledger.create(con, self.lake is not None), self.lake is not None)
-                self._mend_interrupted(con)
+                self._holdings.mend_interrupted(con)
                 if self.lake is None:
                     migrate(con)
-                self._mend_views(con)
+                mend_views(con)
             if self.path is not None:
                 remove_abandoned(self.path)
         else:
@@ -141,31 +157,25 @@ class Store(History):
         where = self.lake.data_path if self.lake is not None else None
         return [where] if where and "://" not in where else []
 
+    @property
+    def closed(self) -> bool:
+        """Whether `close()` was called: every method then raises `WorkspaceError`."""
+        return self._file.closed
+
+    @property
+    def where(self) -> str:
+        """Where the workspace lives, safe to show: its file, its lake (password masked), or memory."""
+        return self._holdings.where
+
+    def _check_open(self) -> None:
+        self._holdings.check_open()
+
     def interrupt(self) -> None:
         """Stop the query running now, from another thread: a call past its time limit."""
         self._file.interrupt()
 
-    def _mend_views(self, con: duckdb.DuckDBPyConnection) -> None:
-        """Recreate a resource's views where they are not the ones `storage.file` makes (missing, or written
-        by an earlier toolkit: one reading `_loads` unqualified broke in a file attached elsewhere); a
-        read-only open reads them as they are."""
-        views = dict(con.execute(
-            "SELECT schema_name || '.' || view_name, sql FROM duckdb_views() "
-            "WHERE database_name = current_database() AND NOT internal").fetchall())
-        for service, table in con.execute(
-                "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = current_database() "
-                "AND table_name LIKE '%\\_\\_versions' ESCAPE '\\'").fetchall():
-            resource = table.removesuffix("__versions")
-            plain, every = views.get(f"{service}.{resource}") or "", views.get(f"{service}.{resource}__loads") or ""
-            if "__versions" not in plain or "_loads" in plain:  # DuckDB gives views' SQL back reworded
-                con.execute(view_sql(service, resource))
-            if "__versions" not in every or "main._loads" not in every:
-                con.execute(loads_view_sql(service, resource))
-            if "valid_from_seq" not in (views.get(f"{service}.{resource}__history") or ""):
-                con.execute(history_view_sql(service, resource))
-
     @contextlib.contextmanager
-    def hold(self) -> Iterator[Store]:
+    def hold(self) -> Iterator[Self]:
         """Hold the file for a block: what `ws.sql` makes that lasts one connection (a temp table, a
         SET, an ATTACH) lasts through the block, and other processes wait for it meanwhile.
 
@@ -224,7 +234,7 @@ class Store(History):
         None. Never an older load because a clock says it is younger: a load made while this machine's
         clock ran behind is not picked over a later one, and one that ended in the future of this clock
         (a clock set back since) is not trusted to be fresh."""
-        rows = self._fetch("SELECT load_id, finished FROM _loads WHERE status = 'complete' AND service = ? AND "
+        rows = self._holdings.rows("SELECT load_id, finished FROM _loads WHERE status = 'complete' AND service = ? AND "
                            "base_url = ? AND resource = ? AND params = ? ORDER BY seq DESC NULLS LAST LIMIT 1",
                            [service, scrub_url(base_url), resource, params_json(params)])
         if not rows:
@@ -240,7 +250,7 @@ class Store(History):
                       params: Mapping[str, Any] | None) -> str | None:
         """The load an incremental pull builds on: the resource's latest finished load (its view), when
         it was complete (or stale) and had the same base URL and params; else None."""
-        rows = self._fetch("SELECT load_id, base_url, params FROM _loads WHERE service = ? AND resource = ? "
+        rows = self._holdings.rows("SELECT load_id, base_url, params FROM _loads WHERE service = ? AND resource = ? "
                            "AND status IN ('complete', 'stale') ORDER BY seq DESC NULLS LAST LIMIT 1",
                            [service, resource])
         if rows and rows[0][1] == scrub_url(base_url) and rows[0][2] == params_json(params):
@@ -258,7 +268,7 @@ class Store(History):
         latest finished load and complete (not stale since); else None: the resource is pulled again."""
         if not load_id:
             return None
-        rows = self._fetch("SELECT load_id, status, \"rows\" FROM _loads WHERE service = ? AND resource = ? AND "
+        rows = self._holdings.rows("SELECT load_id, status, \"rows\" FROM _loads WHERE service = ? AND resource = ? AND "
                            "status IN ('complete', 'stale') ORDER BY seq DESC NULLS LAST LIMIT 1", [service, resource])
         return rows[0][2] if rows and rows[0][:2] == (load_id, "complete") else None
 
@@ -303,12 +313,12 @@ class Store(History):
             # DuckDB's guess names its own catalog ("pg_catalog.pg_class") for a view not fetched yet
             hint = "".join(f" ({line.strip()})" for line in str(error).splitlines()[1:2]
                            if schema is None and "pg_catalog" not in line and "information_schema" not in line)
-            raise UnknownTableError(self._not_held(schema, name) + hint) from None
+            raise UnknownTableError(self._holdings.not_held(schema, name) + hint) from None
         return Query(self._file, query, params)
 
     def _has_loads_table(self) -> bool:
         """Whether this is a workspace at all (a lake's `_loads` is a view: toolkit.storage.ledger)."""
-        return self._has_own("_loads")
+        return self._holdings.has_own("_loads")
 
     # -- snapshots ---------------------------------------------------------------------------------
 
@@ -322,20 +332,87 @@ class Store(History):
             ws.export("week.duckdb", resources=["audience_platform.audiences", "translation.targets"],
                       since="2026-11-20")
         """
-        chosen = None if resources is None else [self.resolve(r) for r in
+        chosen = None if resources is None else [self._holdings.resolve(r) for r in
                                                   ([resources] if isinstance(resources, str) else resources)]
-        when = None
-        if since is not None:
-            try:
-                stamp = pd.Timestamp(since)
-                if stamp is pd.NaT:
-                    raise ValueError(since)
-            except (ValueError, TypeError, OverflowError):
-                raise ValidationError("since", since, "must be a time, a date, or text such as 2026-11-20 or "
-                                      "2026-11-20T09:00:00Z") from None
-            when = (stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")).to_pydatetime()
+        when = None if since is None else _moment("since", since)
         with self._file.held("exporting a snapshot") as con:
             return exports.export(con, Path(path), format, history, overwrite, self.path, chosen, when)
+
+    # -- reads, handed on to the Holdings and the History ------------------------------------------
+
+    @_told_by(Holdings.resolve)
+    def resolve(self, resource: str) -> tuple[str, str]:
+        return self._holdings.resolve(resource)
+
+    @_told_by(Holdings.read)
+    def read(self, service: str, resource: str, load_id: str | None = None) -> pd.DataFrame:
+        return self._holdings.read(service, resource, load_id)
+
+    @_told_by(Holdings.frame_of)
+    def frame_of(self, service: str, resource: str, load_id: str, written: list[pa.Table]) -> pd.DataFrame:
+        return self._holdings.frame_of(service, resource, load_id, written)
+
+    @_told_by(Holdings.latest)
+    def latest(self, service: str, resource: str) -> str | None:
+        return self._holdings.latest(service, resource)
+
+    @_told_by(Holdings.categories)
+    def categories(self, service: str, resource: str) -> dict[str, list[str]]:
+        return self._holdings.categories(service, resource)
+
+    @_told_by(Holdings.rows)
+    def rows(self, query: str, params: Any = None) -> list[tuple]:
+        return self._holdings.rows(query, params)
+
+    @_told_by(Holdings.loads)
+    def loads(self) -> pd.DataFrame:
+        return self._holdings.loads()
+
+    @_told_by(Holdings.latest_loads)
+    def latest_loads(self) -> list[tuple[str, str, str]]:
+        return self._holdings.latest_loads()
+
+    @_told_by(Holdings.confirmations)
+    def confirmations(self, service: str, resource: str, clock: str = "service") -> dict[str, Any]:
+        return self._holdings.confirmations(service, resource, clock)
+
+    @_told_by(Holdings.tables)
+    def tables(self, internals: bool = False) -> pd.DataFrame:
+        return self._holdings.tables(internals)
+
+    @_told_by(Holdings.view_counts)
+    def view_counts(self) -> dict[tuple[str, str], int]:
+        return self._holdings.view_counts()
+
+    @_told_by(History.as_of)
+    def as_of(self, resource: str, at: Any = None, *, relation: bool = False,
+              clock: str = "wall") -> pd.DataFrame | Query:
+        return self._history.as_of(resource, at, relation=relation, clock=clock)
+
+    @_told_by(History.versions)
+    def versions(self, resource: str, relation: bool = False) -> pd.DataFrame | Query:
+        return self._history.versions(resource, relation)
+
+    @_told_by(History.history)
+    def history(self, resource: str) -> pd.DataFrame:
+        return self._history.history(resource)
+
+    @_told_by(History.timeline)
+    def timeline(self, resource: str, by: str | Sequence[str] | None = None,
+                 agg: str | Mapping[str, str] | None = None) -> Timeline:
+        return self._history.timeline(resource, by, agg)
+
+    @_told_by(History.drift)
+    def drift(self, resource: str | None = None, load_id: str | None = None) -> pd.DataFrame:
+        return self._history.drift(resource, load_id)
+
+    @_told_by(History.diff)
+    def diff(self, resource: str, before: str | None = None, after: str | None = None) -> Diff:
+        return self._history.diff(resource, before, after)
+
+    @_told_by(History.changes)
+    def changes(self, service: str, resource: str, load_id: str) -> dict[str, int]:
+        return self._history.changes(service, resource, load_id)
 
     def close(self) -> None:
         """Let the file go for good (other processes hold it as they need it); closing again does nothing."""
@@ -351,3 +428,14 @@ class Store(History):
     def __repr__(self) -> str:
         state = " (closed)" if self.closed else ""
         return f"<toolkit.{type(self).__name__} {self.where}{state}>"
+
+
+def _moment(name: str, given: Any) -> datetime:
+    """A moment the analyst gave (a time, a date, or text), in UTC."""
+    try:
+        stamp = pd.Timestamp(given)
+    except (ValueError, TypeError, OverflowError):
+        stamp = pd.NaT
+    if pd.isna(stamp):
+        raise ValidationError(name, given, "must be a time, a date, or text such as 2026-11-20 or 2026-11-20T09:00:00Z")
+    return (stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")).to_pydatetime()

@@ -93,7 +93,7 @@ class Timeline(pd.DataFrame):
                      f"{wide.shape[1]:,}, in colour")
         said += f"; {still:,} unchanged" + (" and the rest" if still < len(rest) else "") + " in grey"
         grey = f"and {still:,} unchanged" if still == len(rest) else f"and {len(rest):,} more ({still:,} unchanged)"
-        ax = None
+        ax: Any = None
         if rest:
             ax = wide[rest].plot(color="#b8c0c8", linewidth=0.8, legend=False, **kwargs)
             for i, line in enumerate(ax.get_lines()):      # one legend entry for them all

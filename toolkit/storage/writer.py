@@ -41,7 +41,8 @@ class Writer:
     """Gathers a load's tables and writes them in batches, one at a time on a thread of its own."""
 
     def __init__(self, load: Writes) -> None:
-        self.load, self.tables, self.pending, self.rows, self.bytes = load, [], 0, 0, 0
+        self.tables: list[pa.Table] = []
+        self.load, self.pending, self.rows, self.bytes = load, 0, 0, 0
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="toolkit-write")
         self._writing: Future | None = None
 
