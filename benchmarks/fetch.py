@@ -64,7 +64,7 @@ def connect(service: str, credentials: dict, workspace=None):
         client.transport.budget = RateBudget(None, None)
     token = TOKENS.get(credentials["base_url"])
     if token:
-        auth = client.transport.auth
+        auth = getattr(client, "auth", None) or client.transport.auth     # a checkout before Client.auth: its transport's
         auth._access, auth._expires = Secret(token), time.monotonic() + 3000
         auth.redactor.add(auth._access)
     return client

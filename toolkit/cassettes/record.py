@@ -33,7 +33,7 @@ from toolkit.cassettes.scrub import FORM_SECRET_FIELDS, MASK, Scrubber, json_bod
 from toolkit.catalog.spec import Action
 from toolkit.http.client import Client, connect, credentials_from_env
 from toolkit.http.rules import version_tuple
-from toolkit.http.session import RateBudget
+from toolkit.http.session import RateBudget, Transport
 
 FOLDER = "cassettes"
 REAL_FOLDER = "cassettes-real"
@@ -95,11 +95,9 @@ def replay_client(service: str, options: Mapping[str, Any] | None = None) -> Cli
     svc = catalog.SERVICES[service]
     options = dict(options or {})
     credentials = {k: options.pop(k, "replay-" + k) for k in svc.credentials}
-    client = connect(service, base_url=f"{SANDBOX_ORIGIN}/{service}{svc.base_path}", **credentials)
-    client.transport.budget = RateBudget(None, None)
-    client.transport.session.trust_env = False         # no proxy lookup: nothing leaves the process
-    client.transport.sleep = lambda seconds: None
-    return client
+    # no proxy lookup: nothing leaves the process
+    transport = Transport(budget=RateBudget(None, None), trust_env=False, sleep=lambda seconds: None)
+    return connect(service, base_url=f"{SANDBOX_ORIGIN}/{service}{svc.base_path}", transport=transport, **credentials)
 
 
 def replay(path: Path | str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:

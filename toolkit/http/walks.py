@@ -2,19 +2,19 @@
 with the following pages asked for on threads while one is read (`ahead`) and each next page's request
 made from the first one's where only the page, offset or cursor differs.
 
-`Walks` is the part of `toolkit.http.client.Client` that walks; it asks the client to prepare, send and
-read each request (`prepare`, `send`, `exchange`).
+`Walker` is the collaborator of `toolkit.http.client.Client` that walks: handed the client, it asks
+it, through its public methods only (`Walking`), to prepare, send and read each request.
 """
 from __future__ import annotations
 
-__all__ = ["Page", "Walks"]
+__all__ = ["Page", "Walker", "Walking"]
 
 import dataclasses
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import requests
 
@@ -36,14 +36,28 @@ class Page:
     full: bool = False            # as many rows as were asked for: another page may follow
 
 
-class Walks:
-    """Every page of a list action walked with its paging style (the module docstring)."""
+class Walking(Protocol):
+    """What a walk asks of its client."""
 
-    service: Service
-    action: Callable[[str | Action], Action]
-    prepare: Callable[..., Prepared]
-    send: Callable[[Prepared], requests.Response]
-    exchange: Callable[..., tuple[Any, requests.Response]]
+    @property
+    def service(self) -> Service: ...
+
+    def action(self, action: str | Action) -> Action: ...
+
+    def prepare(self, action: str | Action, *, version: str | None = ..., headers: Mapping[str, str] | None = ...,
+                content_type: str | None = ..., **params: Any) -> Prepared: ...
+
+    def send(self, prepared: Prepared) -> requests.Response: ...
+
+    def exchange(self, prepared: Prepared, decode: Callable[[bytes], Any | None] | None = ...,
+                 response: requests.Response | None = ...) -> tuple[Any, requests.Response]: ...
+
+
+class Walker:
+    """Every page of a list action of one client walked with its paging style (the module docstring)."""
+
+    def __init__(self, client: Walking) -> None:
+        self.client = client
 
     def pages(self, action: str | Action, *, version: str | None = None,
               headers: Mapping[str, str] | None = None, ahead: int = 0,
@@ -60,8 +74,9 @@ class Walks:
         `max_pages`: the walk's ceiling (`paging.Watch` says what it is when not given). A cursor,
         page or offset asked for twice, or a page whose rows came before, raises PagingError.
         """
-        entry = self.action(action)
-        style = entry.paging or (self.service.paging if entry.response == "page" else None)
+        client = self.client
+        entry = client.action(action)
+        style = entry.paging or (client.service.paging if entry.response == "page" else None)
         if style is None:
             raise ToolkitError(f"{entry.id} is not a list action")
         # the styles speak wire names (`pageNumber`), the params Python names (`page_number`)
@@ -74,7 +89,7 @@ class Walks:
             named = {to_name.get(k, k): v for k, v in request.items()}
             prepared = _repaged(entry, first, named) if first else None
             if prepared is None:
-                prepared = self.prepare(entry, version=version, headers=headers, **named)
+                prepared = client.prepare(entry, version=version, headers=headers, **named)
                 first = first or (prepared, named)
             return prepared, named
 
@@ -90,10 +105,10 @@ class Walks:
                 watch.asking(request)
                 if asked:                  # _ask_ahead keeps the walk's next page at the front
                     _, _, (prepared, named), answer = asked.popleft()
-                    body, response = self.exchange(prepared, decode, answer.result())
+                    body, response = client.exchange(prepared, decode, answer.result())
                 else:
                     prepared, named = prepared_for(request)
-                    body, response = self.exchange(prepared, decode)
+                    body, response = client.exchange(prepared, decode)
                 rows = style.rows(body)
                 total = paging.total_of(style, body, response.headers)
                 watch.answered(request, rows, response.content, total)
@@ -125,7 +140,7 @@ class Walks:
 
         def ask(params: dict, before: int) -> None:
             prepared, named = prepared_for(params)
-            asked.append((params, before, (prepared, named), pool.submit(self.send, prepared)))
+            asked.append((params, before, (prepared, named), pool.submit(self.client.send, prepared)))
 
         if not asked:
             ask(request, seen)
