@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-import vcr as vcrpy
-from vcr.serializers import yamlserializer
+import vcr as vcrpy  # type: ignore[import-untyped]
+from vcr.serializers import yamlserializer  # type: ignore[import-untyped]
 
 from toolkit import catalog
 from toolkit.cassettes.calls import example_params, exercise, summary, walk_params
@@ -208,12 +208,12 @@ def record_sandbox(service: str | None = None, *, folder: Path | str = FOLDER,
     for action, version in rows(service, actions):
         mode = "hosted" if action.modes == ("hosted",) else "client"
         with sandbox.start(seed=seed, mode=mode, emulators={action.service: emulators[action.service]}) as box:
-            credentials = box.credentials(action.service)
+            credentials: dict[str, Any] = box.credentials(action.service)
             client = connect(action.service, **credentials)
             scrubber = Scrubber({f"http://127.0.0.1:{box.port}": SANDBOX_ORIGIN}, box.secrets,
                                 client.redactor.scrub)
             params = example_params(action, version, box.examples(action.service), credentials)
-            options = {k: credentials[k] for k in ("mode", "system_version") if k in credentials}
+            options: dict[str, Any] = {k: credentials[k] for k in ("mode", "system_version") if k in credentials}
             done.append(_record_one(cassette_path(folder, action, version), action, version, client, scrubber,
                                     params, f"sandbox seed {seed}", options, errors_expected=False))
     return done

@@ -158,8 +158,7 @@ def _check_service(client: Client, recorder: _Recorder, page_size: int,
     for response, _ in responses:
         check.rate_limit_headers.update({k.lower(): _header_value(client, v) for k, v in response.headers.items()
                                          if RATE_HEADER.search(k)})
-    skews = [_skew(r.headers.get("Date"), middle) for r, middle in responses]
-    skews = [s for s in skews if s is not None]
+    skews = [s for s in (_skew(r.headers.get("Date"), middle) for r, middle in responses) if s is not None]
     check.clock_skew_s = round(statistics.median(skews), 1) if skews else None
     return check
 
@@ -307,7 +306,7 @@ def _version(client: Client, recorder: _Recorder, checked: list[ResourceCheck]) 
     service = client.service.key
     if any(a.min_version for a in catalog.actions_of(service)):
         found: dict[str, Any] = {"configured": client.system_version or "not set"}
-        gated = [(catalog.ACTIONS[r.action].min_version, r) for r in checked if catalog.ACTIONS[r.action].min_version]
+        gated = [(v, r) for r in checked if (v := catalog.ACTIONS[r.action].min_version)]
         answered = [v for v, r in gated if r.status is not None and r.status < 400]
         refused = [v for v, r in gated if r.status == 404]
         if answered:
@@ -323,6 +322,7 @@ def _version(client: Client, recorder: _Recorder, checked: list[ResourceCheck]) 
     found = {"client uses": client.version}
     probe = catalog.ACTIONS.get(f"{service}.get_version")
     for version in versions if probe is not None and not probe.writes else ():
+        assert probe is not None
         recorder.path = probe.path_for(version)
         try:
             body = client.parse(probe, client.send(client.prepare(probe, version=version)))

@@ -192,8 +192,8 @@ class Client:
             raise rules.ValidationError("content_type", content_type, "must be one of " + ", ".join(
                 CONTENT_TYPES[k] for k in entry.content_types), entry.id)
         raw = next((p for p in entry.params if p.where == "raw" and p.name in params), None)
-        problem = patch_problem(kind, body) if raw is not None else None
-        if problem:
+        problem = patch_problem(kind, body) if raw is not None and kind is not None else None
+        if raw is not None and problem:
             raise rules.ValidationError(raw.name, params[raw.name], problem, entry.id)
         if kind == "multipart" and not files:
             # requests writes a multipart body only around files: alone, the fields go as parts without a
@@ -249,18 +249,18 @@ class Client:
                 body = response.json()
             except ValueError:
                 body = response.text[:500]
-            error = error_for(self.service.key, entry.id, response.status_code, self.service.error_shape,
-                              body, response.reason, request_id(response.headers))
+            answered = error_for(self.service.key, entry.id, response.status_code, self.service.error_shape,
+                                 body, response.reason, request_id(response.headers))
             wait = retry_after(response.headers.get("Retry-After")) if response.status_code == 429 else None
             longest = self.transport.max_retry_after
             if wait is not None and wait > longest:
-                error.message += (f" (the service asks to wait {wait:.0f} s, longer than this client's "
-                                  f"max_retry_after of {longest:.0f} s: try again later, or raise it with "
-                                  f"{Limits.how_to_raise('max_retry_after')})")
-                error.args = (f"{entry.id}: {response.status_code} {error.message}",)
-            if isinstance(error, AuthError):
-                error = self.failures.refused(error)
-            raise scrubbed(error, self.redactor)
+                answered.message += (f" (the service asks to wait {wait:.0f} s, longer than this client's "
+                                     f"max_retry_after of {longest:.0f} s: try again later, or raise it with "
+                                     f"{Limits.how_to_raise('max_retry_after')})")
+                answered.args = (f"{entry.id}: {response.status_code} {answered.message}",)
+            if isinstance(answered, AuthError):
+                answered = self.failures.refused(answered)
+            raise scrubbed(answered, self.redactor)
         return response
 
     def pages(self, action: str | Action, *, version: str | None = None,

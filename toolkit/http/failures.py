@@ -12,7 +12,7 @@ __all__ = ["Failures", "scrubbed"]
 from typing import Any
 
 from toolkit.catalog.spec import Action, Service
-from toolkit.errors import AuthError, ToolkitError, TransportError
+from toolkit.errors import ApiError, AuthError, ToolkitError, TransportError
 from toolkit.http.redaction import Redactor
 from toolkit.http.schemes import credential_names
 
@@ -55,7 +55,7 @@ def scrubbed(error: ToolkitError, redactor: Redactor) -> ToolkitError:
     error.args = tuple(redactor.scrub(a) for a in error.args)
     if hasattr(error, "message"):
         error.message = redactor.scrub(error.message)
-    if getattr(error, "body", None) is not None:
+    if isinstance(error, ApiError) and error.body is not None:
         error.body = _scrub_json(error.body, redactor)
     return error
 

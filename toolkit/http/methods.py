@@ -32,7 +32,7 @@ def action_method(entry: Action) -> Callable[..., Any]:
         p.name, inspect.Parameter.KEYWORD_ONLY, default=inspect.Parameter.empty if p.required else None,
         annotation=_annotation(p)) for p in sorted(entry.params, key=lambda p: not p.required)]
     parameters += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None) for name in RESERVED]
-    method.__signature__ = inspect.Signature(
+    method.__signature__ = inspect.Signature(  # type: ignore[attr-defined]  # what inspect.signature reads
         [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY), *parameters])
     method.__name__ = method.__qualname__ = entry.name
     method.__doc__ = docstring(entry)

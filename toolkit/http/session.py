@@ -214,7 +214,7 @@ class Transport:
                 self.clock.saw(response.headers.get("Date"))
             status = response.status_code if response is not None else type(failure).__name__
             log.debug("%s %s -> %s in %.1f ms (try %d)", method, redactor.scrub(url), status, took, attempt)
-            retryable = failure is not None or response.status_code in RETRY_STATUSES
+            retryable = response is None or response.status_code in RETRY_STATUSES
             if retryable and not idempotent:
                 retryable = response is not None and response.status_code == 429
             retryable = retryable and repeatable
@@ -227,11 +227,11 @@ class Transport:
                 retryable = False
             if not retryable or attempt >= self.retry.attempts:
                 if response is None:
-                    error = TransportError(redactor.scrub(
+                    unanswered = TransportError(redactor.scrub(
                         f"{method} {url}: no answer after {attempt} tries ({type(failure).__name__})"))
-                    error.failure, error.tries = type(failure).__name__, attempt
-                    error.seconds = time.perf_counter() - began
-                    raise error from None
+                    unanswered.failure, unanswered.tries = type(failure).__name__, attempt
+                    unanswered.seconds = time.perf_counter() - began
+                    raise unanswered from None
                 return response
             if wait >= self.retry.loud_wait:     # said where the analyst looks: a pull seems stuck otherwise
                 until = datetime.now().astimezone() + timedelta(seconds=wait)

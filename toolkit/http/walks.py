@@ -93,11 +93,13 @@ class Walker:
                 first = first or (prepared, named)
             return prepared, named
 
+        # only page numbers and offsets can be guessed ahead (`after_full`)
+        ahead_style = style if isinstance(style, paging.PageNumber | paging.Offset) else None
         pool = ThreadPoolExecutor(ahead, thread_name_prefix="toolkit-page") \
-            if ahead > 0 and hasattr(style, "after_full") else None
+            if ahead > 0 and ahead_style is not None else None
         # pages asked for ahead, in walk order: (params, rows before it, (request, params by name), answer)
         asked: deque[tuple[dict, int, tuple[Prepared, dict], Future]] = deque()
-        request = style.start({to_wire.get(k, k): v for k, v in params.items() if v is not None})
+        request: dict[str, Any] | None = style.start({to_wire.get(k, k): v for k, v in params.items() if v is not None})
         watch = Watch(entry.id, style, max_pages)
         seen = 0
         try:
@@ -119,7 +121,8 @@ class Walker:
                     request = style.next(request, body, response.headers, rows, seen)
                 else:          # the following pages are asked for before this one is handed over
                     request = style.next(request, body, response.headers, rows, seen)
-                    self._ask_ahead(pool, asked, ahead, style, request, seen, body, response.headers, prepared_for)
+                    assert ahead_style is not None
+                    self._ask_ahead(pool, asked, ahead, ahead_style, request, seen, body, response.headers, prepared_for)
                     yield page
         finally:
             if pool is not None:
@@ -127,7 +130,7 @@ class Walker:
                     answer.cancel()
                 pool.shutdown(wait=False, cancel_futures=True)
 
-    def _ask_ahead(self, pool: ThreadPoolExecutor, asked: deque, ahead: int, style: paging.Paging,
+    def _ask_ahead(self, pool: ThreadPoolExecutor, asked: deque, ahead: int, style: paging.PageNumber | paging.Offset,
                    request: dict | None, seen: int, body: Any, headers: Mapping,
                    prepared_for: Callable[[dict], tuple[Prepared, dict]]) -> None:
         """Keep `ahead` pages asked for, starting at `request`; guesses a short page proved wrong go."""
@@ -167,7 +170,7 @@ def _repaged(entry: Action, first: tuple[Prepared, dict], named: dict) -> Prepar
            for name in changed):
         return None
     wires = {by_name[name].wire for name in changed}
-    query = []
+    query: list[tuple[str, str]] = []
     for param in entry.params:           # the order prepare() gives, so the query reads the same
         if param.wire not in wires:
             query.extend(item for item in prepared.query if item[0] == param.wire)
