@@ -341,10 +341,10 @@ def test_a_walk_through_a_429_and_a_500_gives_exactly_the_rows(faulty, ws, style
     service, name, _, page = WALKS[style]
     resource = catalog.resource(service, name)
     client = connect(ws, faulty, service)
-    before, logins = faulty.stats()["faults"], getattr(client.auth, "fetches", 0)
+    before, logins = faulty.stats()["faults"], getattr(client.client.auth, "fetches", 0)
     walked = client.fetch(name, **page)
     # the translation login goes through the transport and counts as a request of the load that made it
-    logins = getattr(client.auth, "fetches", 0) - logins
+    logins = getattr(client.client.auth, "fetches", 0) - logins
     assert faults_delta(faulty, before) == {"429": 1, "500": 1}
     assert len(client.transport.sleep) == 2, "each fault was retried once"
     faulted = last_load(ws)

@@ -1,5 +1,6 @@
-"""The HTTP layer: one requests Session per client (made here, or handed in), retries, the service's clock,
-and the Transport that sends each request through them with auth, the rate budget and redaction.
+"""The HTTP layer: one requests Session per transport (made here, or handed in), retries, the service's
+clock, and the Transport that sends each request through them within the rate budget's slots; the
+client hands it the auth of each request and the secrets to scrub (toolkit.http.client).
 
 Retries cover 408, 429, 5xx and connection errors, with exponential backoff and full jitter bounded by
 `max_backoff`, honouring `Retry-After` in seconds or as an HTTP date (a wait of 10 s or more is said in a
@@ -11,7 +12,8 @@ to repeat (GET, PUT, DELETE, a merge patch, a POST declared safe, the token requ
 dropped connections; anything is retried on 429, which the service refused before doing anything.
 Secrets are held in `Secret` and scrubbed by the client's `Redactor` from every log line and error.
 
-Its parts live beside it and are importable from here as before: auth per scheme (toolkit.http.auth),
+Its parts live beside it and are importable from here as before: auth per scheme (toolkit.http.auth; the
+scheme registry the catalog names, toolkit.http.schemes),
 the rate budget (toolkit.http.budget), Secret and Redactor (toolkit.http.redaction), origins and the
 Sessions that follow redirects only so far (toolkit.http.origins).
 """
