@@ -20,7 +20,7 @@ Sessions that follow redirects only so far (toolkit.http.origins).
 from __future__ import annotations
 
 __all__ = ["ApiKeyAuth", "BasicAuth", "BearerAuth", "HeadersStayHome", "IDEMPOTENT_METHODS",
-           "OAuthPasswordAuth", "OneOriginSession", "RETRY_STATUSES", "RateBudget", "Redactor", "RetryPolicy",
+           "OAuthPasswordAuth", "OneOriginSession", "RETRY_STATUSES", "RateBudget", "ReadBody", "Redactor", "RetryPolicy",
            "Secret", "ServiceClock", "Transport", "log", "loopback", "origin", "request_id", "retry_after", "same_origin",
            "shown_origin"]
 
