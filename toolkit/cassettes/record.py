@@ -206,7 +206,7 @@ def record_sandbox(service: str | None = None, *, folder: Path | str = FOLDER,
     emulators = sandbox.available()
     done = []
     for action, version in rows(service, actions):
-        mode = "hosted" if action.modes == ("hosted",) else "client"
+        mode = action.modes[0]          # the sandbox runs in a mode the action is offered in
         with sandbox.start(seed=seed, mode=mode, emulators={action.service: emulators[action.service]}) as box:
             credentials: dict[str, Any] = box.credentials(action.service)
             client = connect(action.service, **credentials)
