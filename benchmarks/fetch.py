@@ -72,7 +72,8 @@ def connect(service: str, credentials: dict, workspace=None):
 
 def fetch_token(credentials: dict) -> str:
     import toolkit
-    token = toolkit.connect("translation", **credentials).transport.auth.token().reveal()
+    client = toolkit.connect("translation", **credentials)
+    token = (getattr(client, "auth", None) or client.transport.auth).token().reveal()   # a checkout before Client.auth
     TOKENS[credentials["base_url"]] = token
     return token
 
