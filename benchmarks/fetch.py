@@ -64,7 +64,8 @@ def connect(service: str, credentials: dict, workspace=None):
         client.transport.budget = RateBudget(None, None)
     token = TOKENS.get(credentials["base_url"])
     if token:
-        auth = getattr(client, "auth", None) or client.transport.auth     # a checkout before Client.auth: its transport's
+        own = getattr(client, "client", client)          # a Connection's client
+        auth = getattr(own, "auth", None) or client.transport.auth     # a checkout before Client.auth: its transport's
         auth._access, auth._expires = Secret(token), time.monotonic() + 3000
         auth.redactor.add(auth._access)
     return client
