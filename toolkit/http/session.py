@@ -216,7 +216,8 @@ class Transport:
                 self.clock.saw(response.headers.get("Date"))
             status = response.status_code if response is not None else type(failure).__name__
             log.debug("%s %s -> %s in %.1f ms (try %d)", method, redactor.scrub(url), status, took, attempt)
-            retryable = response is None or response.status_code in RETRY_STATUSES
+            # a body cut short fails with its answer's head already in `response`: a failure all the same
+            retryable = failure is not None or (response is not None and response.status_code in RETRY_STATUSES)
             if retryable and not idempotent:
                 retryable = response is not None and response.status_code == 429
             retryable = retryable and repeatable
