@@ -148,8 +148,8 @@ def clients() -> dict[tuple[str, str], tuple[toolkit.Client, Recorder]]:
             client.transport.budget = RateBudget(None, None)     # the cases are counted, not paced
             recorder = Recorder()
             client.transport.session.mount("http://", recorder)
-            if isinstance(client.transport.auth, OAuthPasswordAuth):
-                client.transport.auth.token()      # the login, once, before the cases count requests
+            if isinstance(client.auth, OAuthPasswordAuth):
+                client.auth.token()      # the login, once, before the cases count requests
             recorder.sent.clear()
             made[(service, mode)] = (client, recorder)
     return made

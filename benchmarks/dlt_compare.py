@@ -82,7 +82,7 @@ def request_of(style: str, credentials: dict, filters: dict | None = None, token
     elif service == "audience_platform":
         headers = {"Authorization": f"Bearer {credentials['token']}"}
     else:
-        headers = {"Authorization": f"Bearer {token or client.transport.auth.token().reveal()}"}
+        headers = {"Authorization": f"Bearer {token or (getattr(client, 'auth', None) or client.transport.auth).token().reveal()}"}
     walks = [dict(first)]
     ids = (filters or {}).get("submission_ids")
     if service == "translation" and ids:

@@ -64,7 +64,8 @@ def connect(service: str, credentials: dict, workspace=None):
         client.transport.budget = RateBudget(None, None)
     token = TOKENS.get(credentials["base_url"])
     if token:
-        auth = client.transport.auth
+        own = getattr(client, "client", client)          # a Connection's client
+        auth = getattr(own, "auth", None) or client.transport.auth     # a checkout before Client.auth: its transport's
         auth._access, auth._expires = Secret(token), time.monotonic() + 3000
         auth.redactor.add(auth._access)
     return client
@@ -72,7 +73,8 @@ def connect(service: str, credentials: dict, workspace=None):
 
 def fetch_token(credentials: dict) -> str:
     import toolkit
-    token = toolkit.connect("translation", **credentials).transport.auth.token().reveal()
+    client = toolkit.connect("translation", **credentials)
+    token = (getattr(client, "auth", None) or client.transport.auth).token().reveal()   # a checkout before Client.auth
     TOKENS[credentials["base_url"]] = token
     return token
 

@@ -71,7 +71,7 @@ def requests_get(client: Any) -> Callable[[str, str], tuple[int, Any, bytes]]:
     import requests
     session = requests.Session()
     session.trust_env = False
-    session.auth = client.transport.auth
+    session.auth = getattr(client, "auth", None) or client.transport.auth     # before Client.auth: its transport's
 
     def get(url: str, query: str) -> tuple[int, Any, bytes]:
         answer = session.get(url, params=query, timeout=60)
@@ -85,7 +85,7 @@ def stdlib_get(client: Any, url: str) -> Callable[[str, str], tuple[int, Any, by
 
     import requests
     probe = requests.Request("GET", url).prepare()
-    client.transport.auth(probe)
+    (getattr(client, "auth", None) or client.transport.auth)(probe)
     headers = {k: v for k, v in probe.headers.items() if k.lower() != "content-length"}
     where = urlsplit(url)
     connection = http.client.HTTPConnection(where.hostname, where.port, timeout=60)

@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 import toolkit
-from toolkit.http.session import RetryPolicy
+from toolkit.http.session import RetryPolicy, Transport
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -158,12 +158,15 @@ def serve(hostile, style: Style, fault: Callable | None = None):
     return hostile(answer)
 
 
+def quick(**options) -> Transport:
+    """A transport retrying 3 times without waiting (`options` say otherwise)."""
+    return Transport(**{"retry": RetryPolicy(attempts=3, backoff=0.0), "sleep": lambda seconds: None, **options})
+
+
 def connected(server, style: Style, tmp_path):
     ws = toolkit.Workspace(tmp_path / "ws.duckdb")
     base = f"http://127.0.0.1:{server.server_address[1]}{style.base}"
-    conn = ws.connect(style.service, base_url=base, **style.credentials)
-    conn.client.transport.retry = RetryPolicy(attempts=3, backoff=0.0)
-    conn.client.transport.sleep = lambda seconds: None
+    conn = ws.connect(style.service, base_url=base, **style.credentials, transport=quick())
     return ws, conn
 
 
@@ -192,16 +195,15 @@ def style(request) -> Style:
     return STYLES[request.param]
 
 
-def with_clean_load(hostile, style, tmp_path, fault):
-    """A workspace holding one complete load of the style's rows, then a server with the fault."""
+def with_clean_load(hostile, style, tmp_path, fault, **options):
+    """A workspace holding one complete load of the style's rows, then a server with the fault (sent
+    to through `quick(**options)`)."""
     clean = serve(hostile, style)
     ws, conn = connected(clean, style, tmp_path)
     conn.fetch(style.resource, progress=False)
     faulty = serve(hostile, style, fault)
     base = f"http://127.0.0.1:{faulty.server_address[1]}{style.base}"
-    conn = ws.connect(style.service, base_url=base, **style.credentials)
-    conn.client.transport.retry = RetryPolicy(attempts=3, backoff=0.0)
-    conn.client.transport.sleep = lambda seconds: None
+    conn = ws.connect(style.service, base_url=base, **style.credentials, transport=quick(**options))
     return ws, conn, faulty
 
 

@@ -29,6 +29,7 @@ from requests.adapters import HTTPAdapter
 import toolkit
 from toolkit import catalog
 from toolkit.http.origins import OneOriginSession
+from toolkit.http.session import RetryPolicy, Transport
 
 # a port nothing listens on: a request the stub does not answer fails at once
 BASE = {key: "http://127.0.0.1:9" + service.base_path for key, service in catalog.SERVICES.items()}
@@ -63,10 +64,12 @@ class Sleeps(list):
         self.append(seconds)
 
 
-def make_client(service: str, sleeps: Sleeps | None = None, **extra) -> toolkit.Client:
-    client = toolkit.connect(service, base_url=BASE[service], **{**CREDENTIALS[service], **extra})
-    client.transport.sleep = sleeps if sleeps is not None else Sleeps()
-    return client
+def make_client(service: str, sleeps: Sleeps | None = None, session: requests.Session | None = None,
+                retry: RetryPolicy | None = None, **extra) -> toolkit.Client:
+    """A client of `service` at its stub address whose retries wait in `sleeps`, not in time."""
+    options = {"timeout": extra.pop("timeout")} if "timeout" in extra else {}
+    transport = Transport(sleep=sleeps if sleeps is not None else Sleeps(), session=session, retry=retry, **options)
+    return toolkit.connect(service, base_url=BASE[service], transport=transport, **{**CREDENTIALS[service], **extra})
 
 
 def reply(status: int = 200, body: bytes | str = b"", headers: dict | None = None, *,

@@ -5,11 +5,12 @@ them and hands them on; it imports nothing of toolkit.
 """
 from __future__ import annotations
 
-__all__ = ["bounded_repr", "did_you_mean", "printable", "service_message", "shortened"]
+__all__ = ["ERROR_SHAPES", "bounded_repr", "did_you_mean", "printable", "service_message", "shortened"]
 
 import difflib
 import re
 import reprlib
+from collections.abc import Callable, Mapping
 from typing import Any
 
 # Text from the services made safe to print: a field name, a cursor or a message holding terminal
@@ -64,25 +65,39 @@ def bounded_repr(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def service_message(shape: str, body: Any, fallback: str) -> str:
-    """The human message in a service's own error body.
-
-    Shapes: `code_message_errors` (media review: {code, message, errors: [{detail, title}]}),
-    `message` (asset library: {message}), `unomi` (audience platform: {message, errors}),
-    `messages` (translation: {messages: [...]}).
-    """
-    if not isinstance(body, dict):
-        return printable(str(body).strip() if body else "") or fallback
-    parts: list[str] = []
-    if shape == "messages":
-        parts = [str(m) for m in body.get("messages") or []]
-    if body.get("message"):
-        parts.append(str(body["message"]))
+def _message_and_errors(body: Mapping[str, Any]) -> list[str]:
+    """`message`, then each of `errors` (an object's detail, title or message, or the item itself)."""
+    parts = [str(body["message"])] if body.get("message") else []
     for error in body.get("errors") or []:
         if isinstance(error, dict):
             parts.append(str(error.get("detail") or error.get("title") or error.get("message") or ""))
         elif error:
             parts.append(str(error))
+    return parts
+
+
+def _messages(body: Mapping[str, Any]) -> list[str]:
+    """A list of `messages` first, then as `_message_and_errors`."""
+    return [str(m) for m in body.get("messages") or []] + _message_and_errors(body)
+
+
+# How each error shape a service's catalog entry names (`Service.error_shape`) reads an error body's
+# parts: media review {code, message, errors: [{detail, title}]}, asset library {message}, audience
+# platform {message, errors}, translation {messages: [...]}. A new shape is one entry.
+ERROR_SHAPES: Mapping[str, Callable[[Mapping[str, Any]], list[str]]] = {
+    "code_message_errors": _message_and_errors,
+    "message": _message_and_errors,
+    "unomi": _message_and_errors,
+    "messages": _messages,
+}
+
+
+def service_message(shape: str, body: Any, fallback: str) -> str:
+    """The human message in a service's own error body, read by its shape (`ERROR_SHAPES`); an OAuth
+    error's description where the shape finds nothing; `fallback` where there is nothing at all."""
+    if not isinstance(body, dict):
+        return printable(str(body).strip() if body else "") or fallback
+    parts = ERROR_SHAPES[shape](body)
     if not parts and body.get("error"):
         parts.append(str(body.get("error_description") or body["error"]))
     text = "; ".join(dict.fromkeys(p for p in parts if p))    # a message repeated in `errors` once

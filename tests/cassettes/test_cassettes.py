@@ -126,8 +126,8 @@ def _issued_secrets() -> list[str]:
             if "translation" in box.services:
                 client = toolkit.connect("translation", **box.credentials("translation"))
                 for _ in range(3):
-                    client.transport.auth.invalidate()
-                    client.transport.auth.token()
+                    client.auth.invalidate()
+                    client.auth.token()
             held += [s for s in box.secrets() if isinstance(s, str) and len(s) >= 6]
     return sorted(set(held))
 

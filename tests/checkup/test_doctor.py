@@ -94,8 +94,7 @@ def test_it_sends_get_only_and_the_translation_login(box):
 
 
 def test_a_write_is_refused_in_code_before_it_is_sent(box):
-    client = toolkit.connect("asset_library", **box.credentials("asset_library"))
-    doctor_module._Recorder(client)
+    client, _ = doctor_module._client("asset_library", box.credentials("asset_library"), None)
     before = by_method(box)
     with pytest.raises(ToolkitError, match="sends GET only"):
         client.call("asset_library.create_tag", name="doctor-was-here")

@@ -15,7 +15,7 @@ import pytest
 
 import toolkit as tk
 from toolkit.catalog.spec import Action
-from toolkit.http.session import RateBudget
+from toolkit.http.session import RateBudget, Transport
 from toolkit.sandbox import available
 
 
@@ -32,8 +32,8 @@ class Env:
 def _start(service: str) -> Env:
     box = tk.sandbox.start(emulators={service: available()[service]}, enforce_limits=False)
     ws = tk.Workspace()
-    client = ws.connect(service, **box.credentials(service))
-    client.transport.budget = RateBudget(None, None)   # the sandbox runs without limits here
+    client = ws.connect(service, **box.credentials(service),     # the sandbox runs without limits here
+                        transport=Transport(budget=RateBudget(None, None)))
     return Env(box, ws, client)
 
 

@@ -17,7 +17,7 @@ import time
 import zlib
 
 import pytest
-from hostile_service import STYLES, held, outcome, serve, with_clean_load
+from hostile_service import STYLES, held, outcome, quick, serve, with_clean_load
 
 import toolkit
 from toolkit.errors import LimitError, RateLimitError, ValidationError
@@ -74,15 +74,14 @@ def on_the_second_fetch(fault):
     return answer
 
 
-def limited(hostile, tmp_path, fault, **limits):
+def limited(hostile, tmp_path, fault, sleep=lambda seconds: None, **limits):
     """A workspace holding one clean load of the asset library's tags, and a connection with `limits`
     to a server whose every page is then `fault`."""
     style = STYLES["cursor"]
     ws, conn, server = with_clean_load(hostile, style, tmp_path, lambda *a: fault)
     base = f"http://127.0.0.1:{server.server_address[1]}{style.base}"
-    conn = ws.connect(style.service, base_url=base, **style.credentials, **limits)
-    conn.client.transport.retry = RetryPolicy(attempts=3, backoff=0.0)
-    conn.client.transport.sleep = lambda seconds: None
+    conn = ws.connect(style.service, base_url=base, **style.credentials,
+                      transport=quick(limits=Limits.resolved(**limits), sleep=sleep))
     return ws, conn, style
 
 
@@ -178,8 +177,7 @@ def test_a_trickle_ends_at_the_deadline_in_one_line(hostile, tmp_path, where):
 
 def test_a_retry_after_past_the_longest_wait_fails_at_once_saying_what_to_do(hostile, tmp_path):
     ws, conn, style = limited(hostile, tmp_path, (429, {"Retry-After": "119"}, b'{"message": "slow down"}'),
-                              max_retry_after=5)
-    conn.client.transport.sleep = time.sleep
+                              max_retry_after=5, sleep=time.sleep)
     began = time.monotonic()
     outcome(ws, conn, style, RateLimitError)
     assert time.monotonic() - began < 2
@@ -196,9 +194,8 @@ def test_a_retry_after_within_the_longest_wait_is_said_and_waited(hostile, tmp_p
         asked.append(time.monotonic())
         return (429, {"Retry-After": "1"}, b"{}") if len(asked) == 2 else None
 
-    ws, conn, server = with_clean_load(hostile, style, tmp_path, fault)
-    conn.client.transport.retry = RetryPolicy(attempts=3, loud_wait=1.0)
-    conn.client.transport.sleep = time.sleep
+    ws, conn, server = with_clean_load(hostile, style, tmp_path, fault, retry=RetryPolicy(attempts=3, loud_wait=1.0),
+                                       sleep=time.sleep)
     with caplog.at_level(logging.INFO, logger="toolkit.http.session"):
         outcome(ws, conn, style, None)
     said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]

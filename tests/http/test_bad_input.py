@@ -29,7 +29,7 @@ from toolkit import catalog
 from toolkit.catalog.audience_platform_checks import notification_filter
 from toolkit.catalog.spec import Action, Param
 from toolkit.errors import ModeError, ValidationError, VersionError
-from toolkit.http.session import OAuthPasswordAuth, RateBudget, Secret
+from toolkit.http.session import OAuthPasswordAuth, RateBudget, Secret, Transport
 
 SECRET = "s3cr3t-never-shown-4b1e"
 LONG = 2**63
@@ -53,13 +53,12 @@ def client_for(action: Action) -> tuple[toolkit.Client, Answering]:
     if key not in _CLIENTS:
         service = catalog.SERVICES[action.service]
         client = toolkit.connect(action.service, base_url="http://127.0.0.1:9" + service.base_path, mode=key[1],
+                                 transport=Transport(sleep=lambda seconds: None, budget=RateBudget(None, None)),
                                  **CREDENTIALS[action.service])
-        client.transport.sleep = lambda seconds: None
-        client.transport.budget = RateBudget(None, None)
         recorder = Answering(answer_everything)
         client.transport.session.mount("http://", recorder)
-        if isinstance(client.transport.auth, OAuthPasswordAuth):
-            client.transport.auth.token()             # the login, before any case counts requests
+        if isinstance(client.auth, OAuthPasswordAuth):
+            client.auth.token()             # the login, before any case counts requests
         _CLIENTS[key] = (client, recorder)
     client, recorder = _CLIENTS[key]
     recorder.sent.clear()

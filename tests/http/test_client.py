@@ -346,7 +346,7 @@ def test_given_credentials_beat_the_environment(monkeypatch):
     monkeypatch.setenv("TOOLKIT_MEDIA_REVIEW_TOKEN", "env-token-1234")
     client = toolkit.connect("media_review", base_url="http://127.0.0.1:8/v2/")
     assert client.base_url == "http://127.0.0.1:8/v2"
-    assert client.transport.auth.token.reveal() == "env-token-1234"
+    assert client.auth.token.reveal() == "env-token-1234"
 
 
 def test_translation_mode_and_version_from_environment(monkeypatch):
@@ -378,8 +378,9 @@ def test_connect_needs_a_base_url_and_the_credentials(monkeypatch):
                         client_id="c", client_secret="s", mode="cloud")
 
 
-def test_loopback_clients_skip_the_proxy_lookup(make):
-    assert make("asset_library").transport.session.trust_env is False
+def test_loopback_clients_skip_the_proxy_lookup():
+    local = toolkit.connect("asset_library", base_url="http://127.0.0.1:9/v1", api_key="k", workspace_id="w")
+    assert local.transport.session.trust_env is False
     remote = toolkit.connect("media_review", base_url="https://media.example.com/v2", token="t-123456")
     assert remote.transport.session.trust_env is True
 

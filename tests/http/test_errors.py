@@ -25,6 +25,7 @@ from toolkit.errors import (
     error_for,
     service_message,
 )
+from toolkit.http.session import RetryPolicy
 
 STATUS_CLASSES = [(400, ApiError), (401, AuthError), (402, ApiError), (403, AuthError), (404, NotFoundError),
                   (409, ApiError), (422, ApiError), (429, RateLimitError), (500, ServerError),
@@ -52,7 +53,7 @@ def test_error_for_maps_status_to_class(status, cls):
 
 # --- each service's error body ---------------------------------------------------------------------------
 
-def answering(service: str, method: str, path: str, answer) -> toolkit.Client:
+def answering(service: str, method: str, path: str, answer, **extra) -> toolkit.Client:
     """A client of `service` whose requests must be `method path` (below its base URL), each answered
     by `answer()`; a translation client's token requests are answered with a token."""
     where = urlsplit(BASE[service]).path + path
@@ -60,7 +61,7 @@ def answering(service: str, method: str, path: str, answer) -> toolkit.Client:
     def checked(request):
         assert (request.method, urlsplit(request.url).path) == (method, where)
         return answer()
-    return answered(service, checked)
+    return answered(service, checked, **extra)
 
 
 def refusing(service: str, method: str, path: str, status: int, body, request_id: str | None = "req-7f3a"):
@@ -132,8 +133,7 @@ def test_request_id_is_none_without_the_header():
 
 def test_a_body_that_is_not_json_becomes_the_message():
     assets = answering("asset_library", "GET", "/assets/a1",
-                       lambda: reply(504, "upstream timed out", {"Content-Type": "text/plain"}))
-    assets.transport.retry = type(assets.transport.retry)(attempts=1)
+                       lambda: reply(504, "upstream timed out", {"Content-Type": "text/plain"}), retry=RetryPolicy(attempts=1))
     with pytest.raises(ServerError) as info:
         assets.call("asset_library.get_asset", asset_id="a1")
     assert info.value.message == "upstream timed out"

@@ -10,11 +10,12 @@ from urllib.parse import parse_qs
 import pytest
 import requests
 import responses
-from stubbed_services import most_at_once
+from stubbed_services import BASE, CREDENTIALS, most_at_once
 
+import toolkit
 from toolkit.catalog import SERVICES
 from toolkit.errors import AuthError, RateLimitError, ServerError, TransportError
-from toolkit.http.session import RETRY_STATUSES, RateBudget, Redactor, RetryPolicy, Transport, retry_after
+from toolkit.http.session import RETRY_STATUSES, RateBudget, RetryPolicy, Transport, retry_after
 
 URL = "http://127.0.0.1:9/v1/things"
 TOKEN_URL = "http://127.0.0.1:9/PD/oauth/token"
@@ -22,7 +23,7 @@ TOKEN_URL = "http://127.0.0.1:9/PD/oauth/token"
 
 @pytest.fixture
 def transport(sleeps):
-    return Transport(auth=None, redactor=Redactor(), sleep=sleeps, retry=RetryPolicy(attempts=4))
+    return Transport(sleep=sleeps, retry=RetryPolicy(attempts=4))
 
 
 def answers(stub, method, url, *statuses_or_errors, headers=None):
@@ -150,7 +151,7 @@ def test_retry_after_http_date_is_honoured(stub, transport, sleeps):
 
 
 def test_a_retry_after_longer_than_the_cap_is_not_waited_for(stub, sleeps, caplog):
-    transport = Transport(auth=None, redactor=Redactor(), sleep=sleeps,
+    transport = Transport(sleep=sleeps,
                           retry=RetryPolicy(attempts=3, max_retry_after=60))
     answers(stub, responses.GET, URL, 429, headers={"Retry-After": "3600"})
     answers(stub, responses.GET, URL, 200)
@@ -162,7 +163,7 @@ def test_a_retry_after_longer_than_the_cap_is_not_waited_for(stub, sleeps, caplo
 
 
 def test_a_long_wait_is_a_warning_and_a_short_one_is_info(stub, sleeps, caplog):
-    transport = Transport(auth=None, redactor=Redactor(), sleep=sleeps, retry=RetryPolicy(attempts=3))
+    transport = Transport(sleep=sleeps, retry=RetryPolicy(attempts=3))
     answers(stub, responses.GET, URL, 429, headers={"Retry-After": "45"})
     answers(stub, responses.GET, URL, 503, headers={"Retry-After": "2"})
     answers(stub, responses.GET, URL, 200)
@@ -193,7 +194,7 @@ def test_retry_after_parsing():
 
 def test_without_retry_after_the_backoff_doubles_with_jitter(stub, sleeps):
     policy = RetryPolicy(attempts=5, backoff=1.0, max_backoff=100.0)
-    transport = Transport(auth=None, redactor=Redactor(), sleep=sleeps, retry=policy)
+    transport = Transport(sleep=sleeps, retry=policy)
     answers(stub, responses.GET, URL, 503, 503, 503, 503, 200)
     transport.send("GET", URL)
     for attempt, wait in enumerate(sleeps, start=1):
@@ -275,7 +276,8 @@ def test_fractional_rate_still_lets_requests_through():
     assert done.is_set()
 
 
-def test_asset_library_budget_is_15_per_second_and_10_at_once(assets):
+def test_asset_library_budget_is_15_per_second_and_10_at_once():
+    assets = toolkit.connect("asset_library", base_url=BASE["asset_library"], **CREDENTIALS["asset_library"])
     assert SERVICES["asset_library"].rate_per_second == 15
     assert SERVICES["asset_library"].max_concurrency == 10
     assert assets.transport.budget.per_second == 15

@@ -51,7 +51,7 @@ def test_a_basic_header_is_scrubbed_whatever_the_username_length(make, username)
     """The header is base64 of `user:password`: the password's own base64 appears in it only when
     len(user) + 1 is a multiple of 3, so the whole header value must go."""
     client = make("audience_platform", token=None, username=username, password="s3cretpw-basic")
-    header = requests.Request("GET", client.base_url, auth=client.transport.auth).prepare().headers["Authorization"]
+    header = requests.Request("GET", client.base_url, auth=client.auth).prepare().headers["Authorization"]
     value = header.split()[1]
     for text in (f"Authorization: {header}", f"sent {value} and {value.rstrip('=')}", header.lower()):
         scrubbed = client.redactor.scrub(text)
@@ -87,7 +87,7 @@ def test_repr_of_a_client_holds_no_secret(make, service):
 
 def test_repr_of_the_auth_objects_holds_no_secret(make):
     for service in catalog.SERVICES:
-        auth = make(service).transport.auth
+        auth = make(service).auth
         assert_clean(repr(vars(auth)))
 
 

@@ -12,7 +12,7 @@ import pytest
 from stubbed_services import most_at_once
 
 import toolkit as tk
-from toolkit.http.session import RateBudget
+from toolkit.http.session import RateBudget, Transport
 
 PULL = textwrap.dedent("""
     import json, sys, time
@@ -30,8 +30,8 @@ PULL = textwrap.dedent("""
 
 def two_processes_pulling(box, tmp_path, environment: dict) -> dict:
     with tk.Workspace() as ws:
-        conn = ws.connect("asset_library", **box.credentials("asset_library"))
-        conn.client.transport.budget = RateBudget(None, 10)
+        conn = ws.connect("asset_library", **box.credentials("asset_library"),
+                          transport=Transport(budget=RateBudget(None, 10)))
         ids = conn.fetch("assets", progress=False)["id"].tolist()[:45]
     before = box.stats()["limited"].get("asset_library", 0)
     go = tmp_path / f"go-{len(environment)}"

@@ -368,8 +368,8 @@ EXPECTED = {"extra_field": "undeclared", "missing_field": "missing", "number_as_
 
 
 def sandbox_pull(box, ws: Workspace, service: str, name: str):
-    conn = ws.connect(service, **box.credentials(service))
-    conn.transport.budget = toolkit.http.session.RateBudget(None, None)
+    conn = ws.connect(service, **box.credentials(service), transport=toolkit.http.session.Transport(
+        budget=toolkit.http.session.RateBudget(None, None)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DriftWarning)
         return conn.pull(name, progress=False)
@@ -435,8 +435,8 @@ def test_a_status_the_catalog_does_not_know_is_refused_on_a_first_frozen_load():
     emulators = {"translation": toolkit.sandbox.available()["translation"]}
     with Workspace() as ws, toolkit.sandbox.start(seed=3, emulators=emulators, enforce_limits=False,
                                                   drift="unknown_status") as box:
-        conn = ws.connect("translation", **box.credentials("translation"))
-        conn.transport.budget = toolkit.http.session.RateBudget(None, None)
+        conn = ws.connect("translation", **box.credentials("translation"), transport=toolkit.http.session.Transport(
+            budget=toolkit.http.session.RateBudget(None, None)))
         with warnings.catch_warnings():          # the parent first (its claimScope drifts), kept
             warnings.simplefilter("ignore", DriftWarning)
             conn.pull("submissions", progress=False)

@@ -21,7 +21,7 @@ import pytest
 import toolkit
 from toolkit import Workspace, WorkspaceError, catalog
 from toolkit.errors import ToolkitError
-from toolkit.http.session import RateBudget, RetryPolicy
+from toolkit.http.session import RateBudget, RetryPolicy, Transport
 from toolkit.pull import decoding, fetch, frames, page_drift, plans
 from toolkit.sandbox import Fault, available
 from toolkit.storage import readback, writer
@@ -36,12 +36,10 @@ class Sleeps(list):
         self.append(seconds)
 
 
-def connect(ws: Workspace, box, service: str, **extra) -> toolkit.Client:
-    client = ws.connect(service, **{**box.credentials(service), **extra})
-    client.transport.retry = RetryPolicy(backoff=0.01, max_backoff=0.05)
-    client.transport.sleep = Sleeps()
-    client.transport.budget = RateBudget(None, None)
-    return client
+def connect(ws: Workspace, box, service: str, budget: RateBudget | None = None, **extra) -> toolkit.Client:
+    transport = Transport(retry=RetryPolicy(backoff=0.01, max_backoff=0.05), sleep=Sleeps(),
+                          budget=budget or RateBudget(None, None))
+    return ws.connect(service, **{**box.credentials(service), **extra}, transport=transport)
 
 
 def only(*services: str, **options):
@@ -343,10 +341,10 @@ def test_a_walk_through_a_429_and_a_500_gives_exactly_the_rows(faulty, ws, style
     service, name, _, page = WALKS[style]
     resource = catalog.resource(service, name)
     client = connect(ws, faulty, service)
-    before, logins = faulty.stats()["faults"], getattr(client.transport.auth, "fetches", 0)
+    before, logins = faulty.stats()["faults"], getattr(client.client.auth, "fetches", 0)
     walked = client.fetch(name, **page)
     # the translation login goes through the transport and counts as a request of the load that made it
-    logins = getattr(client.transport.auth, "fetches", 0) - logins
+    logins = getattr(client.client.auth, "fetches", 0) - logins
     assert faults_delta(faulty, before) == {"429": 1, "500": 1}
     assert len(client.transport.sleep) == 2, "each fault was retried once"
     faulted = last_load(ws)
@@ -703,14 +701,13 @@ def test_a_walk_held_back_by_the_rate_budget_says_so_and_how_long_is_left(box, w
         return bar
 
     monkeypatch.setattr(fetch, "progress_bar", eager)
-    client = connect(ws, box, "asset_library")
-    client.client.transport.budget = RateBudget(None, 10)
+    client = connect(ws, box, "asset_library", budget=RateBudget(None, 10))
     ids = client.fetch("assets", progress=False)["id"].tolist()[:16]
-    client.client.transport.budget = RateBudget(4, 10)
+    client = connect(ws, box, "asset_library", budget=RateBudget(4, 10))
     client.fetch("versions", asset_ids=ids, progress=True)
     err = capsys.readouterr().err
     assert "4 requests/s, the service's limit; about " in err and " s left" in err
-    client.client.transport.budget = RateBudget(None, 10)
+    client = connect(ws, box, "asset_library", budget=RateBudget(None, 10))
     client.fetch("versions", asset_ids=ids, progress=True, refresh=True)
     assert "the service's limit" not in capsys.readouterr().err, "not said when the budget holds nothing back"
 

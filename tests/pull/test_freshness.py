@@ -7,7 +7,7 @@ import pytest
 
 import toolkit as tk
 from toolkit import catalog
-from toolkit.http.session import RateBudget
+from toolkit.http.session import RateBudget, Transport
 
 BUDGET_HOURS = catalog.resource("asset_library", "versions").incremental.max_age / 3600
 
@@ -15,8 +15,8 @@ BUDGET_HOURS = catalog.resource("asset_library", "versions").incremental.max_age
 @pytest.fixture
 def rotating():
     with tk.sandbox.start(seed=7, enforce_limits=False) as box, tk.Workspace() as ws:
-        conn = ws.connect("asset_library", **box.credentials("asset_library"))
-        conn.client.transport.budget = RateBudget(None, 10)
+        conn = ws.connect("asset_library", **box.credentials("asset_library"),
+                          transport=Transport(budget=RateBudget(None, 10)))
         conn.pull("assets", progress=False)
         first = conn.pull("versions", progress=False)
         yield box, ws, conn, first
@@ -61,8 +61,8 @@ def test_the_parents_asked_again_give_what_a_full_pull_gives(rotating):
     asked = ws.sql("SELECT parent FROM _confirmed WHERE load_id = ?", [latest]).df()["parent"].tolist()
     assert 0 < len(asked) < len(ws.read("asset_library", "assets"))
     with tk.Workspace() as fresh:
-        other = fresh.connect("asset_library", **box.credentials("asset_library"))
-        other.client.transport.budget = RateBudget(None, 10)
+        other = fresh.connect("asset_library", **box.credentials("asset_library"),
+                              transport=Transport(budget=RateBudget(None, 10)))
         whole = other.fetch("versions", asset_ids=asked, progress=False)
     mine = ws.read("asset_library", "versions")
     assert comparable(mine[mine.asset_id.astype(str).isin(asked)]).equals(comparable(whole))

@@ -17,15 +17,14 @@ import pandas as pd
 import pytest
 
 import toolkit as tk
-from toolkit.http.session import RateBudget
+from toolkit.http.session import RateBudget, Transport
 
 PULL = """
 import json, sys
 import toolkit as tk
-from toolkit.http.session import RateBudget
+from toolkit.http.session import RateBudget, Transport
 with tk.Workspace(sys.argv[1]) as ws:
-    conn = ws.connect("asset_library", **json.loads(sys.argv[2]))
-    conn.client.transport.budget = RateBudget(None, 4)
+    conn = ws.connect("asset_library", **json.loads(sys.argv[2]), transport=Transport(budget=RateBudget(None, 4)))
     print("pulling", flush=True)
     conn.pull(sys.argv[3], refresh=True, progress=False, workers=4)
 """
@@ -38,8 +37,7 @@ def box():
 
 
 def connected(ws: tk.Workspace, box) -> tk.Workspace:
-    conn = ws.connect("asset_library", **box.credentials("asset_library"))
-    conn.client.transport.budget = RateBudget(None, 4)
+    conn = ws.connect("asset_library", **box.credentials("asset_library"), transport=Transport(budget=RateBudget(None, 4)))
     return conn
 
 
@@ -164,10 +162,9 @@ BULK = """
 import json, sys
 import toolkit as tk
 from toolkit import bulk
-from toolkit.http.session import RateBudget
+from toolkit.http.session import RateBudget, Transport
 with tk.Workspace(sys.argv[1]) as ws:
-    conn = ws.connect("asset_library", **json.loads(sys.argv[2]))
-    conn.client.transport.budget = RateBudget(None, 4)
+    conn = ws.connect("asset_library", **json.loads(sys.argv[2]), transport=Transport(budget=RateBudget(None, 4)))
     print("pulling", flush=True)
     if sys.argv[3] == "pull":
         bulk.pull_service(conn, ["assets", "boards", "versions", "guests"], progress=False, log=None)

@@ -6,7 +6,7 @@ import pytest
 
 import toolkit as tk
 from toolkit import catalog
-from toolkit.http.session import RateBudget
+from toolkit.http.session import RateBudget, Transport
 from toolkit.pull import sides
 
 PAIRS = [r for r in catalog.RESOURCES.values() if r.other_side is not None]
@@ -50,8 +50,8 @@ def test_both_sides_give_the_same_rows_and_the_cheaper_is_chosen(scale, monkeypa
             else:
                 monkeypatch.setattr(sides, "cheaper_the_other_way", lambda *a: choices.append(chooser(*a)) or choices[-1])
             with tk.Workspace() as ws:
-                conn = ws.connect("asset_library", **box.credentials("asset_library"))
-                conn.client.transport.budget = RateBudget(None, 10)   # the sandbox enforces no limit here
+                conn = ws.connect("asset_library", **box.credentials("asset_library"),   # the sandbox enforces no limit here
+                                  transport=Transport(budget=RateBudget(None, 10)))
                 assets = len(conn.fetch("assets", progress=False))
                 result = conn.pull("asset_boards", progress=False)
                 got[way] = (comparable(ws.read("asset_library", "asset_boards")), result.requests)
@@ -65,8 +65,8 @@ def test_both_sides_give_the_same_rows_and_the_cheaper_is_chosen(scale, monkeypa
 
 def test_a_filter_only_this_side_answers_reads_this_side(monkeypatch):
     with tk.sandbox.start(seed=11, scale=0.2) as box, tk.Workspace() as ws:
-        conn = ws.connect("asset_library", **box.credentials("asset_library"))
-        conn.client.transport.budget = RateBudget(None, 10)
+        conn = ws.connect("asset_library", **box.credentials("asset_library"),
+                          transport=Transport(budget=RateBudget(None, 10)))
         assets = len(conn.fetch("assets", progress=False))
         result = conn.pull("asset_boards", include_custom_fields=True, progress=False)
         assert result.requests >= assets, "one request an asset"

@@ -10,7 +10,7 @@ import pytest
 
 import toolkit
 from toolkit import Workspace
-from toolkit.http.session import RateBudget, RetryPolicy
+from toolkit.http.session import RateBudget, RetryPolicy, Transport
 from toolkit.pull import typist
 
 WALKS = {  # a page size small enough for several pages of each paging style
@@ -51,9 +51,8 @@ def eager(monkeypatch):
 def fetched(box, service: str, name: str, helper: bool, monkeypatch, **filters) -> pd.DataFrame:
     monkeypatch.setenv("TOOLKIT_TYPING_HELPER", "1" if helper else "0")
     with Workspace() as ws:
-        client = ws.connect(service, **box.credentials(service))
-        client.transport.retry = RetryPolicy(backoff=0.01, max_backoff=0.05)
-        client.transport.budget = RateBudget(None, None)
+        client = ws.connect(service, **box.credentials(service), transport=Transport(
+            retry=RetryPolicy(backoff=0.01, max_backoff=0.05), budget=RateBudget(None, None)))
         return client.fetch(name, **filters)
 
 

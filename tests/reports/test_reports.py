@@ -23,7 +23,7 @@ from matplotlib.figure import Figure
 
 import toolkit as tk
 from toolkit import cli, demo, reports
-from toolkit.http.session import RateBudget
+from toolkit.http.session import RateBudget, Transport
 from toolkit.reports import assets, audiences, media, plots, source, translation
 
 
@@ -42,9 +42,9 @@ def pulled_at() -> dict:
 @pytest.fixture(scope="module")
 def ws(box, pulled_at, tmp_path_factory):
     workspace = tk.Workspace(tmp_path_factory.mktemp("reports") / "demo.duckdb")
-    clients = {service: workspace.connect(service, **box.credentials(service)) for service in demo.SERVICES}
-    for client in clients.values():
-        client.transport.budget = RateBudget(None, 10)   # the sandbox enforces no limit here
+    # the sandbox enforces no limit here
+    clients = {service: workspace.connect(service, **box.credentials(service), transport=Transport(
+        budget=RateBudget(None, 10))) for service in demo.SERVICES}
     assert demo.populate(workspace, box, log=None, clients=clients, as_of=pulled_at)
     yield workspace
     workspace.close()

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-import vcr as vcrpy
-from vcr.serializers import yamlserializer
+import vcr as vcrpy  # type: ignore[import-untyped]
+from vcr.serializers import yamlserializer  # type: ignore[import-untyped]
 
 from toolkit import catalog
 from toolkit.cassettes.calls import example_params, exercise, summary, walk_params
@@ -35,6 +35,7 @@ from toolkit.errors import ValidationError
 from toolkit.http.budget import RateBudget
 from toolkit.http.client import Client, connect, credentials_from_env
 from toolkit.http.rules import version_tuple
+from toolkit.http.session import Transport
 
 FOLDER = "cassettes"
 REAL_FOLDER = "cassettes-real"
@@ -96,11 +97,9 @@ def replay_client(service: str, options: Mapping[str, Any] | None = None) -> Cli
     svc = catalog.SERVICES[service]
     options = dict(options or {})
     credentials = {k: options.pop(k, "replay-" + k) for k in svc.credentials}
-    client = connect(service, base_url=f"{SANDBOX_ORIGIN}/{service}{svc.base_path}", **credentials)
-    client.transport.budget = RateBudget(None, None)
-    client.transport.session.trust_env = False         # no proxy lookup: nothing leaves the process
-    client.transport.sleep = lambda seconds: None
-    return client
+    # no proxy lookup: nothing leaves the process
+    transport = Transport(budget=RateBudget(None, None), trust_env=False, sleep=lambda seconds: None)
+    return connect(service, base_url=f"{SANDBOX_ORIGIN}/{service}{svc.base_path}", transport=transport, **credentials)
 
 
 def replay(path: Path | str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
@@ -209,7 +208,7 @@ def record_sandbox(service: str | None = None, *, folder: Path | str = FOLDER,
     emulators = sandbox.available()
     done = []
     for action, version in rows(service, actions):
-        mode = "hosted" if action.modes == ("hosted",) else "client"
+        mode = action.modes[0]          # the sandbox runs in a mode the action is offered in
         with sandbox.start(seed=seed, mode=mode, emulators={action.service: emulators[action.service]}) as box:
             credentials: dict[str, Any] = box.credentials(action.service)   # connect's keywords
             client = connect(action.service, **credentials)

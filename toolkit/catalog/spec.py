@@ -26,7 +26,6 @@ Kind = Literal[
 ]
 BodyKind = Literal["json", "merge_patch", "json_patch", "form", "multipart"]
 ResponseKind = Literal["record", "list", "page", "bytes", "none", "boolean", "text"]
-Auth = Literal["bearer", "api_key", "basic_or_bearer", "oauth_password"]
 
 CONTENT_TYPES: Mapping[str, str] = {
     "json": "application/json",
@@ -217,7 +216,9 @@ class Action:
 class Service:
     """A service: its auth, its version prefix, its limits and its default paging.
 
-    `lookups`: param name → where its values come from, for every action of the service that has a
+    `auth`: the auth scheme by name (toolkit.http.schemes), or several, the first whose credentials
+    are given used. `error_shape`: how its error bodies read into one message (toolkit.wording's
+    ERROR_SHAPES). `lookups`: param name → where its values come from, for every action of the service that has a
     param of that name (a Param's own `lookup` says otherwise). `modes`: the modes a client of it runs
     in (the translation service's client and hosted), each action offered in its `modes`; empty: one
     mode, nothing to check. `token_action`: the action that gives an access token (auth
@@ -230,11 +231,11 @@ class Service:
     """
     key: str
     title: str
-    auth: Auth
+    auth: str | tuple[str, ...]
     credentials: tuple[str, ...]                  # the keys ws.connect takes besides base_url
     secrets: tuple[str, ...]                      # which of them are secret
     base_path: str                                # the path part of the real base URL (`/v1`, `/PD`)
-    error_shape: str                              # how the service's error body reads, see toolkit.errors
+    error_shape: str                              # how the service's error body reads (above)
     version_prefix: str = ""                      # `/api/{version}`
     default_version: str = ""
     paging: Paging | None = None

@@ -6,7 +6,7 @@ status, the paging style seen against the declared one, the declared fields seen
 the JSON types seen per field), the rate-limit headers, the clock skew from the Date header, the
 translation system version or the audience platform's API versions, and the time of every call.
 Fan-out resources take one id from their parent's first page. It sends GET only, the translation
-service's OAuth login excepted, and refuses anything else in code (`_reads_only`).
+service's OAuth login excepted, and refuses anything else in code (`_Recorder`).
 
 The report holds names, types, statuses and timings, never a record's value nor a secret, so that it
 can be attached to a bug report as it is (`report.to_json("doctor.json")`).
@@ -34,7 +34,7 @@ from toolkit.catalog.spec import Action, Column, Resource
 from toolkit.checkup.report import CallSeen, Report, ResourceCheck, ServiceCheck, declared_types, json_type
 from toolkit.errors import ApiError, ModeError, ToolkitError, TransportError, ValidationError, VersionError
 from toolkit.http.client import Client, connect, credentials_from_env
-from toolkit.http.session import RetryPolicy
+from toolkit.http.session import RetryPolicy, Transport
 from toolkit.pull.decoding import rows_of
 
 __all__ = ["doctor"]
@@ -74,50 +74,60 @@ def doctor(*services: str, credentials: Mapping[str, Mapping[str, Any]] | None =
             raise ValidationError("services", None, "none named and none configured: name one, or set "
                                   "TOOLKIT_<SERVICE>_BASE_URL")
     # every client is made before anything is sent: a credential missing is said at once
-    clients = {s: connect(s, retry=RETRY, source=source, **{**credentials.get(s, {}),
-                                             **({"base_url": base_urls[s]} if base_urls.get(s) else {})})
-               for s in services}
+    clients = {s: _client(s, {**credentials.get(s, {}), **({"base_url": base_urls[s]} if base_urls.get(s) else {})},
+                          source) for s in services}
     report = Report([], datetime.now(UTC).isoformat(timespec="seconds"), _toolkit_version())
-    for service, client in clients.items():
+    for service, (client, recorder) in clients.items():
         if say:
             say(f"{service}:")
-        report.services.append(_check_service(client, page_size, say))
+        report.services.append(_check_service(client, recorder, page_size, say))
     return report
 
 
-class _Recorder:
-    """Wraps the client's transport: refuses anything but GET (and the OAuth login) and notes every answer."""
+class _Recorder(Transport):
+    """The transport a client of the doctor sends through: it refuses anything but GET (and the OAuth
+    login, a POST to `login`) and notes every answer, the login's among them."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
         self.seen: list[tuple[str, str, int | str, float, requests.Response | None, float]] = []
         self.path = ""
-        transport = client.transport
-        send = transport.send
-        login = getattr(transport.auth, "token_url", None)
+        self.login: str | None = None            # the token request's URL, once the client is made
+        self.login_path = ""
 
-        def reads_only(method: str, url: str, **kwargs: Any) -> requests.Response:
-            if method != "GET" and not (method == "POST" and url == login):
-                raise ToolkitError(f"the doctor sends GET only (and the OAuth login); refused a {method}")
-            started = time.perf_counter()
-            try:
-                response = send(method, url, **kwargs)
-            except TransportError as error:      # no answer; a login refused was noted as its POST
-                self.seen.append((method, self.path if url != login else "/oauth/token", type(error).__name__,
-                                  (time.perf_counter() - started) * 1000, None, time.time()))
-                raise
-            # the moment between sending and answering, to set the Date header against
-            middle = time.time() - (time.perf_counter() - started) / 2
-            self.seen.append((method, self.path if url != login else "/oauth/token", response.status_code,
-                              (time.perf_counter() - started) * 1000, response, middle))
-            return response
-
-        # the OAuth login posts through transport.send too (Transport.__init__ gives it `self.send`)
-        transport.send = reads_only
+    def send(self, method: str, url: str, **kwargs: Any) -> requests.Response:
+        login = self.login is not None and url == self.login
+        if method != "GET" and not (method == "POST" and login):
+            raise ToolkitError(f"the doctor sends GET only (and the OAuth login); refused a {method}")
+        path = self.login_path if login else self.path
+        started = time.perf_counter()
+        try:
+            response = super().send(method, url, **kwargs)
+        except TransportError as error:      # no answer; a login refused was noted as its POST
+            self.seen.append((method, path, type(error).__name__, (time.perf_counter() - started) * 1000, None,
+                              time.time()))
+            raise
+        # the moment between sending and answering, to set the Date header against
+        middle = time.time() - (time.perf_counter() - started) / 2
+        self.seen.append((method, path, response.status_code, (time.perf_counter() - started) * 1000, response,
+                          middle))
+        return response
 
 
-def _check_service(client: Client, page_size: int, say: Callable[[str], None] | None) -> ServiceCheck:
+def _client(service: str, given: Mapping[str, Any], source: str | None) -> tuple[Client, _Recorder]:
+    """A client of the service sending through a recorder of its own."""
+    recorder = _Recorder(retry=RETRY)
+    client = connect(service, source=source, transport=recorder, **given)
+    token = client.service.token_action
+    if token:
+        recorder.login_path = catalog.action(token).path
+        recorder.login = getattr(client.auth, "token_url", None)
+    return client, recorder
+
+
+def _check_service(client: Client, recorder: _Recorder, page_size: int,
+                   say: Callable[[str], None] | None) -> ServiceCheck:
     service = client.service
-    recorder = _Recorder(client)
     check = ServiceCheck(service.key, _shown_url(client.base_url),
                          declared_rate=(f"{service.rate_per_second:g}/s" if service.rate_per_second else "no rate")
                          + f", {service.max_concurrency} at once",
@@ -131,7 +141,7 @@ def _check_service(client: Client, page_size: int, say: Callable[[str], None] | 
         if _stops(result):
             break                   # the rest would fail alike: the report says why once
     answered = [r for r in check.resources if r.status is not None and r.status < 400]
-    login = [c for c in recorder.seen if c[1] == "/oauth/token"]
+    login = [c for c in recorder.seen if recorder.login_path and c[1] == recorder.login_path]
     refused = next((r for r in check.resources if _stops(r)), None)
     if login and login[-1][2] != 200:
         check.auth = f"the OAuth login answered {login[-1][2]}"
@@ -139,7 +149,7 @@ def _check_service(client: Client, page_size: int, say: Callable[[str], None] | 
         check.auth = f"{refused.error} ({refused.action})"
     elif answered:
         check.auth_ok = True
-        check.auth = "ok" + (" (OAuth login, then a bearer token)" if login else f" ({service.auth})")
+        check.auth = "ok" + (" (OAuth login, then a bearer token)" if login else f" ({client.scheme})")
     else:
         check.auth = "not known: no resource answered"
     check.version = _version(client, recorder, check.resources) if check.auth_ok else {}

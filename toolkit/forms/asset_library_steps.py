@@ -154,7 +154,7 @@ class MultipartUpload(Steps):
             attempt += 1
             response = None
             try:
-                with transport.budget:
+                with transport.budget or self.conn.client.budget:     # the transport's own, else the client's
                     response = transport.session.put(url, data=data, timeout=transport.timeout)
             except (requests.ConnectionError, requests.Timeout) as error:
                 if attempt >= transport.retry.attempts:

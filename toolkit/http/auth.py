@@ -1,9 +1,11 @@
-"""Auth per `Service.auth`: a bearer token, an API key with its workspace, HTTP Basic, and the OAuth
-password grant whose token is fetched, refreshed and fetched again after a 401 (`Transport.send`).
+"""How a request is authorised, per scheme (toolkit.http.schemes names them for the catalog): a bearer
+token, an API key with its workspace, HTTP Basic, and the OAuth password grant whose token is fetched
+before a request takes its slot, refreshed, and fetched again after a 401 (`SessionAuth`, read by
+`Client.send`).
 """
 from __future__ import annotations
 
-__all__ = ["ApiKeyAuth", "BasicAuth", "BearerAuth", "OAuthPasswordAuth"]
+__all__ = ["ApiKeyAuth", "BasicAuth", "BearerAuth", "OAuthPasswordAuth", "SessionAuth"]
 
 import base64
 import json
@@ -19,7 +21,18 @@ from toolkit.http.origins import shown_origin
 from toolkit.http.redaction import Redactor, Secret
 
 
-class BearerAuth(requests.auth.AuthBase):
+class SessionAuth(requests.auth.AuthBase):
+    """A scheme's auth as its client uses it: `ready` before a request takes its rate budget's slot
+    (a login takes one too), `renewed` after a 401: True when sending again may be answered otherwise."""
+
+    def ready(self) -> None:
+        """Nothing to do before sending: the credentials are at hand."""
+
+    def renewed(self) -> bool:
+        return False
+
+
+class BearerAuth(SessionAuth):
     def __init__(self, token: Secret) -> None:
         self.token = token
 
@@ -28,7 +41,7 @@ class BearerAuth(requests.auth.AuthBase):
         return request
 
 
-class ApiKeyAuth(requests.auth.AuthBase):
+class ApiKeyAuth(SessionAuth):
     """Credentials sent as headers of their own (the catalog's `Service.key_headers`): header → value."""
 
     def __init__(self, headers: Mapping[str, Secret | str]) -> None:
@@ -40,7 +53,7 @@ class ApiKeyAuth(requests.auth.AuthBase):
         return request
 
 
-class BasicAuth(requests.auth.AuthBase):
+class BasicAuth(SessionAuth):
     def __init__(self, username: str, password: Secret) -> None:
         self.username, self.password = username, password
 
@@ -50,12 +63,14 @@ class BasicAuth(requests.auth.AuthBase):
         return request
 
 
-class OAuthPasswordAuth(requests.auth.AuthBase):
+class OAuthPasswordAuth(SessionAuth):
     """The OAuth password grant with Basic client credentials; the token is refreshed before it expires
-    and once more when the service answers 401 (see `Transport.send`)."""
+    and once more when the service answers 401. `post` sends the token request (its client's transport,
+    so that it is retried and paced like any other); `shape`, how the service's error bodies read."""
 
     def __init__(self, token_url: str, client_id: str, client_secret: Secret, username: str,
-                 password: Secret, redactor: Redactor, timeout: tuple[float, float], *, action: str) -> None:
+                 password: Secret, redactor: Redactor, timeout: tuple[float, float], *, action: str,
+                 post: Callable[..., requests.Response] | None = None, shape: str = "messages") -> None:
         self.action, self.service = action, action.split(".", 1)[0]      # the catalog's token action
         self.token_url, self.client_id, self.client_secret = token_url, client_id, client_secret
         self.username, self.password, self.redactor, self.timeout = username, password, redactor, timeout
@@ -63,13 +78,23 @@ class OAuthPasswordAuth(requests.auth.AuthBase):
         self._refresh: Secret | None = None
         self._expires = 0.0
         self._lock = threading.Lock()
-        # set by the Transport it is given to, so that the token request is retried like any other
-        self.post: Callable[..., requests.Response] | None = None
+        self.post, self.shape = post, shape
         self.fetches = 0
 
     def invalidate(self) -> None:
         with self._lock:
             self._expires = 0.0
+
+    def ready(self) -> None:
+        self.token()
+
+    def renewed(self) -> bool:
+        self.invalidate()            # an expired or revoked token: fetch a new one
+        return True
+
+    def client_credentials(self) -> tuple[str, str]:
+        """What the token request itself is authorised with (HTTP Basic), never a bearer token."""
+        return self.client_id, self.client_secret.reveal()
 
     def token(self) -> Secret:
         with self._lock:
@@ -104,8 +129,8 @@ class OAuthPasswordAuth(requests.auth.AuthBase):
                 body = answer.text[:300]
             body = json.loads(self.redactor.scrub(json.dumps(body)))
             if answer.status_code == 429 or answer.status_code >= 500:   # still failing after the retries
-                raise error_for(self.service, self.action, answer.status_code, "messages", body)
-            text = service_message("messages", body, "token request refused")
+                raise error_for(self.service, self.action, answer.status_code, self.shape, body)
+            text = service_message(self.shape, body, "token request refused")
             raise AuthError(self.service, self.action, answer.status_code, text, body=body)
         try:
             body = answer.json()
@@ -123,7 +148,7 @@ class OAuthPasswordAuth(requests.auth.AuthBase):
         self.fetches += 1
 
     def __call__(self, request: requests.PreparedRequest) -> requests.PreparedRequest:
-        # the token was made fresh before the request took its slot (Transport.send)
+        # the token was made fresh before the request took its slot (`ready`, Client.send)
         access = self._access if self._access is not None else self.token()
         request.headers["Authorization"] = f"Bearer {access.reveal()}"
         return request

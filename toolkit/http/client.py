@@ -13,10 +13,9 @@ from __future__ import annotations
 __all__ = ["Client", "Page", "client_class", "connect", "credentials_from_env", "log"]
 
 import hashlib
-import ipaddress
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -38,120 +37,108 @@ from toolkit.errors import (
     VersionError,
     error_for,
 )
-from toolkit.http import answers, rules
+from toolkit.http import answers, rules, schemes
 from toolkit.http import credentials as resolution
+from toolkit.http.auth import OAuthPasswordAuth
 from toolkit.http.bodies import patch_problem
 from toolkit.http.failures import Failures, scrubbed
 from toolkit.http.limits import Limits, depth_past
 from toolkit.http.methods import with_methods
+from toolkit.http.schemes import Given
 from toolkit.http.session import (
-    ApiKeyAuth,
-    BasicAuth,
-    BearerAuth,
-    OAuthPasswordAuth,
     RateBudget,
     Redactor,
     RetryPolicy,
     Secret,
     Transport,
+    loopback,
     request_id,
     retry_after,
 )
-from toolkit.http.walks import Page, Walks
+from toolkit.http.walks import Page, Walker
 from toolkit.http.wire import MASK, Prepared, Upload, file_part, opened_files, wire_value
 
 log = logging.getLogger("toolkit.http.session")
 
 
-class Client(Walks, Failures):
+class Client:
     """A connection to one service: `call`, `pages`, and one method per action of the service.
 
-    Its requests go through a requests Session it makes (one origin, pooled), or through `session`
-    when one is handed in: any object with Session's `request` (a Session whose adapter answers from
-    a function, say), used as it is.
+    Its requests go through its `transport` (toolkit.http.session.Transport: retries, the rate budget,
+    the limits of an answer), handed in as httpx's is, or made here with `retry`, `timeout`, `limits`
+    and `session`: the requests Session it makes (one origin, pooled), or any object with Session's
+    `request` (a Session whose adapter answers from a function, say), used as it is. The client adds
+    what it alone knows: its service's auth scheme (toolkit.http.schemes), its rate budget where the
+    transport has none, and its secrets, scrubbed from what is logged and raised.
     """
 
-    def __init__(self, service: str, *, base_url: str, version: str | None = None, mode: str = "client",
+    def __init__(self, service: str, *, base_url: str, version: str | None = None, mode: str | None = None,
                  system_version: str | None = None, timeout: tuple[float, float] = (10.0, 60.0),
                  retry: RetryPolicy | None = None, source: str = "the arguments given",
                  session: requests.Session | None = None, limits: Limits | None = None,
-                 **credentials: Any) -> None:
+                 transport: Transport | None = None, **credentials: Any) -> None:
         self.service: Service = catalog.SERVICES[service]
         self.base_url = base_url.rstrip("/")
         self.source = source      # where the base URL and credentials came from, for the errors that need them
         self.version = version or self.service.default_version
-        self.mode, self.system_version = mode, system_version
-        if mode not in ("client", "hosted"):
-            raise rules.ValidationError("mode", mode, "must be client or hosted")
-        self._secrets = {k: Secret(v.reveal() if isinstance(v, Secret) else v)
-                         for k, v in credentials.items() if k in self.service.secrets and v is not None}
-        self._plain = {k: v for k, v in credentials.items() if k not in self.service.secrets}
+        modes = self.service.modes
+        self.mode: str | None = mode if mode is not None else (modes[0] if modes else None)
+        self.system_version = system_version
+        if modes and self.mode not in modes:
+            raise rules.ValidationError("mode", mode, "must be " + " or ".join(modes))
+        if transport is not None and (session is not None or retry is not None or limits is not None):
+            raise rules.ValidationError("transport", type(transport).__name__, "is given with session, retry or "
+                                        "limits: give those to the Transport")
+        secrets = {k: Secret(v.reveal() if isinstance(v, Secret) else v)
+                   for k, v in credentials.items() if k in self.service.secrets and v is not None}
+        plain = {k: v for k, v in credentials.items() if k not in self.service.secrets}
         unknown = set(credentials) - set(self.service.credentials)
         if unknown:
             raise rules.ValidationError(sorted(unknown)[0], MASK, f"unknown credential; {service} takes "
                                         f"base_url, {', '.join(self.service.credentials)}")
-        # who the client logs in as, where it can know it: HTTP Basic names the user, a token does not
-        self.login: str | None = self._plain.get("username") \
-            if self.service.auth == "basic_or_bearer" and "token" not in self._secrets else None
-        self.redactor = Redactor(s.reveal() for s in self._secrets.values())
-        if self._plain.get("username") and "password" in self._secrets:
-            self.redactor.add_basic(self._plain["username"], self._secrets["password"])
-        host = urlsplit(self.base_url).hostname or ""
-        self.transport = Transport(
-            auth=self._auth(timeout), redactor=self.redactor, timeout=timeout, retry=retry,
-            budget=RateBudget(self.service.rate_per_second, self.service.max_concurrency, self._shared_budget()),
-            pool=max(10, self.service.max_concurrency), trust_env=not _loopback(host), session=session,
-            limits=limits)
-
-    def _shared_budget(self) -> Path | None:
-        """Where the processes of this machine that use the same key share the service's documented
-        rate budget (http.session.RateBudget): a file named by a hash of the service, the address
-        and the credentials, so that nothing of a secret is in it. None for a service that documents
-        no rate, or with TOOLKIT_SHARED_BUDGET=0."""
-        if not self.service.rate_per_second or os.environ.get("TOOLKIT_SHARED_BUDGET", "").lower() in ("0", "off"):
-            return None
-        who = hashlib.sha256("\0".join([self.service.key, self.base_url, *sorted(
-            f"{k}={v.reveal() if isinstance(v, Secret) else v}" for k, v in {**self._plain, **self._secrets}.items())])
-            .encode()).hexdigest()[:32]
-        base = os.environ.get("TOOLKIT_BUDGETS") or os.path.join(
-            os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "toolkit", "budgets")
-        return Path(base) / who
+        self.redactor = Redactor(s.reveal() for s in secrets.values())
+        if plain.get("username") and "password" in secrets:
+            self.redactor.add_basic(plain["username"], secrets["password"])
+        # the service's documented rate budget, taken by every request unless the transport has its own
+        self.budget = RateBudget(self.service.rate_per_second, self.service.max_concurrency,
+                                 _shared_budget(self.service, self.base_url, {**plain, **secrets}))
+        self.transport = transport if transport is not None else Transport(
+            budget=self.budget, timeout=timeout, retry=retry, pool=max(10, self.service.max_concurrency),
+            trust_env=not loopback(self.base_url), session=session, limits=limits)
+        self._given = Given(self.service, self.base_url, secrets, plain, self.redactor, timeout, post=self._post)
+        self.scheme, self.auth = schemes.authorise(self._given)
+        # who the client logs in as, where its scheme says (HTTP Basic names the user, a token does not)
+        login = schemes.SCHEMES[self.scheme].login
+        self.login: str | None = plain.get(login) if login else None
+        self._secrets = len(secrets)
+        self.failures = Failures(self.service, self.base_url, source)
+        self.walker = Walker(self)
 
     def __repr__(self) -> str:
-        return f"<toolkit.Client {self.service.key} {self.base_url} ({len(self._secrets)} secrets ***)>"
+        return f"<toolkit.Client {self.service.key} {self.base_url} ({self._secrets} secrets ***)>"
 
     # --- auth ------------------------------------------------------------------------------------
 
-    def _auth(self, timeout: tuple[float, float]) -> Any:
-        s, p, kind = self._secrets, self._plain, self.service.auth
-        if kind == "bearer":
-            return BearerAuth(self._need(s, "token"))
-        if kind == "api_key":
-            return ApiKeyAuth({header: self._need(s if name in s else p, name)
-                               for name, header in self.service.key_headers.items()})
-        if kind == "basic_or_bearer":
-            if "token" in s:
-                return BearerAuth(s["token"])
-            return BasicAuth(self._need(p, "username"), self._need(s, "password"))
-        token = catalog.action(self.service.token_action)
-        return OAuthPasswordAuth(self.base_url + token.path, self._need(p, "client_id"),
-                                 self._need(s, "client_secret"), self._need(p, "username"),
-                                 self._need(s, "password"), self.redactor, timeout, action=token.id)
-
-    def _need(self, given: Mapping[str, Any], key: str) -> Any:
-        if not given.get(key):
-            raise rules.ValidationError(key, None, f"{self.service.key} needs the credential {key} "
-                                        f"(or TOOLKIT_{self.service.key.upper()}_{key.upper()})")
-        return given[key]
-
     def auth_headers(self) -> dict[str, str]:
         """The auth headers as a preview shows them: names real, values masked."""
-        kind = self.service.auth
-        if kind == "api_key":
-            return {header: MASK if name in self.service.secrets else str(self._plain.get(name))
-                    for name, header in self.service.key_headers.items()}
-        return {"Authorization": ("Basic " if kind == "basic_or_bearer" and "token" not in self._secrets
-                                  else "Bearer ") + MASK}
+        return schemes.SCHEMES[self.scheme].shown(self._given)
+
+    def _post(self, url: str, **kwargs: Any) -> requests.Response:
+        """The token request of a login, through the transport (retried and paced like any other)."""
+        return self.transport.send("POST", url, idempotent=True, budget=self.budget, redactor=self.redactor,
+                                   **kwargs)
+
+    def _sent(self, method: str, url: str, *, auth: Any = None, **kwargs: Any) -> requests.Response:
+        """One request through the transport with the client's auth (or `auth`, the token request's
+        own): made ready before it takes its budget's slot, renewed once after a 401."""
+        for renewing in (False, True):
+            if auth is None:
+                self.auth.ready()
+            response = self.transport.send(method, url, auth=auth if auth is not None else self.auth,
+                                           budget=self.budget, redactor=self.redactor, **kwargs)
+            if renewing or auth is not None or response.status_code != 401 or not self.auth.renewed():
+                return response
+        raise AssertionError("unreachable")
 
     # --- building and sending ----------------------------------------------------------------------
 
@@ -205,8 +192,8 @@ class Client(Walks, Failures):
             raise rules.ValidationError("content_type", content_type, "must be one of " + ", ".join(
                 CONTENT_TYPES[k] for k in entry.content_types), entry.id)
         raw = next((p for p in entry.params if p.where == "raw" and p.name in params), None)
-        problem = patch_problem(kind, body) if raw is not None else None
-        if problem:
+        problem = patch_problem(kind, body) if raw is not None and kind is not None else None
+        if raw is not None and problem:
             raise rules.ValidationError(raw.name, params[raw.name], problem, entry.id)
         if kind == "multipart" and not files:
             # requests writes a multipart body only around files: alone, the fields go as parts without a
@@ -232,10 +219,9 @@ class Client(Walks, Failures):
         raise VersionError(entry.id, " or ".join(entry.versions), wanted)
 
     def _auth_for(self, entry: Action) -> Any:
-        """The token endpoint authenticates the client itself (HTTP Basic), never with a bearer token."""
-        auth = self.transport.auth
-        if isinstance(auth, OAuthPasswordAuth) and entry.path.rstrip("/").endswith("/oauth/token"):
-            return (auth.client_id, auth.client_secret.reveal())
+        """The catalog's token action authenticates the client itself (HTTP Basic), never with a bearer token."""
+        if entry.id == self.service.token_action and isinstance(self.auth, OAuthPasswordAuth):
+            return self.auth.client_credentials()
         return None
 
     def send(self, prepared: Prepared) -> requests.Response:
@@ -246,15 +232,15 @@ class Client(Walks, Failures):
             data = orjson.dumps(prepared.json, option=orjson.OPT_SERIALIZE_NUMPY)   # ids from a DataFrame
         uploads = prepared.files or {}
         try:
-            response = self.transport.send(
+            response = self._sent(
                 prepared.method, prepared.url, params=prepared.query_string() or None, data=data,
                 parts=(lambda: opened_files(uploads)) if uploads else None, headers=prepared.headers or None,
                 idempotent=prepared.idempotent, auth=self._auth_for(entry),
                 repeatable=all(u.repeatable for u in uploads.values()))   # a file object that cannot be rewound
         except TransportError as error:
-            raise scrubbed(self._unreached(entry, error), self.redactor) from None
+            raise scrubbed(self.failures.unreached(entry, error), self.redactor) from None
         except AuthError as error:      # the login a request needed first was refused
-            raise scrubbed(self._refused(error), self.redactor) from None
+            raise scrubbed(self.failures.refused(error), self.redactor) from None
         except RedirectError as error:
             error.args = (f"{entry.id}: {error.args[0]}",)
             raise scrubbed(error, self.redactor) from None
@@ -263,19 +249,32 @@ class Client(Walks, Failures):
                 body = response.json()
             except ValueError:
                 body = response.text[:500]
-            error = error_for(self.service.key, entry.id, response.status_code, self.service.error_shape,
-                              body, response.reason, request_id(response.headers))
+            answered = error_for(self.service.key, entry.id, response.status_code, self.service.error_shape,
+                                 body, response.reason, request_id(response.headers))
             wait = retry_after(response.headers.get("Retry-After")) if response.status_code == 429 else None
             longest = self.transport.max_retry_after
             if wait is not None and wait > longest:
-                error.message += (f" (the service asks to wait {wait:.0f} s, longer than this client's "
-                                  f"max_retry_after of {longest:.0f} s: try again later, or raise it with "
-                                  f"{Limits.how_to_raise('max_retry_after')})")
-                error.args = (f"{entry.id}: {response.status_code} {error.message}",)
-            if isinstance(error, AuthError):
-                error = self._refused(error)
-            raise scrubbed(error, self.redactor)
+                answered.message += (f" (the service asks to wait {wait:.0f} s, longer than this client's "
+                                     f"max_retry_after of {longest:.0f} s: try again later, or raise it with "
+                                     f"{Limits.how_to_raise('max_retry_after')})")
+                answered.args = (f"{entry.id}: {response.status_code} {answered.message}",)
+            if isinstance(answered, AuthError):
+                answered = self.failures.refused(answered)
+            raise scrubbed(answered, self.redactor)
         return response
+
+    def pages(self, action: str | Action, *, version: str | None = None,
+              headers: Mapping[str, str] | None = None, ahead: int = 0,
+              decode: Callable[[bytes], Any | None] | None = None, max_pages: int | None = None,
+              **params: Any) -> Iterator[Page]:
+        return self.walker.pages(action, version=version, headers=headers, ahead=ahead, decode=decode,
+                                 max_pages=max_pages, **params)
+
+    pages.__doc__ = Walker.pages.__doc__
+
+    def rows(self, action: str | Action, **params: Any) -> list:
+        """Every row of a list action, all pages walked."""
+        return self.walker.rows(action, **params)
 
     def call(self, action: str | Action, *, version: str | None = None,
              headers: Mapping[str, str] | None = None, content_type: str | None = None, **params: Any) -> Any:
@@ -374,11 +373,19 @@ def _patch_kind(entry: Action, body: Any) -> str | None:
     return entry.body
 
 
-def _loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
+def _shared_budget(service: Service, base_url: str, credentials: Mapping[str, Any]) -> Path | None:
+    """Where the processes of this machine that use the same key share the service's documented
+    rate budget (http.session.RateBudget): a file named by a hash of the service, the address
+    and the credentials, so that nothing of a secret is in it. None for a service that documents
+    no rate, or with TOOLKIT_SHARED_BUDGET=0."""
+    if not service.rate_per_second or os.environ.get("TOOLKIT_SHARED_BUDGET", "").lower() in ("0", "off"):
+        return None
+    who = hashlib.sha256("\0".join([service.key, base_url, *sorted(
+        f"{k}={v.reveal() if isinstance(v, Secret) else v}" for k, v in credentials.items())])
+        .encode()).hexdigest()[:32]
+    base = os.environ.get("TOOLKIT_BUDGETS") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "toolkit", "budgets")
+    return Path(base) / who
 
 
 def client_class(service: str) -> type[Client]:
@@ -394,18 +401,23 @@ def credentials_from_env(service: str, given: Mapping[str, Any]) -> dict[str, An
 def connect(service: str, *, source: str | None = None, credentials_file: str | os.PathLike[str] | None = None,
             session: requests.Session | None = None, max_answer_bytes: int | None = None,
             deadline: float | None = None, max_retry_after: float | None = None, max_depth: int | None = None,
-            **given: Any) -> Client:
+            transport: Transport | None = None, **given: Any) -> Client:
     """A client of one service: `base_url` plus its credentials; what is not given comes from the
     credentials file (`credentials_file`, else TOOLKIT_CREDENTIALS), then TOOLKIT_<SERVICE>_<FIELD>
     (toolkit.http.credentials: the one resolution the `toolkit` command uses too). `source` says where
     the caller found them, for the errors that ask the analyst to check them; `session`, the requests
-    Session to send through instead of the client's own (`Client`).
+    Session to send through instead of the client's own; `transport`, the Transport to send through
+    instead of one made here (`Client`: its retries, budget and limits are then the transport's).
 
     What one answer may cost (toolkit.http.limits; not given: TOOLKIT_<NAME>, else the default):
     `max_answer_bytes` after decoding (256 MiB), `deadline` seconds from sending to the last byte (300),
     `max_retry_after` seconds waited when the service asks (120), `max_depth` of its JSON (128)."""
-    limits = Limits.resolved(max_answer_bytes=max_answer_bytes, deadline=deadline, max_retry_after=max_retry_after,
-                             max_depth=max_depth)
+    bounds = {"max_answer_bytes": max_answer_bytes, "deadline": deadline, "max_retry_after": max_retry_after,
+              "max_depth": max_depth}
+    limits = Limits.resolved(**bounds) if transport is None else None
+    if transport is not None and any(v is not None for v in bounds.values()):
+        raise rules.ValidationError(next(k for k, v in bounds.items() if v is not None), None,
+                                    "is given with a transport: give it to the Transport's limits")
     if service not in catalog.SERVICES:
         catalog.service(service)
     found, told = resolution.resolve(service, given, credentials_file, source)
@@ -417,4 +429,4 @@ def connect(service: str, *, source: str | None = None, credentials_file: str | 
             or not urlsplit(base).hostname:
         shown = scrub_url(base) if isinstance(base, str) else type(base).__name__
         raise rules.ValidationError("base_url", shown, f"is no http:// or https:// address (it came from {told})")
-    return client_class(service)(service, source=told, session=session, limits=limits, **found)
+    return client_class(service)(service, source=told, session=session, limits=limits, transport=transport, **found)

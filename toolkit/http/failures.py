@@ -2,7 +2,8 @@
 where the address and credentials came from and what to check; and every secret the client knows
 scrubbed from an error before it is raised.
 
-`Failures` is the part of `toolkit.http.client.Client` that words them.
+`Failures` is the collaborator of `toolkit.http.client.Client` that words them, from what the client
+was made with: its service, its address and where that came from.
 """
 from __future__ import annotations
 
@@ -11,18 +12,18 @@ __all__ = ["Failures", "scrubbed"]
 from typing import Any
 
 from toolkit.catalog.spec import Action, Service
-from toolkit.errors import AuthError, ToolkitError, TransportError
+from toolkit.errors import ApiError, AuthError, ToolkitError, TransportError
 from toolkit.http.redaction import Redactor
+from toolkit.http.schemes import credential_names
 
 
 class Failures:
     """An unanswered or refused request told to the analyst (the module docstring)."""
 
-    service: Service
-    base_url: str
-    source: str
+    def __init__(self, service: Service, base_url: str, source: str) -> None:
+        self.service, self.base_url, self.source = service, base_url, source
 
-    def _unreached(self, entry: Action, error: TransportError) -> TransportError:
+    def unreached(self, entry: Action, error: TransportError) -> TransportError:
         """What an analyst needs when the service gave no answer: which service, at which address,
         where that address came from, and what to check (a sandbox's port changes at each start)."""
         how = ("did not answer in time" if "Timeout" in error.failure else
@@ -35,10 +36,10 @@ class Failures:
         told.failure, told.tries, told.seconds = error.failure, error.tries, error.seconds
         return told
 
-    def _refused(self, error: AuthError) -> AuthError:
+    def refused(self, error: AuthError) -> AuthError:
         """The service's refusal, with which credentials to check and where they came from; its own
         message stays `error.message`, the advice is `error.hint` and part of the text."""
-        names = ", ".join(c for c in self.service.credentials if c not in ("mode", "system_version"))
+        names = ", ".join(credential_names(self.service))
         if error.status == 403:
             error.hint = (f"{self.service.key} at {self.base_url} knows these credentials but does not allow "
                           f"this: check the account's role or the token's scopes ({self.source} gave them)")
@@ -54,7 +55,7 @@ def scrubbed(error: ToolkitError, redactor: Redactor) -> ToolkitError:
     error.args = tuple(redactor.scrub(a) for a in error.args)
     if hasattr(error, "message"):
         error.message = redactor.scrub(error.message)
-    if getattr(error, "body", None) is not None:
+    if isinstance(error, ApiError) and error.body is not None:
         error.body = _scrub_json(error.body, redactor)
     return error
 

@@ -32,7 +32,7 @@ def action_method(entry: Action) -> Callable[..., Any]:
         p.name, inspect.Parameter.KEYWORD_ONLY, default=inspect.Parameter.empty if p.required else None,
         annotation=_annotation(p)) for p in sorted(entry.params, key=lambda p: not p.required)]
     parameters += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None) for name in RESERVED]
-    method.__signature__ = inspect.Signature(
+    method.__signature__ = inspect.Signature(  # type: ignore[attr-defined]  # what inspect.signature reads
         [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY), *parameters])
     method.__name__ = method.__qualname__ = entry.name
     method.__doc__ = docstring(entry)
@@ -50,8 +50,10 @@ def docstring(entry: Action) -> str:
     """A notebook-friendly docstring: what it does, the request, each param, an example line."""
     versions = f" ({', '.join(entry.versions)})" if entry.versions != ("",) else ""
     lines = [entry.doc, "", f"{entry.method} {entry.path}{versions} · group {entry.group}"]
-    if entry.min_version or entry.modes != ("client", "hosted"):
-        lines.append(f"needs system version {entry.min_version or 'any'}; modes: {', '.join(entry.modes)}")
+    modes = catalog.SERVICES[entry.service].modes       # said where the action runs in fewer than its service
+    if entry.min_version or (modes and set(modes) - set(entry.modes)):
+        lines.append(f"needs system version {entry.min_version or 'any'}"
+                     + (f"; modes: {', '.join(m for m in entry.modes if m in modes)}" if modes else ""))
     if entry.destructive:
         lines.append("Destructive: what it removes cannot be brought back.")
     if entry.params:

@@ -1,5 +1,6 @@
-"""The HTTP layer: one requests Session per client (made here, or handed in), retries, the service's clock,
-and the Transport that sends each request through them with auth, the rate budget and redaction.
+"""The HTTP layer: one requests Session per transport (made here, or handed in), retries, the service's
+clock, and the Transport that sends each request through them within the rate budget's slots; the
+client hands it the auth of each request and the secrets to scrub (toolkit.http.client).
 
 Retries cover 408, 429, 5xx and connection errors, with exponential backoff and full jitter bounded by
 `max_backoff`, honouring `Retry-After` in seconds or as an HTTP date (a wait of 10 s or more is said in a
@@ -11,28 +12,31 @@ to repeat (GET, PUT, DELETE, a merge patch, a POST declared safe, the token requ
 dropped connections; anything is retried on 429, which the service refused before doing anything.
 Secrets are held in `Secret` and scrubbed by the client's `Redactor` from every log line and error.
 
-Its parts live beside it and are importable from here as before: auth per scheme (toolkit.http.auth),
+Its parts live beside it and are importable from here as before: auth per scheme (toolkit.http.auth; the
+scheme registry the catalog names, toolkit.http.schemes),
 the rate budget (toolkit.http.budget), Secret and Redactor (toolkit.http.redaction), origins and the
 Sessions that follow redirects only so far (toolkit.http.origins).
 """
 from __future__ import annotations
 
 __all__ = ["ApiKeyAuth", "BasicAuth", "BearerAuth", "HeadersStayHome", "IDEMPOTENT_METHODS",
-           "OAuthPasswordAuth", "OneOriginSession", "RETRY_STATUSES", "RateBudget", "Redactor", "RetryPolicy",
-           "Secret", "ServiceClock", "Transport", "log", "origin", "request_id", "retry_after", "same_origin",
+           "OAuthPasswordAuth", "OneOriginSession", "RETRY_STATUSES", "RateBudget", "ReadBody", "Redactor", "RetryPolicy",
+           "Secret", "ServiceClock", "Transport", "log", "loopback", "origin", "request_id", "retry_after", "same_origin",
            "shown_origin"]
 
 import email.utils
 import io
+import ipaddress
 import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 import requests
 import urllib3
@@ -120,61 +124,80 @@ class ServiceClock:
 
 
 class Transport:
-    """Sends one request with auth, retries, the rate budget and a timeout; nothing about storage."""
+    """Sends one request with retries, the rate budget, a timeout and the limits of an answer; it knows
+    no service, no credentials and nothing about storage. A client is handed one as httpx's is
+    (`Client(transport=...)`), or makes its own; a subclass may wrap `send` (the doctor's refuses
+    anything but a read and notes every answer).
 
-    def __init__(self, *, auth: requests.auth.AuthBase | None, redactor: Redactor,
-                 budget: RateBudget | None = None, retry: RetryPolicy | None = None,
-                 timeout: tuple[float, float] = (10.0, 60.0), pool: int = 10, trust_env: bool = True,
+    `session`: the requests Session to send through (made here unless handed in: one origin, `pool`
+    connections, proxies from the environment unless `trust_env` is False, or, when None, unless the
+    first request goes to a loopback address). `budget`: the rate budget every request sent through
+    it takes, whatever its client; None: each request takes the one its client hands `send`.
+    """
+
+    def __init__(self, *, budget: RateBudget | None = None, retry: RetryPolicy | None = None,
+                 timeout: tuple[float, float] = (10.0, 60.0), pool: int = 10, trust_env: bool | None = None,
                  sleep: Callable[[float], None] = time.sleep, session: requests.Session | None = None,
                  limits: Limits | None = None) -> None:
         # a session handed in (a test's whose adapter answers from a function, as httpx users hand a
         # MockTransport; or one with the caller's own adapters) is used as it is: its redirects, proxies
         # and headers are the caller's. The one made here follows redirects within one origin only.
-        self.session = session if session is not None else _own_session(pool, trust_env)
-        self.auth, self.redactor = auth, redactor
-        self.budget = budget or RateBudget(None, None)
+        self._session = session
+        self._pool, self._trust_env = pool, trust_env
+        self._made = threading.Lock()
+        self.budget = budget
         self.retry = retry or RetryPolicy()
         self.timeout, self.sleep = timeout, sleep
         self.limits = limits or Limits.resolved()
         self.requests = 0
         self.clock = ServiceClock()
-        if isinstance(auth, OAuthPasswordAuth):
-            # the token request is safe to repeat: it follows the same retries as any other
-            auth.post = lambda url, **kwargs: self.send("POST", url, idempotent=True, **kwargs)
+
+    @property
+    def session(self) -> requests.Session:
+        """The requests Session sent through: the one handed in, else made at the first request."""
+        return self._session if self._session is not None else self._session_for(None)
+
+    def _session_for(self, url: str | None) -> requests.Session:
+        with self._made:
+            if self._session is None:
+                trust = self._trust_env if self._trust_env is not None else not (url and loopback(url))
+                self._session = _own_session(self._pool, trust)
+            return self._session
 
     def send(self, method: str, url: str, *, idempotent: bool | None = None, repeatable: bool = True,
-             auth: Any = None, parts: Callable[[], AbstractContextManager[Any]] | None = None,
-             **kwargs: Any) -> requests.Response:
+             parts: Callable[[], AbstractContextManager[Any]] | None = None, budget: RateBudget | None = None,
+             redactor: Redactor | None = None, **kwargs: Any) -> requests.Response:
         """The answer to one request, after the retries; raises TransportError when none came.
 
         `idempotent`: may be sent again after a 5xx or a dropped connection (by default GET, HEAD,
         PUT, DELETE and OPTIONS); any request is sent again after a 429, which the service refused
-        before doing anything. `auth` replaces the client's own for this request (the OAuth token
-        endpoint takes the client credentials, not a bearer token). `parts`: the multipart files,
+        before doing anything. `parts`: the multipart files,
         opened afresh for each attempt (a retry must send the whole file again) and closed after it;
-        `repeatable=False`: sent once whatever the answer (a stream that cannot be rewound)."""
+        `repeatable=False`: sent once whatever the answer (a stream that cannot be rewound). `budget`: the
+        rate budget of the caller's service, taken by each attempt unless this transport has its own;
+        `redactor`: the caller's secrets, scrubbed from log lines and errors. The rest (`auth`,
+        `params`, `data`, `headers`, ...) goes to requests' `Session.request`."""
         if idempotent is None:
             idempotent = method in IDEMPOTENT_METHODS
-        reauthed = False
+        slots = self.budget if self.budget is not None else budget if budget is not None else _UNPACED
+        redactor = redactor if redactor is not None else _NO_SECRETS
+        session = self._session if self._session is not None else self._session_for(url)
         attempt = 0
         began = time.perf_counter()
         while True:
             attempt += 1
             response, failure = None, None
-            if auth is None and isinstance(self.auth, OAuthPasswordAuth):
-                self.auth.token()     # outside the rate budget's slots, which the token request takes too
             started = time.perf_counter()
             deadline: Deadline | None = None
             try:
-                with self.budget, (parts() if parts is not None else nullcontext()) as files:
+                with slots, (parts() if parts is not None else nullcontext()) as files:
                     self.requests += 1
                     if files is not None:
                         kwargs["files"] = files
                     deadline = Deadline.start(self.limits.deadline)
-                    response = self.session.request(method, url, auth=auth or self.auth, timeout=self.timeout,
-                                                    stream=True, **kwargs)
+                    response = session.request(method, url, timeout=self.timeout, stream=True, **kwargs)
                     deadline.answered(response)
-                    _read_body(response, self.limits.max_answer_bytes, deadline, f"{method} {self.redactor.scrub(url)}")
+                    _read_body(response, self.limits.max_answer_bytes, deadline, f"{method} {redactor.scrub(url)}")
             # a connection dropped while the body was read surfaces as ChunkedEncodingError
             except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as error:
                 failure = error
@@ -184,7 +207,7 @@ class Transport:
             if deadline is not None and deadline.passed:
                 if response is not None:
                     response.close()
-                raise LimitError(f"{method} {self.redactor.scrub(url)}: no whole answer within the deadline of "
+                raise LimitError(f"{method} {redactor.scrub(url)}: no whole answer within the deadline of "
                                  f"{self.limits.deadline:g} s (the service may be trickling its answer); nothing was "
                                  f"kept. Raise it with {Limits.how_to_raise('deadline')} if the service is that "
                                  "slow", "deadline", self.limits.deadline)
@@ -192,14 +215,9 @@ class Transport:
             if response is not None:
                 self.clock.saw(response.headers.get("Date"))
             status = response.status_code if response is not None else type(failure).__name__
-            log.debug("%s %s -> %s in %.1f ms (try %d)", method, self.redactor.scrub(url), status, took, attempt)
-            if (response is not None and response.status_code == 401 and not reauthed and auth is None
-                    and isinstance(self.auth, OAuthPasswordAuth)):
-                reauthed = True           # an expired or revoked token: fetch a new one, once
-                self.auth.invalidate()
-                attempt -= 1
-                continue
-            retryable = failure is not None or response.status_code in RETRY_STATUSES
+            log.debug("%s %s -> %s in %.1f ms (try %d)", method, redactor.scrub(url), status, took, attempt)
+            # a body cut short fails with its answer's head already in `response`: a failure all the same
+            retryable = failure is not None or (response is not None and response.status_code in RETRY_STATUSES)
             if retryable and not idempotent:
                 retryable = response is not None and response.status_code == 429
             retryable = retryable and repeatable
@@ -207,25 +225,25 @@ class Transport:
             asked = response is not None and retry_after(response.headers.get("Retry-After")) is not None
             if retryable and wait > self.max_retry_after:
                 log.warning("%s %s -> %s; the service asks to wait %.0f s, longer than max_retry_after "
-                            "(%.0f s): not retried", method, self.redactor.scrub(url), status, wait,
+                            "(%.0f s): not retried", method, redactor.scrub(url), status, wait,
                             self.max_retry_after)
                 retryable = False
             if not retryable or attempt >= self.retry.attempts:
                 if response is None:
-                    error = TransportError(self.redactor.scrub(
+                    unanswered = TransportError(redactor.scrub(
                         f"{method} {url}: no answer after {attempt} tries ({type(failure).__name__})"))
-                    error.failure, error.tries = type(failure).__name__, attempt
-                    error.seconds = time.perf_counter() - began
-                    raise error from None
+                    unanswered.failure, unanswered.tries = type(failure).__name__, attempt
+                    unanswered.seconds = time.perf_counter() - began
+                    raise unanswered from None
                 return response
             if wait >= self.retry.loud_wait:     # said where the analyst looks: a pull seems stuck otherwise
                 until = datetime.now().astimezone() + timedelta(seconds=wait)
                 log.warning("%s %s -> %s; waiting %.0f s (until %s) %s, then retry %d; a wait longer than "
-                            "%.0f s is not made (%s)", method, self.redactor.scrub(url), status, wait,
+                            "%.0f s is not made (%s)", method, redactor.scrub(url), status, wait,
                             until.strftime("%H:%M:%S"), "as the service asks (Retry-After)" if asked else
                             "before asking again", attempt, self.max_retry_after, Limits.how_to_raise("max_retry_after"))
             else:
-                log.info("%s %s -> %s; retry %d in %.2f s", method, self.redactor.scrub(url), status, attempt, wait)
+                log.info("%s %s -> %s; retry %d in %.2f s", method, redactor.scrub(url), status, attempt, wait)
             self.sleep(wait)
 
     @property
@@ -278,7 +296,35 @@ def _read_body(response: requests.Response, limit: int, deadline: Deadline, what
         raise requests.exceptions.ContentDecodingError(error) from error
     finally:
         response.raw.release_conn()
-    response._content, response._content_consumed = body.getvalue(), True
+    response.raw = ReadBody(body.getvalue())
+
+
+class ReadBody(io.BytesIO):
+    """An answer's body read whole (counted and bounded, `_read_body`), handed to requests as the
+    response's `raw`: `Response.content` reads it through `stream`, which gives it in one piece, so
+    the content is this very bytes object, held once."""
+
+    def stream(self, amt: int | None = None, decode_content: bool | None = None) -> Iterator[bytes]:
+        whole = self.getvalue()
+        if whole:
+            yield whole
+
+    def release_conn(self) -> None:
+        """Nothing to release: the connection went back to its pool when the body was read."""
+
+
+_UNPACED = RateBudget(None, None)
+_NO_SECRETS = Redactor()
+
+
+def loopback(url: str) -> bool:
+    """Whether the URL's host is this machine (a proxy lookup on every request costs more than a
+    loopback answer; skip it where it cannot matter)."""
+    host = urlsplit(url).hostname or ""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 def _too_large(what: str, limit: int, declared: int | None) -> LimitError:

@@ -2,19 +2,19 @@
 with the following pages asked for on threads while one is read (`ahead`) and each next page's request
 made from the first one's where only the page, offset or cursor differs.
 
-`Walks` is the part of `toolkit.http.client.Client` that walks; it asks the client to prepare, send and
-read each request (`prepare`, `send`, `exchange`).
+`Walker` is the collaborator of `toolkit.http.client.Client` that walks: handed the client, it asks
+it, through its public methods only (`Walking`), to prepare, send and read each request.
 """
 from __future__ import annotations
 
-__all__ = ["Page", "Walks"]
+__all__ = ["Page", "Walker", "Walking"]
 
 import dataclasses
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import requests
 
@@ -36,14 +36,28 @@ class Page:
     full: bool = False            # as many rows as were asked for: another page may follow
 
 
-class Walks:
-    """Every page of a list action walked with its paging style (the module docstring)."""
+class Walking(Protocol):
+    """What a walk asks of its client."""
 
-    service: Service
-    action: Callable[[str | Action], Action]
-    prepare: Callable[..., Prepared]
-    send: Callable[[Prepared], requests.Response]
-    exchange: Callable[..., tuple[Any, requests.Response]]
+    @property
+    def service(self) -> Service: ...
+
+    def action(self, action: str | Action) -> Action: ...
+
+    def prepare(self, action: str | Action, *, version: str | None = ..., headers: Mapping[str, str] | None = ...,
+                content_type: str | None = ..., **params: Any) -> Prepared: ...
+
+    def send(self, prepared: Prepared) -> requests.Response: ...
+
+    def exchange(self, prepared: Prepared, decode: Callable[[bytes], Any | None] | None = ...,
+                 response: requests.Response | None = ...) -> tuple[Any, requests.Response]: ...
+
+
+class Walker:
+    """Every page of a list action of one client walked with its paging style (the module docstring)."""
+
+    def __init__(self, client: Walking) -> None:
+        self.client = client
 
     def pages(self, action: str | Action, *, version: str | None = None,
               headers: Mapping[str, str] | None = None, ahead: int = 0,
@@ -60,8 +74,9 @@ class Walks:
         `max_pages`: the walk's ceiling (`paging.Watch` says what it is when not given). A cursor,
         page or offset asked for twice, or a page whose rows came before, raises PagingError.
         """
-        entry = self.action(action)
-        style = entry.paging or (self.service.paging if entry.response == "page" else None)
+        client = self.client
+        entry = client.action(action)
+        style = entry.paging or (client.service.paging if entry.response == "page" else None)
         if style is None:
             raise ToolkitError(f"{entry.id} is not a list action")
         # the styles speak wire names (`pageNumber`), the params Python names (`page_number`)
@@ -74,15 +89,17 @@ class Walks:
             named = {to_name.get(k, k): v for k, v in request.items()}
             prepared = _repaged(entry, first, named) if first else None
             if prepared is None:
-                prepared = self.prepare(entry, version=version, headers=headers, **named)
+                prepared = client.prepare(entry, version=version, headers=headers, **named)
                 first = first or (prepared, named)
             return prepared, named
 
+        # only page numbers and offsets can be guessed ahead (`after_full`)
+        ahead_style = style if isinstance(style, paging.PageNumber | paging.Offset) else None
         pool = ThreadPoolExecutor(ahead, thread_name_prefix="toolkit-page") \
-            if ahead > 0 and hasattr(style, "after_full") else None
+            if ahead > 0 and ahead_style is not None else None
         # pages asked for ahead, in walk order: (params, rows before it, (request, params by name), answer)
         asked: deque[tuple[dict, int, tuple[Prepared, dict], Future]] = deque()
-        request = style.start({to_wire.get(k, k): v for k, v in params.items() if v is not None})
+        request: dict[str, Any] | None = style.start({to_wire.get(k, k): v for k, v in params.items() if v is not None})
         watch = Watch(entry.id, style, max_pages)
         seen = 0
         try:
@@ -90,10 +107,10 @@ class Walks:
                 watch.asking(request)
                 if asked:                  # _ask_ahead keeps the walk's next page at the front
                     _, _, (prepared, named), answer = asked.popleft()
-                    body, response = self.exchange(prepared, decode, answer.result())
+                    body, response = client.exchange(prepared, decode, answer.result())
                 else:
                     prepared, named = prepared_for(request)
-                    body, response = self.exchange(prepared, decode)
+                    body, response = client.exchange(prepared, decode)
                 rows = style.rows(body)
                 total = paging.total_of(style, body, response.headers)
                 watch.answered(request, rows, response.content, total)
@@ -104,7 +121,8 @@ class Walks:
                     request = style.next(request, body, response.headers, rows, seen)
                 else:          # the following pages are asked for before this one is handed over
                     request = style.next(request, body, response.headers, rows, seen)
-                    self._ask_ahead(pool, asked, ahead, style, request, seen, body, response.headers, prepared_for)
+                    assert ahead_style is not None
+                    self._ask_ahead(pool, asked, ahead, ahead_style, request, seen, body, response.headers, prepared_for)
                     yield page
         finally:
             if pool is not None:
@@ -112,7 +130,7 @@ class Walks:
                     answer.cancel()
                 pool.shutdown(wait=False, cancel_futures=True)
 
-    def _ask_ahead(self, pool: ThreadPoolExecutor, asked: deque, ahead: int, style: paging.Paging,
+    def _ask_ahead(self, pool: ThreadPoolExecutor, asked: deque, ahead: int, style: paging.PageNumber | paging.Offset,
                    request: dict | None, seen: int, body: Any, headers: Mapping,
                    prepared_for: Callable[[dict], tuple[Prepared, dict]]) -> None:
         """Keep `ahead` pages asked for, starting at `request`; guesses a short page proved wrong go."""
@@ -125,7 +143,7 @@ class Walks:
 
         def ask(params: dict, before: int) -> None:
             prepared, named = prepared_for(params)
-            asked.append((params, before, (prepared, named), pool.submit(self.send, prepared)))
+            asked.append((params, before, (prepared, named), pool.submit(self.client.send, prepared)))
 
         if not asked:
             ask(request, seen)
@@ -152,7 +170,7 @@ def _repaged(entry: Action, first: tuple[Prepared, dict], named: dict) -> Prepar
            for name in changed):
         return None
     wires = {by_name[name].wire for name in changed}
-    query = []
+    query: list[tuple[str, str]] = []
     for param in entry.params:           # the order prepare() gives, so the query reads the same
         if param.wire not in wires:
             query.extend(item for item in prepared.query if item[0] == param.wire)

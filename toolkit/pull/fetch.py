@@ -243,7 +243,8 @@ class _RateTold:
     waiting for the service's rate budget, "15 requests/s, the service's limit; about 20 s left"."""
 
     def __init__(self, client: Client, total: int | None) -> None:
-        self.budget = getattr(client.transport, "budget", None)
+        # the transport's own budget, else the client's (a transport handed in without one)
+        self.budget = getattr(client.transport, "budget", None) or getattr(client, "budget", None)
         self.total, self.began = total, time.monotonic()
         self.waited = getattr(self.budget, "waited", 0.0)
 
