@@ -21,6 +21,7 @@ __all__ = ["DEEPEST", "Limits", "depth_past"]
 import os
 import re
 from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 
@@ -43,9 +44,10 @@ class Limits:
     def resolved(cls, **given: float | int | None) -> Limits:
         """The limits given, else from TOOLKIT_<NAME>, else the defaults; refuses a value that is not a
         positive number (naming where it came from)."""
-        chosen = {}
+        chosen: dict[str, Any] = {}
         for field in fields(cls):
-            value, source = given.get(field.name), field.name
+            value: float | int | str | None = given.get(field.name)
+            source = field.name
             if value is None and os.environ.get(_VARIABLES[field.name], "").strip():
                 value, source = os.environ[_VARIABLES[field.name]].strip(), _VARIABLES[field.name]
             if value is None:
