@@ -143,6 +143,9 @@ def stages(client: Any, service: str, name: str, filters: dict) -> dict:
         answer = transport.send("GET", f"{url}?{query}")
         return answer.status_code, answer.headers, answer.content
     cost["GET + body: toolkit's transport"] = _cpu(lambda: each(client_get))[0]
+    from toolkit.http.limits import depth_past
+    limit = client.transport.limits.max_depth
+    cost["answer depth guard (limits.depth_past)"] = _cpu(lambda: [depth_past(c, limit) for _, _, c, _ in pages])[0]
     cost["JSON parse: orjson to dicts"] = _cpu(lambda: [orjson.loads(c) for _, _, c, _ in pages])[0]
     decode = decoding.page_decoder(resource, style)
     spent, bodies = _cpu(lambda: [decode(c) if decode else None for _, _, c, _ in pages])
