@@ -9,7 +9,9 @@ of a client built on requests, as toolkit is).
 `stages` walks once to learn the pages, then runs each stage of a pull over all of them and counts the
 CPU it spent (`time.process_time`: every thread of the process, DuckDB's included), per 100,000
 records. The stages are the pull's own functions, called as the pull calls them, so the same figures
-can be taken of another checkout of toolkit (benchmarks/fetch.py --base).
+can be taken of another checkout of toolkit (benchmarks/fetch.py --base). Beside them, the typing path
+toolkit does not take (`duckdb_typing`: DuckDB's read_json typing the rows at the commit), for the
+figures that decided against it.
 """
 from __future__ import annotations
 
@@ -141,6 +143,9 @@ def stages(client: Any, service: str, name: str, filters: dict) -> dict:
         answer = transport.send("GET", f"{url}?{query}")
         return answer.status_code, answer.headers, answer.content
     cost["GET + body: toolkit's transport"] = _cpu(lambda: each(client_get))[0]
+    from toolkit.http.limits import depth_past
+    limit = client.transport.limits.max_depth
+    cost["answer depth guard (limits.depth_past)"] = _cpu(lambda: [depth_past(c, limit) for _, _, c, _ in pages])[0]
     cost["JSON parse: orjson to dicts"] = _cpu(lambda: [orjson.loads(c) for _, _, c, _ in pages])[0]
     decode = decoding.page_decoder(resource, style)
     spent, bodies = _cpu(lambda: [decode(c) if decode else None for _, _, c, _ in pages])
@@ -150,6 +155,9 @@ def stages(client: Any, service: str, name: str, filters: dict) -> dict:
     rows = [decoding.rows_of(resource, action, body) for body in bodies]
     spent, tables = _cpu(lambda: [frames.to_arrow(r, resource) for r in rows])
     cost["typing into Arrow"] = spent
+    # the path not taken, for comparison (docs/architecture/pull-speed.md)
+    cost.update(duckdb_typing(resource, action, [c for _, _, c, _ in pages], writer.joined(tables),
+                              Path(tempfile.mkdtemp())))
 
     def page_guard() -> None:
         watch = Watch(action.id, style, None)
@@ -197,3 +205,58 @@ def stages(client: Any, service: str, name: str, filters: dict) -> dict:
     ws.close()
     return {"rows": records, "requests": len(pages),
             "per_100k": {stage: seconds * 100_000 / max(records, 1) for stage, seconds in cost.items()}}
+
+
+def duckdb_typing(resource: Any, action: Any, pages: list, typed: Any, folder: Path) -> dict[str, float]:
+    """The typing path toolkit does not take, on the same pages: each page's rows left as their JSON
+    text (msgspec, as the typing helper reads them), written as newline-delimited JSON beside the
+    workspace, and DuckDB's `read_json` typing them into a table with the declared columns' types at
+    the commit, on one thread as a busy machine gives it. Only for a resource of top-level columns;
+    the table is compared with `typed` (toolkit's own rows) both ways. {} when it does not apply."""
+    import duckdb
+
+    from toolkit.pull import decoding
+    decode = decoding.page_decoder(resource, action.paging, raw=True)
+    if decode is None or any(len(column.path) != 1 or column.dtype == "list" for column in resource.columns):
+        return {}
+    cost: dict[str, float] = {}
+
+    def rows_as_text() -> list[Path]:
+        texts = [b"\n".join(decoding.rows_of(resource, action, decode(content))) for content in pages]
+        path = folder / "rows.json"
+        path.write_bytes(b"\n".join(text for text in texts if text))
+        return [path]
+    cost["read_json path: rows as JSON text to a file"], files = _cpu(rows_as_text)
+    con = duckdb.connect(str(folder / "read_json.duckdb"))
+    con.execute("SET threads = 1")
+    con.register("typed", typed)
+    stored = con.execute("SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM typed)").fetchall()
+    declared = {column.name: column for column in resource.columns}
+    con.execute("SET TimeZone = 'UTC'")
+    wire = {declared[name].path[0]: "JSON" if declared[name].dtype in ("json", "timestamp") else kind
+            for name, kind in stored if name in declared}
+
+    def column(name: str, kind: str) -> str:
+        if name not in declared:
+            return f"NULL::{kind}"
+        value = _quoted(declared[name].path[0])
+        if declared[name].dtype == "timestamp":    # epoch milliseconds (whole ones) or ISO text, as toolkit reads them
+            return (f"CASE WHEN json_type({value}) IN ('BIGINT', 'UBIGINT', 'DOUBLE') THEN make_timestamp("
+                    f"CAST(trunc(CAST({value} AS DOUBLE)) AS BIGINT) * 1000)::TIMESTAMPTZ "
+                    f"ELSE CAST({value} ->> '$' AS TIMESTAMPTZ) END")
+        return f"CAST({value} AS {kind})"
+    out = [f"{column(name, kind)} AS {_quoted(name)}" for name, kind in stored]
+    columns = "{" + ", ".join(f"'{name}': '{kind}'" for name, kind in wire.items()) + "}"
+    cost["read_json path: DuckDB types and inserts (commit)"] = _cpu(lambda: con.execute(
+        f"CREATE TABLE rows AS SELECT {', '.join(out)} FROM read_json({[str(f) for f in files]!r}, "
+        f"columns = {columns}, format = 'newline_delimited')"))[0]
+    differ = con.execute("SELECT (SELECT count(*) FROM (SELECT * FROM typed EXCEPT ALL SELECT * FROM rows)) + "
+                         "(SELECT count(*) FROM (SELECT * FROM rows EXCEPT ALL SELECT * FROM typed))").fetchone()[0]
+    con.close()
+    if differ:
+        print(f"!! read_json path: {differ} rows differ from toolkit's table")
+    return cost
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'

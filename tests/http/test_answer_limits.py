@@ -250,6 +250,22 @@ def test_depth_is_counted_outside_strings():
     assert not depth_past(b"[[[[[[", 3) and not depth_past(b"<html>", 3)      # not JSON: the parser says
 
 
+@pytest.mark.parametrize("text, limit, deeper", [
+    (b'{"a": "[{[{", "b": [[1]]}', 2, False),       # brackets inside strings count nothing
+    (b'[["[", [[1]], "]"]]', 3, True),
+    (b'[1, "a""[[[[", [2]]', 2, False),              # adjacent strings
+    (b'[[[ "[ ]]]', 1, False),                        # a quote left open: the rounds decide, as always
+    (b'1}"}[[[{""}""]', 1, True),                    # odd quotes after an empty string's pair
+    (b']]]]' + b'[' * 6 + b']' * 6, 4, True),         # a closing bracket first: not JSON, still counted
+    (b'[}{]' * 50, 2, False),                        # brackets that never pair
+    (b'', 3, False),
+])
+def test_depth_is_counted_the_same_by_the_quick_sum_and_the_exact_rounds(text, limit, deeper):
+    """The running sum answers within the limit, the rounds past it (toolkit.http.limits.depth_past):
+    malformed text, quotes and strings give what the rounds alone gave."""
+    assert depth_past(text, limit) is deeper
+
+
 def test_limits_come_from_the_arguments_then_the_environment(monkeypatch):
     monkeypatch.setenv("TOOLKIT_REQUEST_DEADLINE", "45")
     monkeypatch.setenv("TOOLKIT_MAX_DEPTH", "64")

@@ -60,7 +60,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from toolkit.http.client import Client
+    from toolkit.storage.loads import Load
     from toolkit.storage.store import Store
+    from toolkit.storage.writer import Writer
 
 
 @dataclass
@@ -131,111 +133,166 @@ def _pull(client: Client, store: Store, name: str, keep: bool, /, *, refresh: bo
     # everything given is checked before anything is sent or stored (toolkit.pull.given)
     checked = given.options(max_age=max_age, budget=budget, on_error=on_error, workers=workers, refresh=refresh,
                             incremental=incremental, progress=progress)
-    max_age, budget, workers = checked["max_age"], checked["budget"], checked["workers"]
-    contract = drift.contract_of(contract)
-    resource = catalog.resource(client.service.key, name)
-    filters = given.check_filters(resource, filters)
-    ws = store
-    key = _params_key(filters)
-    narrowed = narrowing(resource, filters)
-    stored = filtered_of(name) if narrowed else name  # a subset never becomes the resource's view
-    where = f"{resource.service}.{stored}"
-    incremental = incremental and not narrowed
-    if not refresh and max_age is not None:
-        cached = ws.fresh_load(resource.service, client.base_url, stored, key, max_age)
+    asked = _Asked.of(client, name, filters, drift.contract_of(contract), progress)
+    if not refresh and checked["max_age"] is not None:
+        cached = store.fresh_load(asked.resource.service, client.base_url, asked.stored, asked.key, checked["max_age"])
         if cached:
-            return LoadResult(cached, name, cached=True, kind="cached", table=where), None
-    if ws.read_only:        # before any request, an incremental plan's included
-        raise WorkspaceError(f"{where} was not pulled: the workspace {ws.where} is open read-only and "
-                             "nothing was sent. Read what it holds with ws.read(...) or ws.sql(...); to pull, "
-                             f"{ws.read_only_advice}.")
-    workers = workers or client.service.max_concurrency
+            return LoadResult(cached, name, cached=True, kind="cached", table=asked.where), None
+    _refuse_read_only(store, asked.where)   # before any request, an incremental plan's included
     before = client.requests_sent  # an incremental plan's own questions count as the load's requests
-    step, previous = None, None
-
-    def parent_ids(child: Resource) -> list:
-        return _parent_ids(client, store, child.service, child.parent, child.parent_key, contract, progress)
-    seen = increments.seen_now(ws, resource)   # first: what the sources had committed before any read of them
-    if incremental and resource.incremental is not None:
-        previous = ws.previous_load(resource.service, client.base_url, stored, key)
-        step = previous and increments.plan(client, store, resource, filters, previous, budget)
-    if step:
-        plan = Plan(lambda: iter(()), None, "pages", planned=step.members)
-        failed = plan.failed
-
-        def run(given: dict) -> Iterator[tuple[pa.Table, int]]:
-            part = plans.plan(client, store, resource, given, workers, on_error, parent_ids)
-            # a resumed fan-out's parents done, those done now, and those answered when Ctrl-C came
-            part.skip, part.done, part.leftover = plan.skip, plan.done, plan.leftover
-            try:
-                yield from part.tables()
-            finally:
-                failed.extend(part.failed)
-
-        plan.tables = lambda: step.tables(run)
-        keep, builds_on, carry = False, previous, step.carry
-        asked = step.asked
-    else:
-        plan = plans.plan(client, store, resource, filters, workers, on_error, parent_ids)
-        builds_on, carry = None, None
-        asked = plan.members
-    budgeted = step.saved if step else 0
+    seen = increments.seen_now(store, asked.resource)  # first: what the sources had committed before any read
+    chosen = _plan_of(client, store, asked, incremental and not asked.narrowed, checked["budget"],
+                      checked["workers"] or client.service.max_concurrency, on_error)
+    keep = keep and chosen.builds_on is None
+    resource = asked.resource
     categoricals = [column.name for column in resource.columns if column.dtype == "category"]
-    resumed = 0
-    with ws.load(resource.service, client.base_url, stored, key, resource.key, keep, categoricals,
-                 builds_on=builds_on, carry=carry, resume=plan.planned is not None, seen=seen) as load, _gc_paused(), \
-            load.writer() as batcher:
-        tally = drift.Tally(resource, contract, client.redactor, load)
-        saver = Checkpoints(load, batcher, plan, tally)
-        resumed = saver.take_over()
-        # a resumed walk says so and counts what it has left, so that its time left is the rest's
-        left = plan.total - resumed if plan.total is not None else None
-        told = f" (resuming: {resumed:,} of {plan.total:,} already pulled)" if resumed and plan.total else ""
-        if told:
-            log.info("%s.%s: resuming: %s of %s already pulled", resource.service, name, f"{resumed:,}",
-                     f"{plan.total:,}")
-        try:
-            with progress_bar(left, f"{resource.service}.{name}{told}", plan.unit, progress) as bar:
-                limited = _RateTold(client, left)
-                for table, advance in plan.tables():
-                    batcher.add(tally.take(table))
-                    bar.update(advance)
-                    bar.set_postfix_str(f"rows={batcher.rows:,}, requests={client.requests_sent - before:,}"
-                                        + limited.told(bar.n), refresh=False)
-                    saver.maybe()
-                    if cancel is not None and cancel.is_set():
-                        raise KeyboardInterrupt     # Ctrl-C in the refresh's main thread: stopped here as by one
-            batcher.flush(wait=True)
-            if batcher.rows == 0:
-                load.write(frames.empty(resource))
-            tally.finish()
-        except BaseException as error:   # what was walked survives a lost network or Ctrl-C (not a refusal)
-            if isinstance(error, KeyboardInterrupt):   # the answers in flight when it came: kept, not asked again
-                with contextlib.suppress(Exception):
-                    for table, _ in plan.leftover:
-                        batcher.add(tally.take(table))
-            if not isinstance(error, ValidationError | ContractError):
-                saver.last()
-            if isinstance(error, KeyboardInterrupt) and not isinstance(error, Interrupted):
-                # one line of what was kept, instead of the frames of the walk's threads
-                raise Interrupted(where, saver.saved if plan.planned is not None else 0,
-                                  len(plan.planned) if plan.planned is not None else None) from None
-            raise
-        finally:  # a failed load records the requests it made too: they are what the failure cost
-            load.requests = client.requests_sent - before
-            load.failed_ids.extend(plan.failed)
-            load.drift = tally.found()  # and its drift (contract="freeze": what refused it)
-            load.service_clock = client.service_clock
-    if resource.incremental is not None and resource.incremental.strategy == "rotation" and asked is not None \
-            and not narrowed:  # what a freshness budget counts as confirmed: the ids asked that answered
-        failed = {str(i) for i in plan.failed}
-        ws.confirm(resource.service, stored, load.load_id, [str(i) for i in asked if str(i) not in failed])
+    plan = chosen.plan
+    with store.load(resource.service, client.base_url, asked.stored, asked.key, resource.key, keep, categoricals,
+                    builds_on=chosen.builds_on, carry=chosen.carry, resume=plan.planned is not None,
+                    seen=seen) as load, _gc_paused(), load.writer() as batcher:
+        tally = drift.Tally(resource, asked.contract, client.redactor, load)
+        resumed = _walk_into(client, load, batcher, plan, tally, asked, before, cancel)
+    load_id, found = str(load.load_id), load.drift or []     # a load that committed has both
+    _confirm(store, asked, load_id, plan, chosen.members)
     # after the commit, which keeps one row per key (and counts the others as drift)
-    result = LoadResult(load.load_id, name, load.rows, load.requests, list(plan.failed), kind=load.kind,
-                        drift=load.drift, table=where, resumed=resumed, saved=budgeted)
-    if load.drift:
-        warnings.warn(drift.warning(resource, load.load_id, load.drift), DriftWarning, stacklevel=3)
+    result = LoadResult(load_id, name, load.rows, load.requests, list(plan.failed), kind=load.kind,
+                        drift=found, table=asked.where, resumed=resumed, saved=chosen.saved)
+    if found:
+        warnings.warn(drift.warning(resource, load_id, found), DriftWarning, stacklevel=3)
     return result, load.kept
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """What a pull is asked for, checked: the resource, its filters and their stored key, and where its
+    rows go (a narrowed pull into the resource's `__filtered` table, never its view)."""
+    resource: Resource
+    filters: dict
+    key: dict
+    narrowed: list[str]
+    stored: str
+    contract: str
+    progress: bool | None
+
+    @classmethod
+    def of(cls, client: Client, name: str, filters: dict, contract: str, progress: bool | None) -> _Asked:
+        resource = catalog.resource(client.service.key, name)
+        filters = given.check_filters(resource, filters)
+        narrowed = narrowing(resource, filters)
+        return cls(resource, filters, _params_key(filters), narrowed,
+                   filtered_of(name) if narrowed else name, contract, progress)
+
+    @property
+    def where(self) -> str:
+        return f"{self.resource.service}.{self.stored}"
+
+
+def _refuse_read_only(store: Store, where: str) -> None:
+    if store.read_only:
+        raise WorkspaceError(f"{where} was not pulled: the workspace {store.where} is open read-only and "
+                             "nothing was sent. Read what it holds with ws.read(...) or ws.sql(...); to pull, "
+                             f"{store.read_only_advice}.")
+
+
+@dataclass
+class _Chosen:
+    """How a pull's rows come: its plan, and for an incremental one the load it builds on, the rows it
+    carries over, the ids it asks (`members`) and those a freshness budget did not ask again (`saved`)."""
+    plan: Plan
+    members: list | None
+    builds_on: str | None = None
+    carry: tuple[str, list] | None = None
+    saved: int = 0
+
+
+def _plan_of(client: Client, store: Store, asked: _Asked, incremental: bool, budget: float | None, workers: int,
+             on_error: str) -> _Chosen:
+    """The plan of a full pull, or of an incremental one where the resource declares how and a previous
+    complete load with the same filters is there (toolkit.pull.increments)."""
+    resource = asked.resource
+
+    def parent_ids(child: Resource) -> list:     # asked of a fan-out over its parent, which names it
+        return _parent_ids(client, store, child.service, str(child.parent), child.parent_key, asked.contract,
+                           asked.progress)
+    step = None
+    if incremental and resource.incremental is not None:
+        previous = store.previous_load(resource.service, client.base_url, asked.stored, asked.key)
+        step = previous and increments.plan(client, store, resource, asked.filters, previous, budget)
+    if not step:
+        plan = plans.plan(client, store, resource, asked.filters, workers, on_error, parent_ids)
+        return _Chosen(plan, plan.members)
+    plan = Plan(lambda: iter(()), None, "pages", planned=step.members)
+    failed = plan.failed
+
+    def run(given: dict) -> Iterator[tuple[pa.Table, int]]:
+        part = plans.plan(client, store, resource, given, workers, on_error, parent_ids)
+        # a resumed fan-out's parents done, those done now, and those answered when Ctrl-C came
+        part.skip, part.done, part.leftover = plan.skip, plan.done, plan.leftover
+        try:
+            yield from part.tables()
+        finally:
+            failed.extend(part.failed)
+
+    plan.tables = lambda: step.tables(run)
+    return _Chosen(plan, step.asked, previous, step.carry, step.saved)
+
+
+def _walk_into(client: Client, load: Load, batcher: Writer, plan: Plan, tally: drift.Tally, asked: _Asked,
+               before: int, cancel: threading.Event | None) -> int:
+    """The plan's tables into the load, with progress and checkpoints: the parents a checkpoint it took
+    over had done. What was walked survives a lost network or Ctrl-C (not a refusal); a failed load
+    records the requests it made, its failed ids and its drift too."""
+    saver = Checkpoints(load, batcher, plan, tally)
+    resumed = saver.take_over()
+    # a resumed walk says so and counts what it has left, so that its time left is the rest's
+    left = plan.total - resumed if plan.total is not None else None
+    told = f" (resuming: {resumed:,} of {plan.total:,} already pulled)" if resumed and plan.total else ""
+    if told:
+        log.info("%s.%s: resuming: %s of %s already pulled", asked.resource.service, asked.resource.name,
+                 f"{resumed:,}", f"{plan.total:,}")
+    try:
+        with progress_bar(left, f"{asked.resource.service}.{asked.resource.name}{told}", plan.unit,
+                          asked.progress) as bar:
+            limited = _RateTold(client, left)
+            for table, advance in plan.tables():
+                batcher.add(tally.take(table))
+                bar.update(advance)
+                bar.set_postfix_str(f"rows={batcher.rows:,}, requests={client.requests_sent - before:,}"
+                                    + limited.told(bar.n), refresh=False)
+                saver.maybe()
+                if cancel is not None and cancel.is_set():
+                    raise KeyboardInterrupt     # Ctrl-C in the refresh's main thread: stopped here as by one
+        batcher.flush(wait=True)
+        if batcher.rows == 0:
+            load.write(frames.empty(asked.resource))
+        tally.finish()
+    except BaseException as error:
+        if isinstance(error, KeyboardInterrupt):   # the answers in flight when it came: kept, not asked again
+            with contextlib.suppress(Exception):
+                for table, _ in plan.leftover:
+                    batcher.add(tally.take(table))
+        if not isinstance(error, ValidationError | ContractError):
+            saver.last()
+        if isinstance(error, KeyboardInterrupt) and not isinstance(error, Interrupted):
+            # one line of what was kept, instead of the frames of the walk's threads
+            raise Interrupted(asked.where, saver.saved if plan.planned is not None else 0,
+                              len(plan.planned) if plan.planned is not None else None) from None
+        raise
+    finally:  # a failed load records the requests it made too: they are what the failure cost
+        load.requests = client.requests_sent - before
+        load.failed_ids.extend(plan.failed)
+        load.drift = tally.found()  # and its drift (contract="freeze": what refused it)
+        load.service_clock = client.service_clock
+    return resumed
+
+
+def _confirm(store: Store, asked: _Asked, load_id: str, plan: Plan, members: list | None) -> None:
+    """What a freshness budget counts as confirmed (a rotation's): the ids asked that answered."""
+    resource = asked.resource
+    if resource.incremental is not None and resource.incremental.strategy == "rotation" and members is not None \
+            and not asked.narrowed:
+        failed = {str(i) for i in plan.failed}
+        store.confirm(resource.service, asked.stored, load_id, [str(i) for i in members if str(i) not in failed])
 
 
 class _RateTold:
@@ -249,9 +306,9 @@ class _RateTold:
         self.waited = getattr(self.budget, "waited", 0.0)
 
     def told(self, done: float) -> str:
-        rate = getattr(self.budget, "per_second", None)
+        budget, rate = self.budget, getattr(self.budget, "per_second", None)
         elapsed = time.monotonic() - self.began
-        if not rate or elapsed < 2 or self.budget.waited - self.waited < 0.25 * elapsed:
+        if not rate or budget is None or elapsed < 2 or budget.waited - self.waited < 0.25 * elapsed:
             return ""
         left = f"; about {max(0.0, self.total - done) / rate:.0f} s left" if self.total else ""
         return f" · {rate:g} requests/s, the service's limit{left}"
@@ -284,7 +341,7 @@ def narrowing(resource: Resource, filters: dict) -> list[str]:
     # a page size or a place in the walk changes how the rows come, not which
     needed = {param.name for param in action.params if param.required or param.wire in walking}
     if resource.fan_out and (resource.service, resource.parent) not in catalog.RESOURCES:
-        needed |= {resource.parent, f"{resource.fan_out}s"}
+        needed |= {name for name in (resource.parent, f"{resource.fan_out}s") if name}
     return sorted(name for name, value in filters.items() if value is not None and name not in needed)
 
 
