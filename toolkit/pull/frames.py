@@ -121,10 +121,14 @@ def _struct_of(leaves: dict[tuple[str, ...], pa.DataType]) -> pa.StructType:
         for part in path[:-1]:
             node = node.setdefault(part, {})
         node[path[-1]] = kind
+    return _struct_of_tree(tree)
 
-    def build(node: dict) -> pa.StructType:
-        return pa.struct([(k, build(v) if isinstance(v, dict) else v) for k, v in node.items()])
-    return build(tree)
+
+def _struct_of_tree(node: dict) -> pa.StructType:
+    # a function of the module, not a closure that calls itself: such a closure is a reference cycle,
+    # made for every page, which only the garbage collector frees, and it is paused during a pull (a
+    # fan-out over 600,000 parents held some 150 MB of them at its end)
+    return pa.struct([(k, _struct_of_tree(v) if isinstance(v, dict) else v) for k, v in node.items()])
 
 
 def _fields(array: pa.StructArray) -> dict[str, pa.Array]:
