@@ -10,6 +10,7 @@ import pytest
 
 import toolkit
 from toolkit import Workspace
+from toolkit.connection.connection import Connection
 from toolkit.http.session import RateBudget
 from toolkit.sandbox import available
 
@@ -34,7 +35,7 @@ def _garbage_after(pull) -> int:
         gc.enable()
 
 
-def _client(ws: Workspace, box, service: str) -> toolkit.Client:
+def _client(ws: Workspace, box, service: str) -> Connection:
     client = ws.connect(service, **box.credentials(service))
     client.transport.budget = RateBudget(None, None)
     return client
