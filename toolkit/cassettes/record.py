@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-import vcr as vcrpy  # type: ignore[import-untyped]
-from vcr.serializers import yamlserializer  # type: ignore[import-untyped]
+import vcr as vcrpy
+from vcr.serializers import yamlserializer
 
 from toolkit import catalog
 from toolkit.cassettes.calls import example_params, exercise, summary, walk_params
