@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from toolkit import catalog
-from toolkit.errors import CredentialsError, printable
+from toolkit.errors import CredentialsError, ToolkitWarning, printable
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "from_env", "named_file", "printable_name", "read_file", "resolve"]
 
@@ -73,7 +73,7 @@ def _permissions(path: Path, mode: int) -> None:
         return
     who = "anyone can change it" if mode & 0o002 else "other users can read it"
     warnings.warn(f"the credentials file {path} holds secrets and {who} (mode {stat.S_IMODE(mode):04o}): "
-                  f"chmod 600 {path}", UserWarning, stacklevel=_callers_level())
+                  f"chmod 600 {path}", ToolkitWarning, stacklevel=_callers_level())
 
 
 def _callers_level() -> int:

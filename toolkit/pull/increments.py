@@ -23,7 +23,7 @@ import orjson
 import pyarrow as pa
 
 from toolkit import catalog
-from toolkit.catalog.paging import PageNumber, dig
+from toolkit.catalog.paging import Offset, PageNumber, dig
 from toolkit.catalog.spec import Incremental, Resource
 from toolkit.storage.file import quote, versions_of
 
@@ -213,10 +213,13 @@ def _created_after(client: Client, store: Store, resource: Resource, how: Increm
                         [newest])[0][0]
     action = catalog.ACTIONS[resource.action]
     paging = action.paging
+    if not isinstance(paging, Offset):      # the catalog gives created_after only to offset-paged lists
+        return None
     after = f'{how.field} >: "{newest}"'
+    first_row: dict[str, Any] = {paging.offset: 0, paging.size: 1}
 
     def total(**params: Any) -> int | None:
-        body = client.call(action, **{paging.offset: 0, paging.size: 1}, **params)
+        body = client.call(action, **first_row, **params)
         value = dig(body, how.total) if isinstance(body, dict) else None
         return None if value is None else int(value)
 

@@ -116,7 +116,7 @@ def plan(client: Client, store: Store, resource: Resource, filters: dict, worker
                 if other is not None:
                     return other
             else:
-                raise ValidationError(resource.parent, None, f"{resource.name} needs the ids to fetch: "
+                raise ValidationError(resource.parent or "ids", None, f"{resource.name} needs the ids to fetch: "
                                       f"pass {resource.parent}=[...]")
         return _fan_out(client, resource, action, ids, params, workers, on_error)
     if action.response == "page" or action.paging:
@@ -365,6 +365,8 @@ def _chunked(client: Client, store: Store, resource: Resource, filters: dict, wo
     """The rows of the parent's ids (all of them when none are given), `chunks.size` ids a request;
     one id a request through `chunks.older` where the service is older than `chunks.since`."""
     how = resource.chunks
+    if how is None:
+        raise ValidationError("resource", resource.name, "takes no chunks of ids (Resource.chunks)")
     filters = dict(filters)
     ids = filters.pop(how.param, None)
     unknown = [name for name in filters if name not in resource.filters]
@@ -419,6 +421,8 @@ def _wire_key(resource: Resource) -> list[str]:
 def _settings(client: Client, resource: Resource) -> Plan:
     """One row per settings object, each read by its own action: its name, whether it is enabled, and
     the settings themselves with every secret masked."""
+    if resource.settings is None:
+        raise ValidationError("resource", resource.name, "has no settings objects (Resource.settings)")
     reads = resource.settings.reads
 
     def tables() -> Iterator[tuple[pa.Table, int]]:

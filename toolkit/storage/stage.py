@@ -65,7 +65,8 @@ class Stage:
         owner = this_process().replace("/", "~")
         self._where, self._name, self._memory = _folder_of(workspace), f"{_PREFIX}{owner}~{load_id}", memory
         self._entries: list[pa.Table | Path] = []
-        self._held, self._folder = 0, None
+        self._held = 0
+        self._folder: Path | None = None    # made on the first batch that spills
         self._digests: dict[str, str] = {}   # each batch file's digest, by name
         self._digesting = checkpoints        # digest each file as it is written (module docstring)
         self._done_files: list[str] = []     # the files of parents done, one per checkpoint
@@ -168,7 +169,7 @@ class Stage:
     def release(self) -> None:
         """Leave a checkpointed folder for a later load, of this process or another, to take over (a
         pull that failed in this process, where its owner still lives: it is renamed as no one's)."""
-        if self.checkpointed:
+        if self.checkpointed and self._folder is not None:
             host = self._name.removeprefix(_PREFIX).split("~")[0]
             load = self._name.rsplit("~", 1)[-1]
             os.rename(self._folder, self._where / f"{_PREFIX}{host}~0~~{load}")
