@@ -141,3 +141,18 @@ def test_a_field_the_form_lacks_names_the_closest(env):
     form = env("asset_library").client.form("add_board_guest")
     with pytest.raises(tk.UnknownNameError, match=r"no field 'board' in asset_library.add_board_guest; did you mean"):
         form.fill(board="x")
+
+
+def test_a_fields_hint_says_what_its_value_must_be():
+    """A form's hint under an input says the range or pattern the catalog gives, as its refusal would."""
+    import html
+
+    from toolkit.catalog import ACTIONS
+    from toolkit.forms.fields import build
+    from toolkit.http import rules
+    limit = next(p for p in ACTIONS["asset_library.list_assets"].params if p.name == "limit")
+    assert "must be between 1 and 500" in build(limit).help.value
+    for action in ACTIONS.values():
+        for param in action.params:
+            hint = html.unescape(build(param).help.value)
+            assert all(words in hint for words in rules.said_of(param)), (action.id, param.name)

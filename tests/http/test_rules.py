@@ -845,3 +845,20 @@ def test_a_value_no_rule_foresaw_is_refused_not_raised():
 
     error = refused("asset_library.get_asset", asset_id=Hostile("x"))
     assert error.param == "asset_id" and "cannot be checked (TypeError)" in error.rule
+
+
+def test_what_a_refusal_says_is_in_the_docstring_before_it():
+    """The range, pattern and shared rules a param has are said in its method's docstring in the words
+    the refusal uses, so that `?` in a notebook tells what `check` will refuse."""
+    from toolkit.http.methods import docstring
+    with pytest.raises(ValidationError) as refused:
+        rules.check(ACTIONS["asset_library.list_assets"], {"limit": 900})
+    said = str(refused.value).split(": ", 1)[1].split(" (")[0]
+    assert said == "must be between 1 and 500"
+    assert f"limit (integer, query limit, optional): maximum number of items per page (at most 500); {said}" \
+        in docstring(ACTIONS["asset_library.list_assets"])
+    constrained = [(a, p) for a in ACTIONS.values() for p in a.params if rules.said_of(p)]
+    assert len(constrained) > 100
+    for action, param in constrained:
+        line = next(line for line in docstring(action).splitlines() if line.startswith(f"    {param.name} ("))
+        assert all(words in line for words in rules.said_of(param)), (action.id, param.name)

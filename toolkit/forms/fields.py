@@ -34,6 +34,7 @@ from typing import Any
 import ipywidgets as W
 
 from toolkit.catalog.spec import Param
+from toolkit.http import rules
 
 
 class _Missing:
@@ -133,6 +134,8 @@ def build(param: Param, lookup: bool = False) -> Field:
         where = "separate values with commas · " + where
     if param.choices and kind == "list":
         where += " · one or more of " + ", ".join(map(str, param.choices))
+    for said in rules.said_of(param):        # what a refusal would say, shown before anything is typed
+        where += " · " + said
     help_text = f"{html.escape(param.doc)} <i>({param.kind}, {html.escape(where)})</i>" if param.doc else \
         f"<i>({param.kind}, {html.escape(where)})</i>"
     help_widget = W.HTML(f'<div style="color:#666;font-size:85%;margin:-2px 0 0 {LABEL_WIDTH};line-height:1.3">'

@@ -15,6 +15,7 @@ from typing import Any
 from toolkit import catalog
 from toolkit.catalog.spec import Action, Param
 from toolkit.errors import UnknownMethodError
+from toolkit.http import rules
 
 RESERVED = ("version", "headers", "content_type")     # keywords every method takes besides the params
 
@@ -59,9 +60,11 @@ def docstring(entry: Action) -> str:
     if entry.params:
         lines += ["", "Params:"]
         for p in entry.params:
-            extra = f" one of {', '.join(map(str, p.choices))}." if p.choices else ""
+            # what it may be, in the words a refusal uses (toolkit.http.rules), before it is refused
+            said = ([f"one of {', '.join(map(str, p.choices))}"] if p.choices else []) + rules.said_of(p)
             flag = "required" if p.required else "optional"
-            lines.append(f"    {p.name} ({p.kind}, {p.where} {p.wire}, {flag}): {p.doc}{extra}".rstrip())
+            lines.append(f"    {p.name} ({p.kind}, {p.where} {p.wire}, {flag}): "
+                         + "; ".join(filter(None, [p.doc, *said])))
     example = ", ".join(f"{k}={v!r}" for k, v in entry.example.items())
     lines += ["", f"Example: client.{entry.name}({example})"]
     return "\n".join(lines)

@@ -11,8 +11,8 @@ from its entry alone.
 """
 from __future__ import annotations
 
-__all__ = ["Caller", "Found", "MAX_PATH_VALUE", "PARAM_RULES", "Problem", "check", "constraint_problem", "email",
-           "not_blank", "problems", "url", "version_tuple"]
+__all__ = ["Caller", "Found", "MAX_PATH_VALUE", "PARAM_RULES", "Problem", "SHARED_RULE_WORDS", "check", "constraint_problem", "email",
+           "not_blank", "problems", "said_of", "url", "version_tuple"]
 
 import datetime as dt
 import numbers
@@ -34,9 +34,13 @@ Problem = str | None
 
 # --- the rules every service shares, named in Param.rules -----------------------------------------
 
+# what each says when it refuses a value (and what a docstring or a form's hint says before: said_of)
+SHARED_RULE_WORDS = {"not_blank": "must not be blank", "url": "must be a valid http(s) URL",
+                     "email": "must be an email address"}
+
 
 def not_blank(value: Any) -> Problem:
-    return "must not be blank" if value is None or not str(value).strip() else None
+    return SHARED_RULE_WORDS["not_blank"] if value is None or not str(value).strip() else None
 
 
 def url(value: Any) -> Problem:
@@ -45,12 +49,12 @@ def url(value: Any) -> Problem:
         ok = parts is not None and parts.scheme in ("http", "https") and bool(parts.hostname)
     except ValueError:          # urlsplit refuses an unclosed IPv6 host (`http://[::1`)
         ok = False
-    return None if ok else "must be a valid http(s) URL"
+    return None if ok else SHARED_RULE_WORDS["url"]
 
 
 def email(value: Any) -> Problem:
     ok = isinstance(value, str) and re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", value)
-    return None if ok else "must be an email address"
+    return None if ok else SHARED_RULE_WORDS["email"]
 
 
 PARAM_RULES: Mapping[str, Callable[[Any], Problem]] = {f.__name__: f for f in (not_blank, url, email)}
@@ -129,6 +133,23 @@ def constraint_problem(param: Param, value: Any) -> Problem:
             return problem
     return param.check(value) if param.check else None
 
+
+
+def said_of(param: Param) -> list[str]:
+    """What the catalog says a param's value must be beyond its kind and choices, in the words an error
+    uses (a docstring and a form's hint show them before anything is typed): its range, pattern, the
+    shared rules, immutability and the modes that require it."""
+    said = []
+    if param.immutable:
+        said.append("cannot be changed after creation")
+    if param.minimum is not None or param.maximum is not None:
+        said.append(_range_rule(param))
+    said += [SHARED_RULE_WORDS[rule] for rule in param.rules]
+    if param.pattern:
+        said.append(param.pattern_rule or f"must match {param.pattern}")
+    if param.required_in:
+        said.append(f"required in {' and '.join(param.required_in)} mode")
+    return said
 
 # --- kinds: every value is checked against its param's kind -----------------------------------------
 
