@@ -43,14 +43,16 @@ def test_both_sides_give_the_same_rows_and_the_cheaper_is_chosen(scale, monkeypa
     choices = []
     chooser = sides.cheaper_the_other_way
     got = {}
-    with tk.sandbox.start(seed=11, scale=scale) as box:
+    # the sandbox's rate limits off as the client's budget is: a 429 answered again counts as a request,
+    # and on a busy machine retries in step made the counts of a side swing by a fifth
+    with tk.sandbox.start(seed=11, scale=scale, enforce_limits=False) as box:
         for way in ("this side", "other side", "chosen"):
             if way != "chosen":
                 monkeypatch.setattr(sides, "cheaper_the_other_way", lambda *a, w=way: w == "other side")
             else:
                 monkeypatch.setattr(sides, "cheaper_the_other_way", lambda *a: choices.append(chooser(*a)) or choices[-1])
             with tk.Workspace() as ws:
-                conn = ws.connect("asset_library", **box.credentials("asset_library"),   # the sandbox enforces no limit here
+                conn = ws.connect("asset_library", **box.credentials("asset_library"),
                                   transport=Transport(budget=RateBudget(None, 10)))
                 assets = len(conn.fetch("assets", progress=False))
                 result = conn.pull("asset_boards", progress=False)
@@ -58,9 +60,7 @@ def test_both_sides_give_the_same_rows_and_the_cheaper_is_chosen(scale, monkeypa
     assert got["this side"][0].equals(got["other side"][0]) and len(got["this side"][0]) > 0
     assert got["this side"][1] >= assets  # one request an asset (and one to list the boards)
     assert choices == [got["other side"][1] < got["this side"][1]]
-    # the same side as the cheaper one, give or take a few answers of 429 the sandbox's limits send
-    # (the client's own budget is off here) and the client asks again
-    assert got["chosen"][1] <= 1.2 * min(got["this side"][1], got["other side"][1]) + 5
+    assert got["chosen"][1] == min(got["this side"][1], got["other side"][1])
 
 
 def test_a_filter_only_this_side_answers_reads_this_side(monkeypatch):
