@@ -20,7 +20,7 @@ import signal
 import tempfile
 import threading
 from collections.abc import Iterable, Iterator, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -122,7 +122,7 @@ class Sandbox:
 
     def advance(self, **delta: float) -> datetime:
         """Move the virtual clock (`advance(hours=2)`); imports and translation work catch up."""
-        now = self.clock.advance(**delta)
+        now = self.clock.advance(timedelta(**delta))
         for emulator in self._app.emulators.values():
             with emulator.lock:
                 emulator.on_advance(now)
@@ -192,7 +192,7 @@ def serve(port: int = 8000, scale: float = 1, seed: int = 0, credentials_file: s
         # by default in a folder made for it (mode 0700, made exclusively): a predictable name in the
         # shared temp folder let another user plant a link there that the secrets were written through
         folder = None if credentials_file else Path(tempfile.mkdtemp(prefix="toolkit-sandbox-"))
-        path = Path(credentials_file) if credentials_file else folder / f"credentials-{box.port}.json"
+        path = folder / f"credentials-{box.port}.json" if folder else Path(credentials_file or "")
         try:
             box._app.controller = Controller(lambda seconds: box.advance(seconds=seconds))
             control = {CONTROL: {"base_url": f"http://127.0.0.1:{box.port}/{CONTROL}",

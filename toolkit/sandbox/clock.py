@@ -12,6 +12,7 @@ __all__ = ["Clock", "EPOCH", "START", "epoch_ms", "iso"]
 
 import threading
 from datetime import UTC, datetime, timedelta
+from typing import overload
 
 START = datetime(2026, 11, 2, 9, 0, 0, tzinfo=UTC)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -40,6 +41,10 @@ class Clock:
         return epoch_ms(self._now)
 
 
+@overload
+def iso(moment: datetime, digits: int = 0) -> str: ...
+@overload
+def iso(moment: None, digits: int = 0) -> None: ...
 def iso(moment: datetime | None, digits: int = 0) -> str | None:
     """ISO-8601 in UTC with `Z`; `digits` fractional digits (3 for the asset library, 6 for media review)."""
     if moment is None:
@@ -51,6 +56,10 @@ def iso(moment: datetime | None, digits: int = 0) -> str | None:
     return text + "Z"
 
 
+@overload
+def epoch_ms(moment: datetime) -> int: ...
+@overload
+def epoch_ms(moment: None) -> None: ...
 def epoch_ms(moment: datetime | None) -> int | None:
     """Milliseconds since 1970, how the translation service writes every timestamp."""
     if moment is None:

@@ -209,20 +209,22 @@ class DriftPlan:
         if target is None or not 200 <= response.status < 300:
             return response
         body = response.body
+        items: str = getattr(target.style, "items", "")       # the rows' key of an envelope, if any
         if isinstance(body, list):
             records, envelope = body, None
-        elif isinstance(body, dict) and getattr(target.style, "items", ""):
+        elif isinstance(body, dict) and items:
             envelope = dict(body)
-            records = envelope.get(target.style.items)
-            if not isinstance(records, list):
+            found = envelope.get(items)
+            if not isinstance(found, list):
                 return response
+            records = found
         else:
             return response
         drifted = [_drifted(record, target.records) if isinstance(record, dict) else record
                    for record in records] if target.records else records
         headers = dict(response.headers)
         if envelope is not None:
-            envelope[target.style.items] = drifted
+            envelope[items] = drifted
             body = envelope
         else:
             body = drifted
@@ -257,18 +259,18 @@ def _drifted(record: dict[str, Any], edits: tuple[_Edit, ...]) -> dict[str, Any]
     out = dict(record)
     copies = {id(out)}          # the dicts made here, edited freely; the others are the emulator's
     for edit in edits:
-        node: dict[str, Any] | None = out
+        node, reached = out, True
         for part in edit.path[:-1]:
             child = node.get(part)
             if not isinstance(child, dict):
-                node = None         # a null parent (an asset without a cover version): nothing to edit
+                reached = False     # a null parent (an asset without a cover version): nothing to edit
                 break
             if id(child) not in copies:
                 child = dict(child)
                 node[part] = child
                 copies.add(id(child))
             node = child
-        if node is None:
+        if not reached:
             continue
         leaf = edit.path[-1]
         if edit.kind in ("extra_field", "unknown_status"):

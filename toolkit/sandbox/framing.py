@@ -15,12 +15,12 @@ stops arriving 408.
 """
 from __future__ import annotations
 
-__all__ = ["CHUNKED", "MAX_HEADERS", "MAX_LINE", "Malformed", "PHRASES", "body_length", "encode", "read_body",
+__all__ = ["ByteStream", "CHUNKED", "MAX_HEADERS", "MAX_LINE", "Malformed", "PHRASES", "body_length", "encode", "read_body",
            "read_head"]
 
 import re
 from http import HTTPStatus
-from typing import BinaryIO
+from typing import Protocol
 
 import orjson
 
@@ -45,7 +45,13 @@ class Malformed(Exception):
         self.status, self.message = status, message
 
 
-def read_head(rfile: BinaryIO, line: bytes) -> tuple[str, str, str, Headers]:
+class ByteStream(Protocol):
+    """A connection's buffered reader (the server's rfile, or a test's BytesIO)."""
+    def read(self, size: int = -1, /) -> bytes: ...
+    def readline(self, size: int = -1, /) -> bytes: ...
+
+
+def read_head(rfile: ByteStream, line: bytes) -> tuple[str, str, str, Headers]:
     """(method, target, version, headers) of the request whose first line is `line`."""
     if len(line) > MAX_LINE:
         raise Malformed(414, "request line too long")
@@ -100,7 +106,7 @@ def body_length(method: str, headers: Headers, max_body: int) -> int:
     return size
 
 
-def read_body(rfile: BinaryIO, length: int, max_body: int) -> bytes:
+def read_body(rfile: ByteStream, length: int, max_body: int) -> bytes:
     """The body of `length` bytes (or chunked); a read that times out raises TimeoutError."""
     if length == CHUNKED:
         return _chunked(rfile, max_body)
@@ -110,7 +116,7 @@ def read_body(rfile: BinaryIO, length: int, max_body: int) -> bytes:
     return body
 
 
-def _chunked(rfile: BinaryIO, max_body: int) -> bytes:
+def _chunked(rfile: ByteStream, max_body: int) -> bytes:
     chunks, total = [], 0
     while True:
         line = rfile.readline(MAX_LINE + 1)

@@ -13,23 +13,32 @@ Pages are list slices handed to orjson as they are: no per-record work, so big p
 """
 from __future__ import annotations
 
-__all__ = ["answer_list", "decode_cursor", "encode_cursor"]
+__all__ = ["Records", "answer_list", "decode_cursor", "encode_cursor"]
 
 import base64
 import binascii
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlencode
 
 from toolkit.catalog.spec import Action, Cursor, Offset, PageNumber, Paging, Unpaged
 from toolkit.sandbox.exchange import Reject, Request, Response
 
 
-def answer_list(request: Request, action: Action, records: list[Any], clamp: bool = False,
+class Records(Protocol):
+    """What a page is cut from: a list, or a collection that makes its records as they are sliced."""
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: slice, /) -> Any: ...
+
+
+def answer_list(request: Request, action: Action | None, records: Records, clamp: bool = False,
                 paging: Paging | None = None) -> Response:
-    """The page of `records` that the request asks for, in the action's paging envelope.
+    """The page of `records` that the request asks for, in the action's paging envelope (`action`: the
+    request's routed action, which every list handler has).
 
     `clamp`: a page size above the maximum is cut to it instead of refused (media review).
     """
+    if action is None:
+        raise ValueError("answer_list answers a routed request: it has no action")
     style = paging or action.paging or Unpaged()
     if isinstance(style, Cursor):
         return _cursor(request, action, style, records)
@@ -77,7 +86,7 @@ def decode_cursor(cursor: str) -> int:
         raise Reject(400, f"invalid cursor {cursor!r}") from None
 
 
-def _cursor(request: Request, action: Action, style: Cursor, records: list[Any]) -> Response:
+def _cursor(request: Request, action: Action, style: Cursor, records: Records) -> Response:
     limit = request.int_arg(style.limit, _default(action, style.limit, min(100, style.max_size)))
     if limit is None or not 1 <= limit <= style.max_size:
         raise Reject(400, f"{style.limit} must be between 1 and {style.max_size}")
@@ -94,7 +103,7 @@ def _cursor(request: Request, action: Action, style: Cursor, records: list[Any])
 
 # --- offset ------------------------------------------------------------------------------------
 
-def _offset(request: Request, action: Action, style: Offset, records: list[Any]) -> Response:
+def _offset(request: Request, action: Action, style: Offset, records: Records) -> Response:
     offset = request.int_arg(style.offset, 0)
     size = request.int_arg(style.size, _default(action, style.size, 50))
     assert offset is not None and size is not None
@@ -121,7 +130,7 @@ def _offset(request: Request, action: Action, style: Offset, records: list[Any])
 
 # --- page number -------------------------------------------------------------------------------
 
-def _page_number(request: Request, action: Action, style: PageNumber, records: list[Any],
+def _page_number(request: Request, action: Action, style: PageNumber, records: Records,
                  clamp: bool) -> Response:
     page = request.int_arg(style.page, style.first)
     size = request.int_arg(style.size, _default(action, style.size, min(50, style.max_size)))

@@ -19,7 +19,7 @@ __all__ = ["BOARD_TREE", "BaseAssets", "CAMPAIGN_WORDS", "DAY", "DESCRIPTIONS", 
 import time
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, overload
 
 from toolkit.sandbox.clock import START
 
@@ -116,6 +116,10 @@ def _day(days: int) -> str:
     return time.strftime("%Y-%m-%dT", time.gmtime(days * 86400))
 
 
+@overload
+def iso_ms(ms: int) -> str: ...
+@overload
+def iso_ms(ms: None) -> None: ...
 def iso_ms(ms: int | None) -> str | None:
     """Epoch milliseconds as ISO-8601 with milliseconds and `Z` (the asset library's spelling), fast."""
     if ms is None:

@@ -197,7 +197,8 @@ class AssetLibrary(Emulator):
         state = self.space.state(self.space.require(request.params["asset_id"]))
         include = flag(request, "includeCustomFields")
         boards = self.store["boards"]
-        rows = [self.boards.render_board(boards.get(b), include) for b in state["boards"] if b in boards]
+        rows = [self.boards.render_board(board, include) for b in state["boards"]
+                if (board := boards.get(b)) is not None]
         return cursor_page(request, rows)
 
     def set_asset_field(self, request: Request) -> Response:
@@ -269,12 +270,13 @@ class AssetLibrary(Emulator):
         for board in self.store["boards"]:
             if self.rng.random() < 0.35:
                 field_id, kind, values = self.rng.choice(fields)
+                picked: dict[str, Any]
                 if kind in SELECT_TYPES:
                     picked = {"values": self.rng.sample(values, 1 if kind == "single-select" else 2)}
                 elif kind == "date":
                     picked = {"value": iso_ms(NOW // DAY * DAY + self.rng.randrange(-200, 60) * DAY)}
                 else:
-                    picked = {"value": self.rng.choice(("Ana López", "Studio Nord", "In-house team"))}
+                    picked = {"value": self.rng.choice(["Ana López", "Studio Nord", "In-house team"])}
                 self.boards.board_fields.setdefault(board["id"], {})[field_id] = picked
 
     def seed_examples(self) -> dict[str, Any]:
@@ -303,7 +305,7 @@ class AssetLibrary(Emulator):
         fields = {f["name"]: f for f in self.store["customfields"]}
         campaign, photographer = fields["Campaign"], fields["Photographer"]
         state["fields"][campaign["id"]] = {"values": [campaign["values"][0]["id"]]}
-        imports = {}
+        imports: dict[str, str] = {}
         for record in self.transfers.imports.values():
             imports.setdefault(record["status"], record["id"])
         upload_id, upload = next(iter(self.transfers.uploads.items()))

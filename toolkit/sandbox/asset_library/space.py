@@ -239,7 +239,7 @@ class AssetSpace:
         cover = found["versions"][-1]
         return f"{cover['fileName']}\n{cover['title'] or ''}\n{cover['description'] or ''}".lower()
 
-    def live(self) -> range | list[int]:
+    def live(self) -> Sequence[int]:
         if not self.deleted:
             return range(self.end)
         return self.select(AssetFilter())

@@ -179,7 +179,7 @@ class Transfers:
         body = object_body(request, IMPORT_FIELDS)
         url = body.get("sourceUrl")
         parts = url_parts(url, "sourceUrl") if isinstance(url, str) else None
-        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        if not isinstance(url, str) or parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
             raise Reject(400, "sourceUrl must be a publicly accessible http(s) URL")
         target = self.target(body)
         name = parts.path.rstrip("/").rsplit("/", 1)[-1]
@@ -237,8 +237,9 @@ class Transfers:
 
     def create_upload(self, request: Request) -> Response:
         body = object_body(request, UPLOAD_FIELDS)
-        for name in ("fileName", "ext", "mime"):
-            if not text(body, name):
+        file_name, ext, mime = (text(body, name) for name in ("fileName", "ext", "mime"))
+        for name, given in (("fileName", file_name), ("ext", ext), ("mime", mime)):
+            if not given:
                 raise Reject(400, f"{name} is required")
         size = body.get("size")
         if not isinstance(size, int) or isinstance(size, bool) or size < 1:
@@ -246,8 +247,8 @@ class Transfers:
         recorded = instant(body["recordedAt"], "recordedAt") if body.get("recordedAt") is not None else self.now_ms()
         target = self.target(body)
         asset_id, version_id = target["assetId"] or self.new_id("assets"), self.new_id("versions")
-        upload = {"assetId": asset_id, "versionId": version_id, "fileName": text(body, "fileName"),
-                  "ext": text(body, "ext").lstrip("."), "mime": body["mime"], "size": size,
+        upload = {"assetId": asset_id, "versionId": version_id, "fileName": file_name,
+                  "ext": (ext or "").lstrip("."), "mime": mime, "size": size,
                   "recordedAt": recorded, "parts": {}, "done": None,
                   "target": {**target, "assetId": asset_id, "existing": target["assetId"] is not None}}
         if size <= SMALL_UPLOAD:
@@ -400,14 +401,13 @@ class Transfers:
                 ("https://media.partner-cdn.example/slow/{n}/raw-footage.mov", -4 * HOUR)]
         for url, offset in urls:
             board = rng.choice(boards) if boards else None
-            body = {"sourceUrl": url.format(n=rng.randint(1000, 9999)), "parentBoardId": board}
-            name = body["sourceUrl"].rsplit("/", 1)[-1]
-            record = {"id": rng.uuid(), "assetId": rng.uuid(), "versionId": rng.uuid(), "status": "pending",
-                      "error": None, "sourceUrl": body["sourceUrl"], "fileName": name.rsplit(".", 1)[0],
-                      "ext": name.rsplit(".", 1)[1], "recordedAt": now + offset, "created": now + offset,
-                      "outcome": outcome(body["sourceUrl"]),
-                      "target": {"assetId": None, "parentBoardId": board, "fields": {}, "tags": ["campaign"],
-                                 "existing": False}}
+            source = url.format(n=rng.randint(1000, 9999))
+            name = source.rsplit("/", 1)[-1]
+            record: dict[str, Any] = {
+                "id": rng.uuid(), "assetId": rng.uuid(), "versionId": rng.uuid(), "status": "pending", "error": None,
+                "sourceUrl": source, "fileName": name.rsplit(".", 1)[0], "ext": name.rsplit(".", 1)[1],
+                "recordedAt": now + offset, "created": now + offset, "outcome": outcome(source),
+                "target": {"assetId": None, "parentBoardId": board, "fields": {}, "tags": ["campaign"], "existing": False}}
             record["target"]["assetId"] = record["assetId"]
             self.imports[record["id"]] = record
         for asset_id, version_id in pick:            # imports that made seeded assets

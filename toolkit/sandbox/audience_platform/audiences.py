@@ -227,7 +227,7 @@ class Audiences:
         package = request.json()
         if not isinstance(package, dict) or package.get("type") not in ("enclosed", "url"):
             raise Reject(400, "invalid audience import package", errors=["type: must be enclosed or url"])
-        source = "enclosed"
+        source: Any = "enclosed"         # or the package's URL, as given
         if package["type"] == "url":
             source = package.get("url")
             content = self._read_url(source)

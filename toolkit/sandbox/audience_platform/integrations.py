@@ -280,7 +280,8 @@ class Integrations:
             record["lastMembershipRefresh"] = now
             record["memberCount"] = count
             self._record_dimension(record)
-            tracked["lastUpdated"] = now
+            if tracked is not None:          # it is: only an active audience is refreshed, and it is tracked
+                tracked["lastUpdated"] = now
             self.state.notify("analyticsSync", "INFO",
                         f"Analytics audience {record['audienceId']} synchronised ({count} members)",
                         {"audienceId": record["audienceId"], "accountId": record["accountId"]})

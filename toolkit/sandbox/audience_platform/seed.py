@@ -170,7 +170,7 @@ TIERS = ("bronze", "silver", "gold", "platinum")
 
 PII = "personalIdentifierProperties"
 # id, name, type, extra JSON Schema keywords, multivalued, tags, personal identifier
-PROPERTIES = (
+PROPERTIES: tuple[tuple[str, str, str, dict[str, Any], bool, tuple[str, ...], bool], ...] = (
     ("firstName", "First name", "string", {"maxLength": 100}, False, ("contact",), True),
     ("lastName", "Last name", "string", {"maxLength": 100}, False, ("contact",), True),
     ("email", "E-mail address", "email", {}, False, ("contact",), True),

@@ -106,7 +106,7 @@ class Flow:
         for item in body.get("customAttributes") or []:
             if not isinstance(item, dict):
                 raise Reject(400, "customAttributes must be an array of {name, value}")
-            self.records.check_attribute(project["projectId"], item.get("name"), item.get("value"))
+            self.records.checked_attribute(project["projectId"], item.get("name"), item.get("value"))
             attributes[item["name"]] = item["value"]
         missing = [a["name"] for a in project["attributes"] if a["mandatory"] and a["name"] not in attributes]
         if missing:

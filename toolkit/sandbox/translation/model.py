@@ -20,9 +20,9 @@ __all__ = ["Batch", "CANCELLED", "DELIVERED", "DISPLAY_NAMES", "Documents", "FIL
            "WAITING", "Workflow", "step_period", "steps_between"]
 
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 TARGET_STATUS = ("WAITING", "READY", "IN_PROCESS", "PROCESSED", "DELIVERED", "CANCELLED")
 WAITING, READY, IN_PROCESS, PROCESSED, DELIVERED, CANCELLED = range(6)
@@ -136,6 +136,8 @@ class Submission:
     def add_targets(self, positions: Iterable[int]) -> None:
         self.targets = [*self.targets, *positions]
 
+Position = TypeVar("Position")     # what a Rows renders a record from: a target's number, a Submission
+
 
 class Documents:
     """Source documents as columns; `content` holds the bytes of uploaded files (seeded ones are made up)."""
@@ -214,7 +216,8 @@ class Targets:
         self.version += 1
         return len(self.lang) - 1
 
-    def extend(self, docs: list[int], langs: bytes, status: bytes, phase: bytes, done: list[int]) -> None:
+    def extend(self, docs: list[int], langs: bytes | bytearray, status: bytes | bytearray, phase: bytes | bytearray,
+               done: list[int]) -> None:
         """Many targets at once (seed data): columns filled in one call each."""
         self.doc.extend(docs)
         self.lang.extend(langs)
@@ -238,15 +241,15 @@ class Targets:
             self.done[n] = done
         self.version += 1
 
-    def having(self, positions: Sequence[int], codes: set[int]) -> list[int]:
+    def having(self, positions: Sequence[int], codes: Container[int]) -> list[int]:
         status = self.status
         return [n for n in positions if status[n] in codes]
 
 
-class Rows(Sequence):
+class Rows(Sequence, Generic[Position]):
     """Positions rendered to wire records only when sliced: what a page of a big collection needs."""
 
-    def __init__(self, positions: Sequence[int], render: Callable[[int], dict[str, Any]]) -> None:
+    def __init__(self, positions: Sequence[Position], render: Callable[[Position], dict[str, Any]]) -> None:
         self.positions, self.render = positions, render
 
     def __len__(self) -> int:

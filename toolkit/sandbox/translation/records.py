@@ -294,7 +294,8 @@ class Records:
 
     # --- custom attributes -----------------------------------------------------------------------
 
-    def check_attribute(self, project_id: int, name: Any, value: Any) -> None:
+    def checked_attribute(self, project_id: int, name: Any, value: Any) -> tuple[str, str]:
+        """(name, value) when the project defines the attribute and the value fits it; else a 400."""
         defined = {a["name"]: a for a in self.state.projects[project_id]["attributes"]}
         if name not in defined:
             raise Reject(400, f"custom attribute {name!r} is not defined in project {project_id}; "
@@ -304,6 +305,7 @@ class Records:
             raise Reject(400, f"custom attribute {name} needs a non-empty string value")
         if attr["type"] == "COMBO" and value not in attr["values"]:
             raise Reject(400, f"custom attribute {name} must be one of {', '.join(attr['values'])}")
+        return name, value
 
     def do_list_custom_attributes(self, request: Request) -> Any:
         return ATTRIBUTES.listed(self.state.sub(request.params["submission_id"]))
@@ -315,8 +317,7 @@ class Records:
     def do_add_custom_attribute(self, request: Request) -> Any:
         s = self.state.sub(request.params["submission_id"])
         body = body_object(request)
-        name, value = body.get("name"), body.get("value")
-        self.check_attribute(s.project_id, name, value)
+        name, value = self.checked_attribute(s.project_id, body.get("name"), body.get("value"))
         if name in s.attributes:
             raise Reject(400, f"custom attribute {name} is already set on submission {s.id}; change it with PUT")
         s.attributes[name] = value
@@ -324,8 +325,7 @@ class Records:
 
     def do_update_custom_attribute(self, request: Request) -> Any:
         s, name, _ = ATTRIBUTES.one(self.state, request)
-        value = body_object(request).get("value")
-        self.check_attribute(s.project_id, name, value)
+        name, value = self.checked_attribute(s.project_id, name, body_object(request).get("value"))
         s.attributes[name] = value
         return ATTRIBUTES.wire(name, value)
 

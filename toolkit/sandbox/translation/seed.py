@@ -345,11 +345,11 @@ def _documents(state: State, draw: Draw, sub: Submission, project: dict[str, Any
         else:
             base = (0.05 + r() * 0.9) * (top + 1) - 1.5
             steps = [min(max(int(base + r() * 3), 0), top) for _ in range(count)]
-        state, phase = bytearray(STEP_STATE[top][s] for s in steps), bytearray(STEP_PHASE[top][s] for s in steps)
+        states, phase = bytearray(STEP_STATE[top][s] for s in steps), bytearray(STEP_PHASE[top][s] for s in steps)
         done = [now - ((first_target + n) % 30 + 1) * HOUR if s == top else 0 for n, s in enumerate(steps)]
     else:
         code = SETTLED[status]
-        state, phase = bytearray([code]) * count, bytearray([NO_PHASE]) * count
+        states, phase = bytearray([code]) * count, bytearray([NO_PHASE]) * count
         if code in (PROCESSED, DELIVERED):
             end = sub.completed or now
             done = [end - ((first_target + n) * 7 % 40) * HOUR for n in range(count)]
@@ -359,9 +359,9 @@ def _documents(state: State, draw: Draw, sub: Submission, project: dict[str, Any
         for d in range(ndocs):
             if cancelled[d]:
                 for n in range(d * per_doc, (d + 1) * per_doc):
-                    state[n], phase[n], done[n] = CANCELLED, NO_PHASE, 0
+                    states[n], phase[n], done[n] = CANCELLED, NO_PHASE, 0
     positions = range(first_doc, first_doc + ndocs)
-    targets.extend([d for d in positions for _ in codes], codes * ndocs, state, phase, done)
+    targets.extend([d for d in positions for _ in codes], codes * ndocs, states, phase, done)
     sub.docs = positions
     sub.targets = range(first_target, first_target + count)
 
