@@ -11,6 +11,7 @@ import functools
 import json
 import logging
 import os
+import random
 import subprocess
 import sys
 import time
@@ -21,7 +22,7 @@ from hostile_service import STYLES, held, outcome, quick, serve, with_clean_load
 
 import toolkit
 from toolkit.errors import LimitError, RateLimitError, ValidationError
-from toolkit.http.limits import Limits, depth_past
+from toolkit.http.limits import _NOT_STRUCTURE, Limits, _nests_past, depth_past
 from toolkit.http.session import RetryPolicy
 
 MiB = 1 << 20
@@ -251,7 +252,10 @@ def test_depth_is_counted_outside_strings():
 
 
 @pytest.mark.parametrize("text, limit, deeper", [
-    (b'{"a": "[{[{", "b": [[1]]}', 2, False),       # brackets inside strings count nothing
+    (b'{"a": "[{[{", "b": [[1]]}', 3, False),       # brackets inside strings count nothing
+    (b'{"a": "[{[{", "b": [[1]]}', 2, True),        # an object and two arrays: 3 deep
+    (b'[{' * 65 + b'}]' * 65, 129, True),            # each round takes one level, `[]` or `{}`
+    (b'[{' * 65 + b'}]' * 65, 130, False),
     (b'[["[", [[1]], "]"]]', 3, True),
     (b'[1, "a""[[[[", [2]]', 2, False),              # adjacent strings
     (b'[[[ "[ ]]]', 1, False),                        # a quote left open: the rounds decide, as always
@@ -264,6 +268,36 @@ def test_depth_is_counted_the_same_by_the_quick_sum_and_the_exact_rounds(text, l
     """The running sum answers within the limit, the rounds past it (toolkit.http.limits.depth_past):
     malformed text, quotes and strings give what the rounds alone gave."""
     assert depth_past(text, limit) is deeper
+
+
+def _value(draw: random.Random, depth: int) -> object:
+    """A JSON value nesting `depth` deep, its strings full of what the count must not take for structure."""
+    if depth == 0:
+        return draw.choice([1, None, "", "x", '"', "\\", "[", "]]", "{[", '\\"{', '"[', "[]{}", 2.5])
+    inner = [_value(draw, depth - 1)] + [_value(draw, draw.randrange(depth)) for _ in range(draw.randrange(3))]
+    draw.shuffle(inner)
+    return inner if draw.random() < 0.5 else {f"k{i}[" if i % 2 else f'"{i}': v for i, v in enumerate(inner)}
+
+
+def test_depth_of_json_with_brackets_and_quotes_in_its_strings():
+    """The count against the depth the value was made with: strings of brackets, quotes and escapes
+    (escaped, adjacent, empty) count nothing, and a value one deeper than the limit is refused."""
+    draw = random.Random(48)
+    for _ in range(600):
+        depth = draw.randrange(1, 9)
+        text = json.dumps([_value(draw, depth - 1), "[[[[[[[[[[", ""], separators=(",", ":")).encode()
+        assert depth_past(text, depth) is False and depth_past(text, depth - 1) is True, text
+
+
+def test_depth_of_any_text_is_what_the_exact_rounds_say():
+    """Malformed text too (quotes left open, brackets unpaired, stray escapes): the quick count gives
+    what the exact rounds over the text's quotes and brackets give."""
+    draw = random.Random(480)
+    for _ in range(4000):
+        text = bytes(draw.choice(b'[]{}""\\ a') for _ in range(draw.randrange(40)))
+        limit = draw.randrange(1, 5)
+        kept = text.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _NOT_STRUCTURE)
+        assert depth_past(text, limit) is _nests_past(kept, limit), text
 
 
 def test_limits_come_from_the_arguments_then_the_environment(monkeypatch):

@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from stubbed_services import answered, reply
 
-from toolkit.catalog.paging import Cursor, Offset, PageNumber, Unpaged, dig
+from toolkit.catalog.paging import Cursor, Offset, PageNumber, Unpaged, Watch, dig
 from toolkit.errors import PagingError, ToolkitError
 
 
@@ -298,6 +298,24 @@ def test_a_page_that_does_not_advance_raises_instead_of_looping():
     with pytest.raises(PagingError, match="page 2 of the walk is page 1 again"):
         walk(tms, "translation.list_submissions", page_size=2)
     assert len(script.queries) == 2
+
+
+def test_the_repeat_page_guard_tells_pages_apart_by_every_byte():
+    """Pages of one length that differ in one byte anywhere are different pages; the same bytes again,
+    in another object, are a repeat (paging.Watch's digest)."""
+    style = PageNumber(page="pageNumber", size="pageSize")
+    page = json.dumps(rows(500)).encode()
+    watch = Watch("translation.list_submissions", style)
+    for n, at in enumerate([0, 1, len(page) // 2, len(page) - 2]):
+        changed = bytearray(page)
+        changed[at] = ord(" ") if page[at:at + 1] != b" " else ord("\t")
+        watch.asking({"pageNumber": n})
+        watch.answered({"pageNumber": n}, [1], bytes(changed))
+    watch.asking({"pageNumber": 4})
+    watch.answered({"pageNumber": 4}, [1], page)
+    watch.asking({"pageNumber": 5})
+    with pytest.raises(PagingError, match="page 6 of the walk is page 5 again"):
+        watch.answered({"pageNumber": 5}, [1], bytes(bytearray(page)))
 
 
 def test_offset_walk_stops_at_total_size_in_the_body():

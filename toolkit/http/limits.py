@@ -80,6 +80,7 @@ def _positive(name: str, value: object, kind: type) -> int | float:
 
 _NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'"[]{}')
 _STRINGS = re.compile(rb'"[^"]*"')
+_PAIRS = re.compile(rb"\[\]|\{\}")
 # what each quote or bracket adds to the depth (a quote is marked 2, and counts nothing)
 _STEPS = np.zeros(256, np.int8)
 _STEPS[[ord("["), ord("{")]], _STEPS[[ord("]"), ord("}")]], _STEPS[ord('"')] = 1, -1, 2
@@ -91,20 +92,23 @@ def depth_past(content: bytes, limit: int) -> bool:
 
     It runs on every page before a parser does (a parser recurses, and fails at a depth of its own: a
     traceback, or a value orjson cannot write again), so it is made of whole-buffer operations: escapes
-    go (looked for only where a backslash occurs), then everything but quotes and brackets; a bracket
-    is inside a string where an odd number of quotes comes before it, and the depth at each bracket
-    outside is the running sum of +1 for an opening one and -1 for a closing one (numpy over what is
-    left, a seventh of the page or less). No pair can nest deeper than that sum rises from its lowest
-    point, so within the limit it is answered there; beyond it `_nests_past` decides exactly, as this
-    check did for every page before: it cost a cursor walk of assets 0.38 CPU-s per 100,000 records,
-    as much as its decoding and typing together (docs/architecture/pull-speed.md)."""
+    go (looked for only where a backslash occurs), then everything but quotes and brackets, then the
+    `""` each string without brackets leaves (what is left is mostly brackets alone, a fortieth of the
+    page); a bracket is inside a string where an odd number of quotes comes before it, and the depth
+    at each bracket outside is the running sum of +1 for an opening one and -1 for a closing one (numpy
+    over what is left). No pair can nest deeper than that sum rises from its lowest point, so within
+    the limit it is answered there; beyond it `_nests_past` decides exactly, as this check did for every
+    page before: it cost a cursor walk of assets 0.38 CPU-s per 100,000 records, as much as its
+    decoding and typing together (docs/architecture/pull-speed.md)."""
     kept = content
     if b"\\" in kept and (b'\\"' in kept or b"\\\\" in kept):
         kept = kept.replace(b"\\\\", b"").replace(b'\\"', b"")
-    kept = kept.translate(None, _NOT_STRUCTURE)
+    # a string without brackets is left as an adjacent `""` pair: taking the pairs away leaves every
+    # other character's side of the quotes as it was, and most pages with no quote at all
+    kept = kept.translate(None, _NOT_STRUCTURE).replace(b'""', b"")
     steps = _STEPS[np.frombuffer(kept, np.uint8)]
-    quotes = steps == 2
-    if quotes.any():
+    if b'"' in kept:
+        quotes = steps == 2
         strings = np.cumsum(quotes, dtype=np.int32)
         if strings[-1] & 1:     # a quote left open: no JSON, and which quote is left is `_nests_past`'s to say
             return _nests_past(kept, limit)
@@ -125,8 +129,9 @@ def _nests_past(kept: bytes, limit: int) -> bool:
     for _ in range(limit):
         if not kept:
             return False
-        inner = kept.replace(b"[]", b"").replace(b"{}", b"")
+        # one pass for both kinds: `[]` then `{}` took `{[]}` away whole, two levels in one round
+        inner = _PAIRS.sub(b"", kept)
         if len(inner) == len(kept):
             return False            # brackets that do not pair: not JSON
         kept = inner
-    return bool(kept) and len(kept.replace(b"[]", b"").replace(b"{}", b"")) < len(kept)
+    return _PAIRS.search(kept) is not None
