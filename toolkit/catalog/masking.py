@@ -74,6 +74,9 @@ def secret_pair(value: Mapping) -> Any:
     return fields["value"] if looks_secret(label) or norm(label).endswith(("pass", "pwd")) else None
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})   # exactly these types: a subclass may be a secret
+
+
 def scrub(value: Any, secret_names: frozenset[str] = frozenset()) -> Any:
     """Params (or a record) as JSON-ready data with the value of every secret-looking name, or of one
     of `secret_names`, and any `Secret`, as the mask."""
@@ -88,6 +91,8 @@ def scrub(value: Any, secret_names: frozenset[str] = frozenset()) -> Any:
     if hasattr(value, "tolist") and not isinstance(value, str | bytes):  # Series, Index, ndarray, numpy
         return scrub(value.tolist(), secret_names)
     if isinstance(value, list | tuple):
+        if all(type(v) in _PLAIN for v in value):    # a fan-out's ids: 600,000 calls saved a load
+            return list(value)
         return [scrub(v, secret_names) for v in value]
     if isinstance(value, timedelta):
         return value.total_seconds()

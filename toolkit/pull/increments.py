@@ -103,6 +103,14 @@ def _text(name: str, table: str = "") -> str:
     return f"CAST({table + '.' if table else ''}{quote(name)} AS VARCHAR)"
 
 
+def _among(text: str) -> str:
+    """SQL true where `text` (a column as text) is one of the `?` parameter's values: an IN over their
+    unnested list, which DuckDB answers with a hash join. `list_contains(?, x)` is one only where it
+    stands alone in a WHERE: negated or inside another expression it searched the list for every row
+    (41 s for 300,000 rows against 60,000 ids, where this takes 0.04 s)."""
+    return f"({text} IN (SELECT unnest(?::VARCHAR[])))"
+
+
 def _held(resource: Resource) -> str:
     """The previous view: the valid versions (the view itself may be being replaced by a load)."""
     return f"(SELECT * FROM {versions_of(resource.service, resource.name)} WHERE _valid_to IS NULL)"
@@ -143,7 +151,7 @@ def _open_statuses(client: Client, store: Store, resource: Resource, how: Increm
         for start in range(0, len(again), IDS_PER_REQUEST):
             yield from run({**filters, how.ids: again[start:start + IDS_PER_REQUEST]})
 
-    return Step(tables, (f"list_contains(?, {_text(how.field)})", [final]))
+    return Step(tables, (_among(_text(how.field)), [final]))
 
 
 def _count(client: Client, action: Any, filters: dict) -> int | None:
@@ -193,7 +201,7 @@ def _open_parents(client: Client, store: Store, resource: Resource, how: Increme
     def tables(run: Callable[[dict], Tables]) -> Tables:
         return run({**filters, ids_param: ids})
 
-    return Step(tables, (f"NOT list_contains(?, {_text(how.field)})", [[str(i) for i in ids]]))
+    return Step(tables, (f"NOT {_among(_text(how.field))}", [[str(i) for i in ids]]))
 
 
 def _created_after(client: Client, store: Store, resource: Resource, how: Incremental, filters: dict,
@@ -255,7 +263,7 @@ def _changed_parents(client: Client, store: Store, resource: Resource, how: Incr
             return None
         again |= {row[0] for row in store.rows(
             f"SELECT DISTINCT {_text(how.field)} FROM {_held(resource)} "
-            f"WHERE {quote(how.via)} IS NULL OR NOT list_contains(?, {_text(how.via)})", [sorted(same)])}
+            f"WHERE {quote(how.via)} IS NULL OR NOT {_among(_text(how.via))}", [sorted(same)])}
     keep = [i for i in asked if i in unchanged and i not in again]
     kept = set(keep)
     ids = [i for i in asked if i not in kept]
@@ -263,7 +271,7 @@ def _changed_parents(client: Client, store: Store, resource: Resource, how: Incr
     def tables(run: Callable[[dict], Tables]) -> Tables:
         return run({**rest, plural: ids})
 
-    return Step(tables, (f"list_contains(?, {_text(how.field)})", [keep]), members=ids)
+    return Step(tables, (_among(_text(how.field)), [keep]), members=ids)
 
 
 def _fanned(store: Store, resource: Resource, filters: dict) -> tuple[list[str], str, dict] | None:
@@ -306,7 +314,7 @@ def _open_members(client: Client, store: Store, resource: Resource, how: Increme
     def tables(run: Callable[[dict], Tables]) -> Tables:
         return run({**rest, plural: ids})
 
-    return Step(tables, (f"list_contains(?, {_text(key)})", [keep]), members=ids)
+    return Step(tables, (_among(_text(key)), [keep]), members=ids)
 
 
 def _unchanged(store: Store, resource: Resource, column: str, previous: str) -> set[str] | None:
@@ -369,7 +377,7 @@ def _rotation(client: Client, store: Store, resource: Resource, how: Incremental
     def tables(run: Callable[[dict], Tables]) -> Tables:
         return run({**rest, plural: ids})
 
-    return Step(tables, (f"list_contains(?, {_text(how.field)})", [keep]), asked=ids, members=ids,
+    return Step(tables, (_among(_text(how.field)), [keep]), asked=ids, members=ids,
                 saved=len(keep))
 
 

@@ -250,12 +250,12 @@ class Store:
                       params: Mapping[str, Any] | None) -> str | None:
         """The load an incremental pull builds on: the resource's latest finished load (its view), when
         it was complete (or stale) and had the same base URL and params; else None."""
-        rows = self._holdings.rows("SELECT load_id, base_url, params FROM _loads WHERE service = ? AND resource = ? "
-                           "AND status IN ('complete', 'stale') ORDER BY seq DESC NULLS LAST LIMIT 1",
-                           [service, resource])
-        if rows and rows[0][1] == scrub_url(base_url) and rows[0][2] == params_json(params):
-            return rows[0][0]
-        return None
+        # compared where they are: a fan-out's params name every parent (7.8 MB for 200,000 profiles)
+        rows = self._holdings.rows("SELECT load_id, base_url = ? AND params = ? FROM _loads WHERE service = ? "
+                                   "AND resource = ? AND status IN ('complete', 'stale') "
+                                   "ORDER BY seq DESC NULLS LAST LIMIT 1",
+                                   [scrub_url(base_url), params_json(params), service, resource])
+        return rows[0][0] if rows and rows[0][1] else None
 
     def run(self, asked: Mapping[str, Any]) -> Run:
         """A run of many loads (toolkit.storage.runs): what a dead run of the same `asked` completed,
