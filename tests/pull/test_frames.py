@@ -247,6 +247,17 @@ def test_json_text_from_the_wire_equals_orjsons_of_the_parsed_value(text):
     assert frames.json_of_raw(raw).equals(columns.json_text(parsed))
 
 
+def test_the_spacing_check_finds_each_mark_wherever_it_stands():
+    import random
+    marks = (b'": ', b'", ', b"}, ", b"], ", b", {", b", [")
+    pieces = [b'"', b":", b",", b" ", b"{", b"}", b"[", b"]", b"a", b"1"]
+    texts = [b"".join(random.Random(seed).choices(pieces, k=random.Random(-seed).randint(0, 12)))
+             for seed in range(20_000)]
+    texts += [mark for mark in marks] + [b" " + mark for mark in marks] + [mark[1:] for mark in marks]
+    for text in texts:
+        assert frames._spaced(text) is any(mark in text for mark in marks), text
+
+
 def test_json_text_from_the_wire_keeps_no_object_alive():
     import gc
 

@@ -29,6 +29,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -171,15 +172,33 @@ def _scalars(rows: Sequence[dict], resource: Resource, parent: dict) -> dict[str
 
 # signs that a service's JSON is not orjson's compact form: whitespace between tokens, or escapes
 # orjson does not write; structural marks only, which text inside a string cannot hold (its quotes
-# are escaped) or rarely does. Each is looked for only when its first byte occurs: a byte is found
-# with memchr (2 us over a page of details), a sequence beginning with a quote is not (90 us).
-_SPACED = (b'": ', b'", ', b"}, ", b"], ", b", {", b", [")
+# are escaped) or rarely does. A control byte or a backslash is found with memchr (2 us over a page
+# of details). The spaced marks are read around each space at once (numpy): searching the joined
+# texts once per mark took some 0.8 ms a page of assets' custom fields, a tenth of the page's typing.
 _ESCAPED = (b"\\u", b"\\/")
+_QUOTE, _COLON, _COMMA = ord('"'), ord(":"), ord(",")
+_CLOSES = np.zeros(256, bool)
+_CLOSES[[_QUOTE, ord("}"), ord("]")]] = True
+_OPENS = np.zeros(256, bool)
+_OPENS[[ord("{"), ord("[")]] = True
+
+
+def _spaced(data: bytes) -> bool:
+    """A space between tokens: after `":`, after a comma that follows `"`, `}` or `]`, or between a
+    comma and `{` or `[` (the marks `": `, `", `, `}, `, `], `, `, {`, `, [`)."""
+    text = np.frombuffer(data, np.uint8)
+    at = np.flatnonzero(text[1:] == 32) + 1
+    if not at.size:
+        return False
+    before, after = text[at - 1], text[np.minimum(at + 1, text.size - 1)]
+    twice = text[np.maximum(at - 2, 0)] * (at >= 2)     # no byte before the first: 0, no mark
+    return bool(((before == _COLON) & (twice == _QUOTE)).any()
+                or ((before == _COMMA) & (_CLOSES[twice] | _OPENS[after])).any())
 
 
 def _not_compact(data: bytes) -> bool:
     return b"\n" in data or b"\r" in data or b"\t" in data \
-        or (b" " in data and any(mark in data for mark in _SPACED)) \
+        or (b" " in data and _spaced(data)) \
         or (b"\\" in data and any(mark in data for mark in _ESCAPED))
 
 
