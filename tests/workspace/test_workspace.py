@@ -493,6 +493,21 @@ def test_a_duckdb_without_per_column_compression_stores_long_text_its_own_way(tm
         assert ws.read("audience_platform", "notifications")["details"].tolist() == details
 
 
+def test_duckdbs_version_says_what_asking_it_would_of_per_column_compression(monkeypatch):
+    import duckdb
+
+    from toolkit.storage import schema
+    answer = schema._per_column_compression.__wrapped__
+    monkeypatch.setattr(duckdb, "__version__", "1.2.9")       # too old to be taken at its word: asked
+    asked = answer()
+    assert asked is True                                      # this DuckDB takes it
+    monkeypatch.setattr(duckdb, "__version__", "1.0.0")
+    monkeypatch.setattr(duckdb, "connect", lambda *a, **k: (_ for _ in ()).throw(duckdb.Error("no")))
+    assert answer() is False                                  # an old one that refuses the clause
+    monkeypatch.setattr(duckdb, "__version__", "1.3.0-dev42")
+    assert answer() is True                                   # taken at its word, no connection made
+
+
 def during_commit(monkeypatch, query: str) -> list:
     """What `query` answers on each load's commit cursor, inside its transaction."""
     from toolkit.storage.loads import Load
