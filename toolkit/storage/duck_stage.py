@@ -71,6 +71,7 @@ class DuckStage:
         name = f"b{len(self._entries):06d}"
         _toolkit_batch = table   # read by DuckDB's replacement scan
         con.execute(f"CREATE TABLE {name} AS SELECT * FROM _toolkit_batch")
+        con.execute("CHECKPOINT")   # written now, on this thread, not when the commit attaches the file
         self._entries.append(StagedTable(f"{quote(self._alias)}.main.{name}", table.schema, _long_texts(table),
                                          table.num_rows))
 
@@ -80,14 +81,12 @@ class DuckStage:
             self._con = duckdb.connect(str(self.file), config={
                 "threads": 1, "memory_limit": STAGE_MEMORY_LIMIT, "temp_directory": str(self._folder / "spill"),
                 "force_compression": "uncompressed"})
-            self._con.execute("BEGIN TRANSACTION")
         return self._con
 
     def seal(self) -> None:
-        """The walk is over: commit the stage's transaction and let go of its file for the commit."""
+        """The walk is over: let go of the stage's file for the commit."""
         con, self._con = self._con, None
         if con is not None:
-            con.execute("COMMIT")
             con.close()
 
     def attach(self, cursor: duckdb.DuckDBPyConnection) -> bool:
