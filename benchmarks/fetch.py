@@ -6,7 +6,9 @@ cached fetch against DuckDB's own Arrow read. Prints figures; asserts nothing.
     .venv/bin/python benchmarks/fetch.py --quick    # 100k records, to try it out
 
 The sandbox runs in its own process, so that its CPU and memory are not counted as the client's;
-each measured pull runs in a fresh process, so that its peak RSS is its own.
+each measured pull runs in a fresh process, so that its peak RSS is its own. A pull's CPU is also
+split by thread (`_thread_split`): the walk's thread and the commit after it are the critical path,
+the load's writer thread runs beside the walk.
 """
 from __future__ import annotations
 

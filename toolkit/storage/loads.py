@@ -41,7 +41,7 @@ import pyarrow as pa
 
 from toolkit.catalog.masking import scrub, scrub_url
 from toolkit.errors import ValidationError, WorkspaceError
-from toolkit.storage import clock, duck_stage, ledger
+from toolkit.storage import clock, ledger
 from toolkit.storage.file import (
     VALIDITY,
     history_view_sql,
@@ -88,7 +88,7 @@ class Load:
     columns are kept dictionary-encoded.
     """
 
-    _staged: Stage | duck_stage.DuckStage  # the load's batches until its commit, from `__enter__` on
+    _staged: Stage  # the load's batches until its commit, from `__enter__` on
     _shape: Evolution  # the table as the running commit shapes it, made by each try of the commit
 
     def __init__(self, handle: FileHandle, service: str, base_url: str, resource: str,
@@ -137,10 +137,7 @@ class Load:
                     "status": "running", "failed_ids": [], "key": list(self.key), "kind": self.kind,
                     "builds_on": self.builds_on, "owner": this_process(),
                     "seen": orjson.dumps(self.seen, option=orjson.OPT_SORT_KEYS).decode() if self.seen else None})
-            if duck_stage.enabled() and not self._resume and handle.path is not None and handle.lake is None:
-                self._staged = duck_stage.DuckStage(handle.path, self.load_id)
-            else:
-                self._staged = Stage(handle.path, self.load_id, checkpoints=self._resume)
+            self._staged = Stage(handle.path, self.load_id, checkpoints=self._resume)
             if self._resume:
                 self.resumable = resumable(handle.path, self.signature)
             self.status = "running"
@@ -233,15 +230,13 @@ class Load:
             if self.kept is not None:
                 self.kept.append(kept_batch(given, self._encoded))
 
-    def _insert(self, cursor: duckdb.DuckDBPyConnection, shape: Evolution,
-                table: pa.Table | duck_stage.StagedTable) -> None:
+    def _insert(self, cursor: duckdb.DuckDBPyConnection, shape: Evolution, table: pa.Table) -> None:
         """A staged batch into the workspace, inside the commit's transaction."""
         # DuckDB reads the Arrow batch in place through a replacement scan of this local name; a registered
         # view would stay alive (MVCC) until the commit, so memory would grow with the load
         _toolkit_batch = table
-        source = table.source if isinstance(table, duck_stage.StagedTable) else "_toolkit_batch"
         incoming = {name: kind for name, kind in cursor.execute(
-            f"SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM {source})").fetchall()}
+            "SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM _toolkit_batch)").fetchall()}
         for field in table.schema:  # DuckDB 1.5 gives a list of only nulls as INTEGER[]: say it is untyped
             untyped = untyped_kind(field.type)
             if untyped and field.name in incoming:
@@ -251,10 +246,10 @@ class Load:
         texts = [quote(n) for n, k in incoming.items() if nested(k) and columns.get(n) == "VARCHAR"]
         rows = f"* REPLACE ({', '.join(f'to_json({n})::VARCHAR AS {n}' for n in texts)})" if texts else "*"
         if shape.stage:
-            cursor.execute(f"INSERT INTO {shape.stage} BY NAME SELECT {rows} FROM {source}")
+            cursor.execute(f"INSERT INTO {shape.stage} BY NAME SELECT {rows} FROM _toolkit_batch")
         else:
             cursor.execute(f"INSERT INTO {self._versions} BY NAME SELECT {rows}, ? AS _valid_from "
-                           f"FROM {source}", [self.seq])
+                           "FROM _toolkit_batch", [self.seq])
 
     def _decode_dictionaries(self, table: pa.Table) -> pa.Table:
         """Categoricals are stored as their values (an ENUM would refuse the next load's new status);
@@ -331,9 +326,7 @@ class Load:
             began = time.monotonic()
             cursor = handle.cursor()
             handle.loads_begin()
-            attached = False
             try:
-                attached = isinstance(self._staged, duck_stage.DuckStage) and self._staged.attach(cursor)
                 cursor.execute("BEGIN TRANSACTION")
                 # commits of a resource follow each other (the file is held; a lake's head conflicts)
                 self.seq = ledger.next_seq(cursor, handle.lake is not None, self.service, self.resource)
@@ -353,9 +346,6 @@ class Load:
                     cursor.execute("ROLLBACK")
                 raise
             finally:
-                if attached:
-                    with contextlib.suppress(duckdb.Error):
-                        self._staged.detach(cursor)
                 handle.loads_end()
                 cursor.close()
         self.status = "complete"

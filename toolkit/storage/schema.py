@@ -74,7 +74,7 @@ class Evolution:
     def _create(self, incoming: dict[str, str], table: pa.Table) -> dict[str, str]:
         # an all-null column has no type yet: VARCHAR until a later batch brings values (see _evolve)
         long = {name for name, kind in incoming.items() if kind == "VARCHAR" and name not in self.key
-                and _long(table, name)} if _per_column_compression() and self._handle.lake is None \
+                and _long_text(table.column(name))} if _per_column_compression() and self._handle.lake is None \
             else set()  # a lake's Parquet files take no per-column compression
         columns = ", ".join(f"{quote(n)} {_typed(t)}"
                             + (" USING COMPRESSION zstd" if n in long else "") for n, t in incoming.items())
@@ -136,8 +136,7 @@ class Evolution:
         abort the load's transaction): the batch's when nothing is stored yet, else DuckDB's union of
         the two if every value casts to it, else VARCHAR."""
         column, cursor = quote(name), self._cursor
-        _toolkit_batch = table  # read by DuckDB's replacement scan below (a batch staged in DuckDB: its table)
-        batch = getattr(table, "source", "_toolkit_batch")
+        _toolkit_batch = table  # read by DuckDB's replacement scan below
         if sum(cursor.execute(f"SELECT count({column}) FROM {target}").fetchall()[0][0]
                for target in self.targets) == 0:
             return kind
@@ -155,7 +154,7 @@ class Evolution:
             cast = f"to_json(TRY_CAST({column} AS {union}))"
             lost += (f" OR length({cast}) - length(replace({cast}, 'null', '')) > "
                      f"length(to_json({column})) - length(replace(to_json({column}), 'null', ''))")
-        for target in [*self.targets, batch]:  # a loop, not a generator: the scan sees this frame
+        for target in [*self.targets, "_toolkit_batch"]:  # a loop, not a generator: the scan sees this frame
             if cursor.execute(lost.format(target)).fetchall()[0][0]:
                 return "VARCHAR"
         return union
@@ -218,12 +217,6 @@ def _per_column_compression() -> bool:
     except duckdb.Error:
         return False
     return True
-
-
-def _long(table: pa.Table, name: str) -> bool:
-    """Whether a batch's text column is long (LONG_TEXT_BYTES); a batch staged in DuckDB says itself."""
-    long = getattr(table, "long", None)
-    return name in long if long is not None else _long_text(table.column(name))
 
 
 def _long_text(column: pa.ChunkedArray) -> bool:
