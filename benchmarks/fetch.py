@@ -6,17 +6,21 @@ cached fetch against DuckDB's own Arrow read. Prints figures; asserts nothing.
     .venv/bin/python benchmarks/fetch.py --quick    # 100k records, to try it out
 
 The sandbox runs in its own process, so that its CPU and memory are not counted as the client's;
-each measured pull runs in a fresh process, so that its peak RSS is its own.
+each measured pull runs in a fresh process, so that its peak RSS is its own. A pull's CPU is also
+split by thread (`_thread_split`): the walk's thread and the commit after it are the critical path,
+the load's writer thread runs beside the walk.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import multiprocessing as mp
 import os
 import resource
 import statistics
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from collections.abc import Sequence
@@ -280,12 +284,48 @@ def _pull(service: str, name: str, credentials: dict, filters: dict, limit: int 
     if limit and service == "translation":
         filters = {"submission_ids": filters["submission_ids"][:limit]}
     cpu, children = time.process_time(), _children_cpu()
-    started = time.perf_counter()
-    result = client.pull(name, progress=False, workers=1, **filters)
-    took = time.perf_counter() - started
+    with _thread_split() as split:
+        started = time.perf_counter()
+        result = client.pull(name, progress=False, workers=1, **filters)
+        took = time.perf_counter() - started
     cpu = time.process_time() - cpu + _children_cpu() - children
     ws.close()
-    return {"rows": result.rows, "requests": result.requests, "seconds": took, "cpu": cpu}
+    return {"rows": result.rows, "requests": result.requests, "seconds": took, "cpu": cpu, "threads": split}
+
+
+@contextlib.contextmanager
+def _thread_split():
+    """CPU seconds of a pull by thread (each thread's own clock, CLOCK_THREAD_CPUTIME_ID, as in
+    /proc/self/task/*/stat): the walk's thread (this one, but for its commit), the commit (the load's
+    `_commit` on this thread, DuckDB's insert running on it with one thread) and the load's writer
+    thread (`Load.write` called off this thread); the rest of the process's CPU is `other`. Measured by
+    wrapping those two methods of the checkout's Load, so that another checkout (--base) is measured alike."""
+    from toolkit.storage import loads
+    main = threading.get_ident()
+    split = {"walk": 0.0, "commit": 0.0, "writer": 0.0, "other": 0.0}
+    commit, write = loads.Load._commit, loads.Load.write
+    lock = threading.Lock()
+
+    def timed(method, where):
+        def run(self, *args, **kwargs):
+            began = time.thread_time()
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                spent = time.thread_time() - began
+                key = where if where == "commit" or threading.get_ident() != main else None
+                if key:
+                    with lock:
+                        split[key] += spent
+        return run
+    loads.Load._commit, loads.Load.write = timed(commit, "commit"), timed(write, "writer")
+    this, total = time.thread_time(), time.process_time()
+    try:
+        yield split
+    finally:
+        loads.Load._commit, loads.Load.write = commit, write
+        split["walk"] = time.thread_time() - this - split["commit"]
+        split["other"] = time.process_time() - total - split["walk"] - split["commit"] - split["writer"]
 
 
 def _pull_warm(service: str, name: str, credentials: dict, filters: dict, limit: int | None) -> dict:
@@ -395,6 +435,10 @@ def paging(records: int, runs: int = 3, rest_api_records: int = 0, styles: Seque
                    f"{result['seconds']:.2f} s"
             if "cpu" in result:
                 line += f", {result['cpu']:.2f} CPU-s = {result['cpu'] * 100_000 / result['rows']:.2f} per 100k"
+            if result.get("threads"):
+                per = {k: v * 100_000 / result["rows"] for k, v in result["threads"].items()}
+                line += (f" [per 100k by thread: walk {per['walk']:.3f} + commit {per['commit']:.3f} = critical "
+                         f"{per['walk'] + per['commit']:.3f}; writer {per['writer']:.3f}, other {per['other']:.3f}]")
             line += f", peak {peak:.0f} MB"
             if result.get("helper_peak"):
                 line += f" of which the typing helper {result['helper_peak']:.0f}"
