@@ -8,14 +8,16 @@ tally, like fetch; it imports neither the fetcher nor anything above.
 """
 from __future__ import annotations
 
-__all__ = ["CHECKPOINT_MEMBERS", "CHECKPOINT_SECONDS", "Checkpoints", "Plan", "member_key"]
+__all__ = ["CHECKPOINT_MEMBERS", "CHECKPOINT_SECONDS", "Checkpoints", "Plan", "member_key", "members_of"]
 
 import contextlib
 import os
 import time
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
+import pyarrow as pa
 
 from toolkit.pull.drift import Tally
 
@@ -32,6 +34,19 @@ CHECKPOINT_MEMBERS = 1000
 CHECKPOINT_GROWTH = 4       # the count: at least saved // CHECKPOINT_GROWTH parents more
 
 
+def members_of(planned: Iterable) -> Iterator:
+    """A fan-out's members one at a time, as the values they are: ids handed as Arrow are made Python
+    values a slice at a time, never a list of them all (toolkit.pull.given)."""
+    if isinstance(planned, pa.Array):
+        for start in range(0, len(planned), _SLICE):
+            yield from planned.slice(start, _SLICE).to_pylist()
+    else:
+        yield from planned
+
+
+_SLICE = 4096
+
+
 def member_key(member: Any) -> str:
     """A fan-out member (an id, or a chunk of ids) as the text a checkpoint names it by."""
     return orjson.dumps(member, default=str).decode()
@@ -40,7 +55,7 @@ def member_key(member: Any) -> str:
 class Plan(Protocol):
     """What a checkpoint reads and extends of a fan-out's plan (toolkit.pull.fetch's `_Plan`, which
     imports this module: a Protocol here, not that class)."""
-    planned: list | None
+    planned: list | pa.Array | None
     done: list
     skip: set
     failed: list
@@ -67,7 +82,7 @@ class Checkpoints:
             return 0
         # a damaged note's `done` is not read: taking it over discards it, and says so
         done = [orjson.loads(key) for key in found.done() or []]
-        planned = {member_key(member) for member in plan.planned}
+        planned = {member_key(member) for member in members_of(plan.planned)}
         if not {member_key(member) for member in done} <= planned:
             return 0
         note = self.load.resume(found)
