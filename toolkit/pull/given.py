@@ -118,7 +118,7 @@ def _text_ids(value: Any) -> pa.Array | None:
     if isinstance(value, pa.ChunkedArray):
         value = value.combine_chunks()
     if isinstance(value, pa.Array) and (pa.types.is_string(value.type) or pa.types.is_large_string(value.type)):
-        return value.cast(pa.string()) if pa.types.is_large_string(value.type) else value
+        return value
     return None
 
 

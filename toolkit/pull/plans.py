@@ -35,7 +35,7 @@ from toolkit.errors import (
 )
 from toolkit.http.rules import problems, version_tuple
 from toolkit.pull import decoding, drift, frames, sides
-from toolkit.pull.resume import member_key, members_of
+from toolkit.pull.resume import Done, member_key, members_of
 from toolkit.pull.typist import Typist
 from toolkit.storage.file import FINISHED
 
@@ -91,7 +91,7 @@ class Plan:
     failed: list = field(default_factory=list)
     members: list | pa.Array | None = None  # the ids a fan-out over its parent asks
     planned: list | pa.Array | None = None  # a fan-out's members (ids or chunks of them): what makes it resumable
-    done: list = field(default_factory=list)   # members whose rows were all handed on, in that order
+    done: Done = field(default_factory=Done)   # members whose rows were all handed on, in that order
     skip: set = field(default_factory=set)     # members (as resume.member_key) a resumed load holds already
     # the tables of members answered when Ctrl-C stopped the walk, typed and counted in `done` but not yet
     # handed on: the load keeps them at its last checkpoint, so the pull that goes on does not ask again
