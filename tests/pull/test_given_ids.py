@@ -131,3 +131,21 @@ def test_ids_given_as_arrow_are_checked_before_anything_is_sent(bad, said):
         with pytest.raises(ValidationError, match=said):
             ap.pull("memberships", progress=False, profile_ids=bad)
         assert ap.client.requests_sent == 0
+
+
+@pytest.mark.parametrize("form", ["duckdb", "parquet"])
+def test_a_snapshot_keeps_the_ids_its_loads_name(few, tmp_path, form):
+    import duckdb
+    with sandbox.start(seed=3) as box:
+        ids = box.examples("audience_platform")["profile_ids"]
+        ws = toolkit.Workspace(tmp_path / "ws.duckdb")
+        ws.connect("audience_platform", **box.credentials("audience_platform")).pull(
+            "memberships", progress=False, profile_ids=ids)
+        target = ws.export(tmp_path / ("snap.duckdb" if form == "duckdb" else "snap"), format=form)
+        ws.close()
+    con = duckdb.connect()
+    source = f"'{target}'" if form == "duckdb" else f"'{target / '_given_ids.parquet'}'"
+    if form == "duckdb":
+        con.execute(f"ATTACH {source} AS snap (READ_ONLY)")
+        source = "snap.main._given_ids"
+    assert con.execute(f"SELECT list(id ORDER BY n) FROM {source}").fetchone()[0] == ids
