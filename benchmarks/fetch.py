@@ -536,7 +536,7 @@ def _memberships_workspace(credentials: dict, ids: list, path: str, changed: int
     return {"profiles": len(ids)}
 
 
-def _memberships(credentials: dict, ids: list, path: str, incremental: bool = False) -> dict:
+def _memberships(credentials: dict, ids: Any, path: str, incremental: bool = False) -> dict:
     """A pull of the memberships of `ids` into the workspace at `path` (or, `incremental`, an incremental
     refresh of the one there), in a process that has done nothing before but take the ids and open the
     workspace: its RSS then, its peak over the pull alone, time, CPU and requests."""
@@ -552,6 +552,13 @@ def _memberships(credentials: dict, ids: list, path: str, incremental: bool = Fa
                 "start": start, "peak": peak_mb() if reset else float("nan"), "duckdb_mb": _duckdb_mb(ws)}
 
 
+def as_fetched(ids: list) -> Any:
+    """Ids as an analyst has them: a column of a fetched DataFrame (pandas strings backed by Arrow, as
+    `fetch` gives text columns), which the pull is handed as it is."""
+    import pandas as pd
+    return pd.Series(ids, dtype=pd.StringDtype("pyarrow"), name="profile_id")
+
+
 def _memberships_in_turn(credentials: dict, ids: list, refresh: bool, python: str | None) -> dict:
     """The workspace written, the pull, and with `refresh` 1% of the profiles changed and an incremental
     refresh: each step in a fresh process, in one folder that goes with the run."""
@@ -560,10 +567,11 @@ def _memberships_in_turn(credentials: dict, ids: list, refresh: bool, python: st
     path = str(Path(folder) / "bench.duckdb")
     try:
         _in_child(_memberships_workspace, credentials, ids, path, python=python)
-        full, _ = _in_child(_memberships, credentials, ids, path, python=python)
+        fetched = as_fetched(ids)
+        full, _ = _in_child(_memberships, credentials, fetched, path, python=python)
         if refresh:
             _in_child(_memberships_workspace, credentials, ids, path, 100, python=python)
-            full["refresh"], _ = _in_child(_memberships, credentials, ids, path, True, python=python)
+            full["refresh"], _ = _in_child(_memberships, credentials, fetched, path, True, python=python)
         return full
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -579,7 +587,8 @@ def memberships_scale(members: int = 3_000_000, python: str | None = None) -> No
     every = box.pipe.recv()
     print(f"  {len(every):,} profiles in the sandbox; the workspace (audience metadata, the profiles loads the "
           f"refresh compares) is written by a process of its own, and each pull runs in a fresh process that "
-          f"holds the ids and the open workspace; {_load_average()}")
+          f"holds the ids and the open workspace; the ids are handed as a fetch gives them, a column of "
+          f"Arrow-backed pandas strings; {_load_average()}")
     small = _memberships_in_turn(box.credentials, every[:len(every) // 10], False, python)
     print(f"  {_load_average()}")
     large = _memberships_in_turn(box.credentials, every, True, python)

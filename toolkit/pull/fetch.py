@@ -49,7 +49,7 @@ from toolkit.errors import (
 from toolkit.pull import drift, frames, given, increments, plans
 from toolkit.pull.plans import KeyWatch, Plan
 from toolkit.pull.progress import bar as progress_bar
-from toolkit.pull.resume import Checkpoints
+from toolkit.pull.resume import Checkpoints, members_of
 from toolkit.storage.file import filtered_of
 
 log = logging.getLogger(__name__)
@@ -292,7 +292,8 @@ def _confirm(store: Store, asked: _Asked, load_id: str, plan: Plan, members: lis
     if resource.incremental is not None and resource.incremental.strategy == "rotation" and members is not None \
             and not asked.narrowed:
         failed = {str(i) for i in plan.failed}
-        store.confirm(resource.service, asked.stored, load_id, [str(i) for i in members if str(i) not in failed])
+        store.confirm(resource.service, asked.stored, load_id,
+                      [str(i) for i in members_of(members) if str(i) not in failed])
 
 
 class _RateTold:
@@ -352,6 +353,9 @@ def _params_key(filters: dict) -> dict:
             continue
         if looks_secret(name):
             value = MASK
+        elif isinstance(value, pa.Array):  # text ids as given: recorded by digest (toolkit.storage.id_lists)
+            out[name] = value
+            continue
         elif hasattr(value, "tolist"):
             value = value.tolist()
         elif isinstance(value, set | tuple):

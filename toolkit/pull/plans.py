@@ -35,7 +35,7 @@ from toolkit.errors import (
 )
 from toolkit.http.rules import problems, version_tuple
 from toolkit.pull import decoding, drift, frames, sides
-from toolkit.pull.resume import member_key
+from toolkit.pull.resume import Done, member_key, members_of
 from toolkit.pull.typist import Typist
 from toolkit.storage.file import FINISHED
 
@@ -57,7 +57,8 @@ def split_filters(client: Client, resource: Resource, action: Action, filters: d
         if value is None:
             continue
         if name in (resource.parent, plural) and resource.fan_out:
-            ids = list(value.tolist() if hasattr(value, "tolist") else value)
+            # text ids handed as Arrow stay Arrow (toolkit.pull.given): the fan-out asks them one at a time
+            ids = value if isinstance(value, pa.Array) else list(value.tolist() if hasattr(value, "tolist") else value)
         elif name in names and name != resource.fan_out:
             params[name] = value
         elif name not in resource.filters:
@@ -88,9 +89,9 @@ class Plan:
     total: int | None
     unit: str
     failed: list = field(default_factory=list)
-    members: list | None = None  # the ids a fan-out over its parent asks
-    planned: list | None = None  # a fan-out's members (ids or chunks of them): what makes it resumable
-    done: list = field(default_factory=list)   # members whose rows were all handed on, in that order
+    members: list | pa.Array | None = None  # the ids a fan-out over its parent asks
+    planned: list | pa.Array | None = None  # a fan-out's members (ids or chunks of them): what makes it resumable
+    done: Done = field(default_factory=Done)   # members whose rows were all handed on, in that order
     skip: set = field(default_factory=set)     # members (as resume.member_key) a resumed load holds already
     # the tables of members answered when Ctrl-C stopped the walk, typed and counted in `done` but not yet
     # handed on: the load keeps them at its last checkpoint, so the pull that goes on does not ask again
@@ -237,7 +238,9 @@ def _paged_rows(client: Client, resource: Resource, action: Action, call: dict, 
 
 def _fan_out(client: Client, resource: Resource, action: Action, ids: Sequence, params: dict, workers: int,
              on_error: str, member_rows: Callable | None = None, tag_rows: bool = True, unit: str = "ids") -> Plan:
-    plan = Plan(lambda: iter(()), len(ids), unit, members=list(ids) if tag_rows else None, planned=list(ids))
+    # one list (or the Arrow array given) for both: they are read, never changed, and a copy costs 8 bytes a parent
+    members = ids if isinstance(ids, list | pa.Array) else list(ids)
+    plan = Plan(lambda: iter(()), len(ids), unit, members=members if tag_rows else None, planned=members)
     fetch_member = member_rows or (lambda member, typist: _member_rows(client, resource, action, params, member,
                                                                        typist))
     column = resource.fan_out if tag_rows else None
@@ -281,7 +284,7 @@ def _fan_out(client: Client, resource: Resource, action: Action, ids: Sequence, 
         running: dict = {}
         # a bounded window of futures: memory stays flat however many ids there are
         with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="toolkit-fetch") as pool:
-            queue = iter([member for member in ids if member_key(member) not in plan.skip] if plan.skip else ids)
+            queue = (member for member in members_of(ids) if not plan.skip or member_key(member) not in plan.skip)
             for member in _take(queue, workers * 2):
                 running[pool.submit(fetch_member, member, typist)] = member
             try:

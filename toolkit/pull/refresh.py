@@ -4,7 +4,8 @@
     ws.refresh("translation", max_age=3600, incremental=False)
     ws.refresh(resources=["translation.targets", ("audience_platform", "audiences")])
 
-Each resource is pulled again with the filters its latest load recorded (`_loads.params`),
+Each resource is pulled again with the filters its latest load recorded (`_loads.params`, a long list
+of ids read back from `_given_ids`),
 incrementally where its catalog entry says how (toolkit.pull.increments). Within a service, parents come
 before children (a fan-out's parent resource, an incremental strategy's parent), so children read
 fresh ids; services run at once, a thread each, every client keeping its own rate budget. One plain
@@ -28,7 +29,6 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
-import orjson
 import pandas as pd
 
 from toolkit import catalog
@@ -53,7 +53,8 @@ def held(store: Store, services: tuple[str, ...] = ()) -> list[tuple[str, str, d
     """The resources the store holds (of the named services, or all), each with the filters of its
     latest finished load, parents before children within a service."""
     rows = store.latest_loads()
-    found = [(service, name, orjson.loads(params or "{}")) for service, name, params in rows
+    # a long list of ids the load was given is recorded apart (toolkit.storage.id_lists): read back here
+    found = [(service, name, store.recorded_params(params)) for service, name, params in rows
              if (not services or service in services) and (service, name) in catalog.RESOURCES]
     return sorted(found, key=lambda row: (row[0], depth(row[0], row[1])))
 
@@ -286,7 +287,7 @@ def _holds_mask(value: Any) -> bool:
         return any(_holds_mask(v) for v in value.values())
     if isinstance(value, list):
         return any(_holds_mask(v) for v in value)
-    return value == MASK
+    return isinstance(value, str) and value == MASK     # ids read back as Arrow hold no mask
 
 
 def _row(service: str, name: str, kind: str, *, added: int = 0, changed: int = 0, removed: int = 0,

@@ -8,14 +8,16 @@ tally, like fetch; it imports neither the fetcher nor anything above.
 """
 from __future__ import annotations
 
-__all__ = ["CHECKPOINT_MEMBERS", "CHECKPOINT_SECONDS", "Checkpoints", "Plan", "member_key"]
+__all__ = ["CHECKPOINT_MEMBERS", "CHECKPOINT_SECONDS", "Checkpoints", "Done", "Plan", "member_key", "members_of"]
 
 import contextlib
 import os
 import time
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
+import pyarrow as pa
 
 from toolkit.pull.drift import Tally
 
@@ -32,16 +34,60 @@ CHECKPOINT_MEMBERS = 1000
 CHECKPOINT_GROWTH = 4       # the count: at least saved // CHECKPOINT_GROWTH parents more
 
 
+def members_of(planned: Iterable) -> Iterator:
+    """A fan-out's members one at a time, as the values they are: ids handed as Arrow are made Python
+    values a slice at a time, never a list of them all (toolkit.pull.given)."""
+    if isinstance(planned, pa.Array):
+        for start in range(0, len(planned), _SLICE):
+            yield from planned.slice(start, _SLICE).to_pylist()
+    else:
+        yield from planned
+
+
+_SLICE = 4096
+
+
 def member_key(member: Any) -> str:
     """A fan-out member (an id, or a chunk of ids) as the text a checkpoint names it by."""
     return orjson.dumps(member, default=str).decode()
 
 
+class Done:
+    """A fan-out's members done, in order: how many, and those done since the latest checkpoint, whose
+    files hold the ones before (`Checkpoint.done`). A list of every one held each parent's id until
+    the commit: 93 bytes a parent, 56 MB over 600,000 profiles."""
+
+    def __init__(self) -> None:
+        self._since: list = []
+        self._before = 0     # members done and checkpointed, no longer held here
+
+    def append(self, member: Any) -> None:
+        self._since.append(member)
+
+    def extend(self, members: Iterable) -> None:
+        self._since.extend(members)
+
+    def __len__(self) -> int:
+        return self._before + len(self._since)
+
+    def between(self, start: int, stop: int) -> list:
+        """The members done from the `start`-th to before the `stop`-th (none checkpointed before)."""
+        if start < self._before:
+            raise IndexError(f"members before the {self._before}th are checkpointed, no longer held")
+        return self._since[start - self._before:stop - self._before]
+
+    def forget(self, upto: int) -> None:
+        """The first `upto` members are checkpointed: hold them no longer."""
+        if upto > self._before:
+            del self._since[:upto - self._before]
+            self._before = upto
+
+
 class Plan(Protocol):
     """What a checkpoint reads and extends of a fan-out's plan (toolkit.pull.fetch's `_Plan`, which
     imports this module: a Protocol here, not that class)."""
-    planned: list | None
-    done: list
+    planned: list | pa.Array | None
+    done: Done
     skip: set
     failed: list
 
@@ -67,13 +113,14 @@ class Checkpoints:
             return 0
         # a damaged note's `done` is not read: taking it over discards it, and says so
         done = [orjson.loads(key) for key in found.done() or []]
-        planned = {member_key(member) for member in plan.planned}
+        planned = {member_key(member) for member in members_of(plan.planned)}
         if not {member_key(member) for member in done} <= planned:
             return 0
         note = self.load.resume(found)
         if note is None:
             return 0
         plan.done.extend(done)
+        plan.done.forget(len(done))     # their checkpoint holds them
         plan.skip.update(member_key(member) for member in done)
         self.tally.restore(note.get("tally") or {})
         self.saved = len(done)
@@ -100,5 +147,7 @@ class Checkpoints:
         failed = {member_key(member) for member in self.plan.failed}
         # only the parents done since the last checkpoint: the stage keeps the rest (Checkpoint.done)
         self.load.checkpoint({"tally": self.tally.state()},
-                             [key for key in map(member_key, self.plan.done[self.saved:count]) if key not in failed])
+                             [key for key in map(member_key, self.plan.done.between(self.saved, count))
+                              if key not in failed])
+        self.plan.done.forget(count)
         self.saved, self.last_at = count, time.monotonic()

@@ -252,7 +252,7 @@ def _not_in_manifest(folder: Path) -> list[str]:
     """The files of a folder its toolkit manifest does not list (all of them without a manifest)."""
     try:
         document = orjson.loads((folder / "manifest.json").read_bytes())
-        listed = {"manifest.json", "_loads.parquet"}
+        listed = {"manifest.json", "_loads.parquet", "_given_ids.parquet"}
         if document.get("format") == "toolkit snapshot":
             listed |= {f for entry in document.get("resources", []) for f in entry.get("files", [])}
         else:
@@ -370,6 +370,9 @@ def _to_duckdb(con: duckdb.DuckDBPyConnection, target: Path, resources: list[dic
                                 f"{versions_of(service, resource)} WHERE _valid_to IS NULL")
             con.execute(f"CREATE TABLE {alias}.main._loads AS SELECT * FROM _loads "
                         "WHERE list_contains(?, load_id) ORDER BY started", [_included(resources)])
+            if _has_given_ids(con):     # the lists of ids the loads name by digest (toolkit.storage.id_lists)
+                con.execute(f"CREATE TABLE {alias}.main._given_ids AS SELECT * FROM _given_ids WHERE digest IN "
+                            f"(SELECT unnest({_DIGESTS}) FROM {alias}.main._loads) ORDER BY digest, n")
             con.register("_toolkit_manifest", manifest_table(resources))
             con.execute(f"CREATE TABLE {alias}.main._manifest AS SELECT * FROM _toolkit_manifest")
             if history:  # a view binds the names it qualifies by schema only in its own file (loads.view_sql)
@@ -417,10 +420,22 @@ def _to_parquet(con: duckdb.DuckDBPyConnection, target: Path, resources: list[di
         entry["files"] = sorted(p.relative_to(target).as_posix() for p in folder.glob("*.parquet"))
     ids = ", ".join(literal(i) for i in _included(resources)) or "NULL"
     copy(f"SELECT * FROM _loads WHERE load_id IN ({ids}) ORDER BY started", target / "_loads.parquet")
+    if _has_given_ids(con):
+        copy(f"SELECT * FROM _given_ids WHERE digest IN (SELECT unnest({_DIGESTS}) FROM _loads WHERE load_id IN "
+             f"({ids})) ORDER BY digest, n", target / "_given_ids.parquet")
     document = {"format": "toolkit snapshot", "format_version": 2,
                 "sources": sorted({(e["service"], e["base_url"]) for e in resources}),
                 "resources": [{k: v for k, v in e.items() if k not in ("stored", "kept")} for e in resources]}
     (target / "manifest.json").write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2))
+
+
+# the digests of the lists of ids a load's params name (toolkit.storage.id_lists)
+_DIGESTS = "regexp_extract_all(params, '\"digest\":\"([0-9a-f]+)\"', 1)"
+
+
+def _has_given_ids(con: duckdb.DuckDBPyConnection) -> bool:
+    return bool(con.execute("SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() AND "
+                            "schema_name = 'main' AND table_name = '_given_ids'").fetchall())
 
 
 def _version() -> str:

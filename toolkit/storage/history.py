@@ -17,6 +17,7 @@ import pandas as pd
 import pyarrow as pa
 
 from toolkit.errors import WorkspaceError
+from toolkit.storage import id_lists
 from toolkit.storage.diffs import Diff, diff_loads
 from toolkit.storage.file import FINISHED, quote, versions_of
 from toolkit.storage.handle import FileHandle
@@ -129,7 +130,7 @@ class History:
         loads' order (`seq`), not their clock's: a load made while the clock ran behind comes after."""
         service, name = self._holdings.resolve(resource)
         return self._holdings.frame("SELECT load_id, started, finished, coalesce(service_clock, finished) AS service_clock, "
-                           "status, \"rows\", requests, params, error, "
+                           f"status, \"rows\", requests, {id_lists.SHOWN} AS params, error, "
                            f"failed_ids FROM {self._holdings.loads_table()} WHERE service = ? AND resource = ? "
                            f"ORDER BY {IN_ORDER}", [service, name])
 

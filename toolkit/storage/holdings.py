@@ -10,17 +10,18 @@ from __future__ import annotations
 
 __all__ = ["INTERRUPTED", "Holdings", "closed_message", "shown_place"]
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import orjson
 import pandas as pd
 import pyarrow as pa
 
 from toolkit.catalog import how_to_fetch
 from toolkit.errors import WorkspaceError
-from toolkit.storage import ledger
+from toolkit.storage import id_lists, ledger
 from toolkit.storage.file import FILTERED, FINISHED, filtered_of, literal, quote, valid_at, versions_of
 from toolkit.storage.handle import FileHandle
 from toolkit.storage.lake import Lake, settled
@@ -250,7 +251,7 @@ class Holdings:
                         THEN left(arg_max(params, coalesce(seq, 0)), 119) || '…'
                         ELSE arg_max(params, coalesce(seq, 0)) END AS params,
                    resource LIKE '%{FILTERED}' AS filtered, count(*) AS loads
-            FROM {self.loads_table()} WHERE status IN {FINISHED}
+            FROM (SELECT * REPLACE ({id_lists.SHOWN} AS params) FROM {self.loads_table()}) WHERE status IN {FINISHED}
             GROUP BY ALL ORDER BY service, resource""")
         # "rows" is what the view shows (an incremental load writes only what changed: that is `written`)
         counts = self.view_counts()
@@ -266,6 +267,21 @@ class Holdings:
             return {(s, t.removesuffix("__versions")): con.execute(
                 f"SELECT count(*) FROM {quote(s)}.{quote(t)} WHERE _valid_to IS NULL").fetchall()[0][0]
                 for s, t in held}
+
+    def params_texts(self, service: str, resource: str, params: Mapping[str, Any] | None) -> list[str]:
+        """What a load of these params recorded: now, or (a resource's loads from before) ids inline."""
+        return id_lists.texts(params, lambda: bool(self.rows(
+            f"SELECT 1 FROM _loads WHERE service = ? AND resource = ? AND {id_lists.INLINE_RECORD} LIMIT 1",
+            [service, resource])))
+
+    def recorded_params(self, text: str | None) -> dict[str, Any]:
+        """A load's recorded params (`_loads.params`) as a pull takes them, every list of ids named by
+        digest read back (toolkit.storage.id_lists)."""
+        params = orjson.loads(text or "{}")
+        if not any(id_lists.is_recorded(value) for value in params.values()):
+            return params
+        with self._file.held() as con:
+            return id_lists.expanded(con, params)
 
     def rows(self, query: str, params: Any = None) -> list[tuple]:
         """A query's rows on the workspace's own connection, under its lock: what the pull floor asks of

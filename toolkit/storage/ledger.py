@@ -23,6 +23,7 @@ from typing import Any
 
 import duckdb
 
+from toolkit.storage import id_lists
 from toolkit.storage.file import quote
 
 # every column `_loads` has had, in order; a file written before one of them gains it on a read-write open
@@ -53,10 +54,12 @@ CONFIRMED = "CREATE TABLE IF NOT EXISTS _confirmed (service VARCHAR, resource VA
 
 def create(con: duckdb.DuckDBPyConnection, lake: bool) -> None:
     """The record's tables (and, in a lake, its views), where missing. `_confirmed`: the parents a
-    fan-out load asked, which a freshness budget reads (toolkit.pull.increments "rotation"): appended
-    only, in a file and a lake alike."""
+    fan-out load asked, which a freshness budget reads (toolkit.pull.increments "rotation"), and
+    `_given_ids`, the long lists of ids loads were given (toolkit.storage.id_lists): appended only, in a
+    file and a lake alike."""
     if not lake:
         con.execute(CONFIRMED)
+        con.execute(id_lists.CREATE)
         con.execute(f"CREATE TABLE IF NOT EXISTS _loads ({_columns(LOADS_COLUMNS[:_FIRST])})")
         con.execute(f"CREATE TABLE IF NOT EXISTS _categories ({_columns(CATEGORIES_COLUMNS)})")
         for name, kind in LOADS_COLUMNS[_FIRST:]:
@@ -77,6 +80,8 @@ def create(con: duckdb.DuckDBPyConnection, lake: bool) -> None:
                 con.execute(f"ALTER TABLE _load_events ADD COLUMN IF NOT EXISTS {name} {kind}")
     if "_confirmed" not in have:
         con.execute(CONFIRMED)
+    if "_given_ids" not in have:
+        con.execute(id_lists.CREATE)
     if "_category_events" not in have:
         con.execute(f"CREATE TABLE IF NOT EXISTS _category_events ({_columns(CATEGORIES_COLUMNS)}, _event BIGINT)")
     if "_loads" not in have:

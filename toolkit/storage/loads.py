@@ -39,9 +39,9 @@ import orjson
 import pandas as pd
 import pyarrow as pa
 
-from toolkit.catalog.masking import scrub, scrub_url
+from toolkit.catalog.masking import scrub_url
 from toolkit.errors import ValidationError, WorkspaceError
-from toolkit.storage import clock, ledger
+from toolkit.storage import clock, id_lists, ledger
 from toolkit.storage.file import (
     VALIDITY,
     history_view_sql,
@@ -72,8 +72,9 @@ def load_id(started: datetime) -> str:
 
 
 def params_json(params: Mapping[str, Any] | None) -> str:
-    """The params' stable text: keys sorted at every level, secrets masked."""
-    return orjson.dumps(scrub(params or {}), option=orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY).decode()
+    """The params' stable text: keys sorted at every level, secrets masked, a long list of ids named by
+    its digest and count (toolkit.storage.id_lists)."""
+    return id_lists.recorded(params)[0]
 
 
 class Load:
@@ -102,9 +103,10 @@ class Load:
         self.handle, self.service, self.resource, self.key = handle, service, resource, key
         self.kept: list[pa.Table] | None = [] if keep else None
         self._encoded = frozenset(categoricals)
-        self.base_url, self.params = scrub_url(base_url), params_json(params)
-        # what a checkpoint's signature names them by: a fan-out's params name every parent (23 MB for
-        # 600,000 profiles), and each note, every 10 s of a pull, repeated them
+        # a long list of ids is recorded once, in `_given_ids`, and named in the params by digest and count
+        self.base_url, (self.params, self._given) = scrub_url(base_url), id_lists.recorded(params)
+        # what a checkpoint's signature names them by (short now, but loads recorded before named every
+        # parent: 23 MB for 600,000 profiles, repeated in each note, every 10 s of a pull)
         self._params_digest = hashlib.blake2b(self.params.encode(), digest_size=16).hexdigest()
         self.load_id: str | None = None
         self.status, self.rows, self.requests, self.batches = "new", 0, 0, 0
@@ -131,12 +133,14 @@ class Load:
             self.load_id = load_id(started)
             with handle.held(f"starting a load of {self.service}.{self.resource}") as con:
                 self._schema(con)
+                id_lists.store(con, self._given)
                 ledger.insert_load(con, handle.lake is not None, {
                     "load_id": self.load_id, "service": self.service, "base_url": self.base_url,
                     "resource": self.resource, "params": self.params, "started": started, "rows": 0, "requests": 0,
                     "status": "running", "failed_ids": [], "key": list(self.key), "kind": self.kind,
                     "builds_on": self.builds_on, "owner": this_process(),
                     "seen": orjson.dumps(self.seen, option=orjson.OPT_SORT_KEYS).decode() if self.seen else None})
+            self._given = {}    # written: the pull holds its ids only as it was handed them
             self._staged = Stage(handle.path, self.load_id, checkpoints=self._resume)
             if self._resume:
                 self.resumable = resumable(handle.path, self.signature)

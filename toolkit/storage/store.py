@@ -66,7 +66,7 @@ from toolkit.storage.handle import FileHandle
 from toolkit.storage.history import History
 from toolkit.storage.holdings import INTERRUPTED, Holdings, closed_message
 from toolkit.storage.lake import Lake, is_lake, orphans, settled
-from toolkit.storage.loads import Load, params_json
+from toolkit.storage.loads import Load
 from toolkit.storage.query import Query
 from toolkit.storage.runs import Run
 from toolkit.storage.sealed import Limits, seal
@@ -234,9 +234,10 @@ class Store:
         None. Never an older load because a clock says it is younger: a load made while this machine's
         clock ran behind is not picked over a later one, and one that ended in the future of this clock
         (a clock set back since) is not trusted to be fresh."""
+        texts = self._holdings.params_texts(service, resource, params)
         rows = self._holdings.rows("SELECT load_id, finished FROM _loads WHERE status = 'complete' AND service = ? AND "
-                           "base_url = ? AND resource = ? AND params = ? ORDER BY seq DESC NULLS LAST LIMIT 1",
-                           [service, scrub_url(base_url), resource, params_json(params)])
+                                   f"base_url = ? AND resource = ? AND params IN ({', '.join('?' for _ in texts)}) "
+                                   "ORDER BY seq DESC NULLS LAST LIMIT 1", [service, scrub_url(base_url), resource, *texts])
         if not rows:
             return None
         load_id, finished = rows[0]
@@ -250,12 +251,15 @@ class Store:
                       params: Mapping[str, Any] | None) -> str | None:
         """The load an incremental pull builds on: the resource's latest finished load (its view), when
         it was complete (or stale) and had the same base URL and params; else None."""
-        # compared where they are: a fan-out's params name every parent (7.8 MB for 200,000 profiles)
-        rows = self._holdings.rows("SELECT load_id, base_url = ? AND params = ? FROM _loads WHERE service = ? "
-                                   "AND resource = ? AND status IN ('complete', 'stale') "
-                                   "ORDER BY seq DESC NULLS LAST LIMIT 1",
-                                   [scrub_url(base_url), params_json(params), service, resource])
+        texts = self._holdings.params_texts(service, resource, params)
+        rows = self._holdings.rows(f"SELECT load_id, base_url = ? AND params IN ({', '.join('?' for _ in texts)}) "
+                                   "FROM _loads WHERE service = ? AND resource = ? AND status IN ('complete', 'stale') "
+                                   "ORDER BY seq DESC NULLS LAST LIMIT 1", [scrub_url(base_url), *texts, service, resource])
         return rows[0][0] if rows and rows[0][1] else None
+
+    def recorded_params(self, text: str | None) -> dict[str, Any]:
+        """A load's recorded params (`_loads.params`) as a pull takes them (Holdings.recorded_params)."""
+        return self._holdings.recorded_params(text)
 
     def run(self, asked: Mapping[str, Any]) -> Run:
         """A run of many loads (toolkit.storage.runs): what a dead run of the same `asked` completed,
