@@ -370,7 +370,7 @@ def _to_duckdb(con: duckdb.DuckDBPyConnection, target: Path, resources: list[dic
                                 f"{versions_of(service, resource)} WHERE _valid_to IS NULL")
             con.execute(f"CREATE TABLE {alias}.main._loads AS SELECT * FROM _loads "
                         "WHERE list_contains(?, load_id) ORDER BY started", [_included(resources)])
-            if _has_given_ids(con):     # the lists of ids the loads name by digest (toolkit.storage.id_lists)
+            if _names_lists(con, f"{alias}.main._loads"):  # the ids its loads name by digest (storage.id_lists)
                 con.execute(f"CREATE TABLE {alias}.main._given_ids AS SELECT * FROM _given_ids WHERE digest IN "
                             f"(SELECT unnest({_DIGESTS}) FROM {alias}.main._loads) ORDER BY digest, n")
             con.register("_toolkit_manifest", manifest_table(resources))
@@ -420,7 +420,7 @@ def _to_parquet(con: duckdb.DuckDBPyConnection, target: Path, resources: list[di
         entry["files"] = sorted(p.relative_to(target).as_posix() for p in folder.glob("*.parquet"))
     ids = ", ".join(literal(i) for i in _included(resources)) or "NULL"
     copy(f"SELECT * FROM _loads WHERE load_id IN ({ids}) ORDER BY started", target / "_loads.parquet")
-    if _has_given_ids(con):
+    if _names_lists(con, f"_loads WHERE load_id IN ({ids})"):
         copy(f"SELECT * FROM _given_ids WHERE digest IN (SELECT unnest({_DIGESTS}) FROM _loads WHERE load_id IN "
              f"({ids})) ORDER BY digest, n", target / "_given_ids.parquet")
     document = {"format": "toolkit snapshot", "format_version": 2,
@@ -433,9 +433,14 @@ def _to_parquet(con: duckdb.DuckDBPyConnection, target: Path, resources: list[di
 _DIGESTS = "regexp_extract_all(params, '\"digest\":\"([0-9a-f]+)\"', 1)"
 
 
-def _has_given_ids(con: duckdb.DuckDBPyConnection) -> bool:
-    return bool(con.execute("SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() AND "
-                            "schema_name = 'main' AND table_name = '_given_ids'").fetchall())
+def _names_lists(con: duckdb.DuckDBPyConnection, loads: str) -> bool:
+    """Whether any of `loads` (a table, or one with its condition) names a list of ids by digest: a
+    snapshot holds `_given_ids` only then."""
+    if not con.execute("SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() AND "
+                       "schema_name = 'main' AND table_name = '_given_ids'").fetchall():
+        return False
+    return bool(con.execute(f"SELECT 1 FROM {loads} {'AND' if ' WHERE ' in loads else 'WHERE'} "
+                            f"len({_DIGESTS}) > 0 LIMIT 1").fetchall())
 
 
 def _version() -> str:
