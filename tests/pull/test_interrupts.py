@@ -21,6 +21,12 @@ nbclient = pytest.importorskip("nbclient")
 import nbformat  # noqa: E402  (after the skip: nbclient brings it)
 
 
+def interruptible() -> None:
+    """The command's SIGINT as a terminal gives it: a suite started in the background by a shell (`make
+    test &`) ignores SIGINT, and a child keeps what it inherits, so Ctrl-C would never reach it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def asked(box) -> int:
     """The documents asked so far (each run also asks for a token)."""
     return box.stats()["by_action"].get("translation.list_documents", 0)
@@ -99,7 +105,7 @@ def test_the_command_interrupted_says_what_it_kept_exits_130_and_the_next_run_re
     path, file, parents = held
     argv = [sys.executable, "-m", "toolkit.cli", "pull", "translation", "documents", "--workspace", str(path),
             "--credentials", str(file)]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
     when_sent(box, share, parents, lambda: proc.send_signal(getattr(signal, how)), lambda: proc.poll() is None)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, (out, err)
@@ -233,7 +239,7 @@ def test_a_refresh_interrupted_from_the_command_stops_every_worker_says_what_it_
     argv = [sys.executable, "-m", "toolkit.cli", "refresh", "--full", "--workspace", str(path), "--credentials",
             str(file)]
     start = asked(box)
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
     when_sent(box, share, parents, lambda: proc.send_signal(getattr(signal, how)), lambda: proc.poll() is None)
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, (out, err)

@@ -429,13 +429,12 @@ def _to_parquet(con: duckdb.DuckDBPyConnection, target: Path, resources: list[di
     (target / "manifest.json").write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2))
 
 
-# the digests of the lists of ids a load's params name (toolkit.storage.id_lists)
 _DIGESTS = "regexp_extract_all(params, '\"digest\":\"([0-9a-f]+)\"', 1)"
 
 
 def _names_lists(con: duckdb.DuckDBPyConnection, loads: str) -> bool:
-    """Whether any of `loads` (a table, or one with its condition) names a list of ids by digest: a
-    snapshot holds `_given_ids` only then."""
+    """Whether any of `loads` (a table, maybe with its condition) names a list of ids by digest
+    (`_DIGESTS`, toolkit.storage.id_lists): a snapshot holds `_given_ids` only then."""
     if not con.execute("SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() AND "
                        "schema_name = 'main' AND table_name = '_given_ids'").fetchall():
         return False
