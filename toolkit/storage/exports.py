@@ -28,7 +28,7 @@ import duckdb
 import orjson
 
 from toolkit.errors import SnapshotExistsError, SnapshotStorageWarning, ValidationError, WorkspaceError
-from toolkit.storage import clock
+from toolkit.storage import clock, id_lists
 from toolkit.storage.file import (
     FINISHED,
     history_view_sql,
@@ -370,9 +370,9 @@ def _to_duckdb(con: duckdb.DuckDBPyConnection, target: Path, resources: list[dic
                                 f"{versions_of(service, resource)} WHERE _valid_to IS NULL")
             con.execute(f"CREATE TABLE {alias}.main._loads AS SELECT * FROM _loads "
                         "WHERE list_contains(?, load_id) ORDER BY started", [_included(resources)])
-            if _names_lists(con, f"{alias}.main._loads"):  # the ids its loads name by digest (storage.id_lists)
-                con.execute(f"CREATE TABLE {alias}.main._given_ids AS SELECT * FROM _given_ids WHERE digest IN "
-                            f"(SELECT unnest({_DIGESTS}) FROM {alias}.main._loads) ORDER BY digest, n")
+            given = id_lists.named_by(con, f"{alias}.main._loads")     # the ids its loads name by digest
+            if given is not None:
+                con.execute(f"CREATE TABLE {alias}.main._given_ids AS {given}")
             con.register("_toolkit_manifest", manifest_table(resources))
             con.execute(f"CREATE TABLE {alias}.main._manifest AS SELECT * FROM _toolkit_manifest")
             if history:  # a view binds the names it qualifies by schema only in its own file (loads.view_sql)
@@ -420,26 +420,13 @@ def _to_parquet(con: duckdb.DuckDBPyConnection, target: Path, resources: list[di
         entry["files"] = sorted(p.relative_to(target).as_posix() for p in folder.glob("*.parquet"))
     ids = ", ".join(literal(i) for i in _included(resources)) or "NULL"
     copy(f"SELECT * FROM _loads WHERE load_id IN ({ids}) ORDER BY started", target / "_loads.parquet")
-    if _names_lists(con, f"_loads WHERE load_id IN ({ids})"):
-        copy(f"SELECT * FROM _given_ids WHERE digest IN (SELECT unnest({_DIGESTS}) FROM _loads WHERE load_id IN "
-             f"({ids})) ORDER BY digest, n", target / "_given_ids.parquet")
+    given = id_lists.named_by(con, "_loads", f"load_id IN ({ids})")
+    if given is not None:
+        copy(given, target / "_given_ids.parquet")
     document = {"format": "toolkit snapshot", "format_version": 2,
                 "sources": sorted({(e["service"], e["base_url"]) for e in resources}),
                 "resources": [{k: v for k, v in e.items() if k not in ("stored", "kept")} for e in resources]}
     (target / "manifest.json").write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2))
-
-
-_DIGESTS = "regexp_extract_all(params, '\"digest\":\"([0-9a-f]+)\"', 1)"
-
-
-def _names_lists(con: duckdb.DuckDBPyConnection, loads: str) -> bool:
-    """Whether any of `loads` (a table, maybe with its condition) names a list of ids by digest
-    (`_DIGESTS`, toolkit.storage.id_lists): a snapshot holds `_given_ids` only then."""
-    if not con.execute("SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() AND "
-                       "schema_name = 'main' AND table_name = '_given_ids'").fetchall():
-        return False
-    return bool(con.execute(f"SELECT 1 FROM {loads} {'AND' if ' WHERE ' in loads else 'WHERE'} "
-                            f"len({_DIGESTS}) > 0 LIMIT 1").fetchall())
 
 
 def _version() -> str:

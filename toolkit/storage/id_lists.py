@@ -14,8 +14,8 @@ stays in the params as it is; params recorded before, with every id inline, read
 """
 from __future__ import annotations
 
-__all__ = ["CREATE", "INLINE_AT_MOST", "INLINE_RECORD", "SHOWN", "expanded", "inline_json", "is_recorded", "recorded", "shown",
-           "store", "texts"]
+__all__ = ["CREATE", "INLINE_AT_MOST", "INLINE_RECORD", "SHOWN", "expanded", "inline_json", "is_recorded", "named_by",
+           "recorded", "shown", "store", "texts"]
 
 import hashlib
 from collections.abc import Callable, Iterator, Mapping
@@ -138,6 +138,23 @@ def expanded(con: duckdb.DuckDBPyConnection, params: Mapping[str, Any]) -> dict[
                                  "the ids given")
         out[name] = ids
     return out
+
+
+# the digests of the lists a load's params name (SQL, over `_loads.params`)
+_DIGESTS = "regexp_extract_all(params, '\"digest\":\"([0-9a-f]+)\"', 1)"
+
+
+def named_by(con: duckdb.DuckDBPyConnection, loads: str, where: str = "TRUE") -> str | None:
+    """The query of the `_given_ids` rows that the loads of `loads` (a table like `_loads`) matching
+    `where` name, in order; None when they name none, or the workspace has no `_given_ids`: a snapshot
+    holds the lists its loads name, and no empty table when there are none."""
+    if not con.execute("SELECT 1 FROM duckdb_tables() WHERE database_name = current_database() AND "
+                       "schema_name = 'main' AND table_name = '_given_ids'").fetchall():
+        return None
+    if not con.execute(f"SELECT 1 FROM {loads} WHERE ({where}) AND len({_DIGESTS}) > 0 LIMIT 1").fetchall():
+        return None
+    return (f"SELECT * FROM _given_ids WHERE digest IN (SELECT unnest({_DIGESTS}) FROM {loads} WHERE {where}) "
+            "ORDER BY digest, n")
 
 
 # `_loads.params` as a listing shows it: a list named by digest as "600000 ids" (SQL, over the column)
