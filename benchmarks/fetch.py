@@ -293,6 +293,30 @@ def _pull(service: str, name: str, credentials: dict, filters: dict, limit: int 
     return {"rows": result.rows, "requests": result.requests, "seconds": took, "cpu": cpu, "threads": split}
 
 
+# issue 48's goals for a cold pull: a share of a ceiling, and a multiple of dlt's best
+GOALS = {"offset": (0.35, "http.client+orjson", 5), "cursor": (0.9, "requests+orjson", 5)}
+
+
+def _floor_line(style: str, pulled: dict, stdlib: dict, requests_: dict, dlt: dict | None) -> str:
+    """The goal's wall-clock budget per 100k records beside the least any arrangement of the cold pull's
+    own work could take on this machine: the commit where it is (after the walk: the file is held only
+    at the commit) and the walk's thread's CPU split evenly over every core. Above the budget, the goal
+    needs less work, not the same work moved; no thread split, no line."""
+    threads = pulled.get("threads")
+    if style not in GOALS or not threads:
+        return f"{'':12s} (no goal for this style in benchmarks/fetch.py GOALS)"
+    share, ceiling_name, times_dlt = GOALS[style]
+    ceiling = stdlib if ceiling_name.startswith("http.client") else requests_
+    wanted = max(share * _rate(ceiling), times_dlt * _rate(dlt) if dlt else 0.0)
+    cores = os.cpu_count() or 1
+    per = {k: v * 100_000 / pulled["rows"] for k, v in threads.items()}
+    floor = per["commit"] + per["walk"] / cores
+    return (f"{'':12s} the goal ({share:.0%} of {ceiling_name}" + (f", {times_dlt}x dlt" if dlt else "")
+            + f") is {wanted:,.0f} rec/s = {100_000 / wanted:.3f} s per 100k; the cold pull's own work, its walk's "
+            f"thread over {cores} cores and its commit after, needs at least {floor:.3f} s per 100k "
+            f"= {100_000 / floor:,.0f} rec/s")
+
+
 @contextlib.contextmanager
 def _thread_split():
     """CPU seconds of a pull by thread (each thread's own clock, CLOCK_THREAD_CPUTIME_ID, as in
@@ -453,6 +477,7 @@ def paging(records: int, runs: int = 3, rest_api_records: int = 0, styles: Seque
                 print(f"{'':12s} {'(the sandbox)':22s} {served:.2f} CPU-s a walk on average, answered from its cache")
             if result["rows"] != stdlib["rows"]:
                 print(f"{'':12s} !! {label} has {result['rows']:,} rows, the ceiling {stdlib['rows']:,}")
+        print(_floor_line(style, measured["cold pull"][0], stdlib, requests_, dlt))
         if have_dlt and rest_api_records:
             rest, rest_peak = _in_child(_dlt, "rest_api_pull", style, box.credentials, filters, token,
                                         max_records=rest_api_records)
