@@ -16,6 +16,7 @@ starts (what the plan left for the rest of the refresh) and its peak in each pha
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 import tempfile
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import fetch as bench  # noqa: E402  (the scale benchmark's own sandbox, children and workspace steps)
+import fetch as bench  # the scale benchmark's own sandbox, children and workspace steps
 
 PHASES = ("start", "plan", "enter", "walk", "commit", "merge", "after")
 
@@ -86,8 +87,15 @@ def _sampled_refresh(credentials: dict, ids: Any, path: str, trace: bool = False
         finally:
             marks["duckdb at the merge's end"] = self._cursor.execute(read).fetchall()[0]
 
-    original_merge = merge.Merge.merge
-    pulling._plan_of = within("plan", pulling._plan_of)
+    def planned(client, store, *args, **kwargs):
+        try:
+            return within("plan", original_plan)(client, store, *args, **kwargs)
+        finally:
+            marks["duckdb at the plan's end"] = store.rows(
+                "SELECT sum(memory_usage_bytes) / 2**20, current_setting('memory_limit') FROM duckdb_memory()")[0]
+
+    original_merge, original_plan = merge.Merge.merge, pulling._plan_of
+    pulling._plan_of = planned
     loads.Load.__enter__ = within("enter", loads.Load.__enter__)
     pulling._walk_into = within("walk", pulling._walk_into)
     loads.Load._commit = within("commit", loads.Load._commit)
@@ -177,11 +185,11 @@ def main(argv: list[str] | None = None) -> None:
             folder = keep / str(size)
             folder.mkdir(parents=True, exist_ok=True)
             if (folder / "full.duckdb").exists() and (folder / "full.txt").exists():
-                full = eval((folder / "full.txt").read_text())   # noqa: S307 (what this script wrote)
+                full = json.loads((folder / "full.txt").read_text())
                 path = folder / "full.duckdb"
             else:
                 path, full = _prepared(box.credentials, ids, folder)
-                (folder / "full.txt").write_text(repr({k: full[k] for k in ("start", "peak", "rows", "seconds")}))
+                (folder / "full.txt").write_text(json.dumps({k: full[k] for k in ("start", "peak", "rows", "seconds")}))
             for _ in range(args.runs):   # interleaved with the checkout before, when given
                 for label, base in (("before", args.base), ("now", None)) if args.base else (("now", None),):
                     _print(size, full, _one_run(box.credentials, ids, path, args.trace, base), label)
