@@ -59,21 +59,24 @@ def _sampled_refresh(credentials: dict, ids: Any, path: str, trace: bool = False
 
     if trace:
         import tracemalloc
-        tracemalloc.start(4)
 
     def within(name: str, function):
         def wrapped(*args, **kwargs):
             before, phase[0] = phase[0], name
             note()
-            if trace:
-                tracemalloc.reset_peak()
+            if trace:     # not over the walk: traced, its thousands of requests take minutes
                 if name == "walk":
                     marks["held at the walk's start"] = tracemalloc.take_snapshot()
+                    tracemalloc.stop()
+                elif not tracemalloc.is_tracing():
+                    tracemalloc.start(4)
+                if tracemalloc.is_tracing():
+                    tracemalloc.reset_peak()
             try:
                 return function(*args, **kwargs)
             finally:
                 note()
-                if trace:
+                if trace and name != "walk":
                     peaks[name]["python"] = max(peaks[name].get("python", 0.0),
                                                 tracemalloc.get_traced_memory()[1] / 2**20)
                 phase[0] = before if name == "merge" else "after"
@@ -112,6 +115,7 @@ def _sampled_refresh(credentials: dict, ids: Any, path: str, trace: bool = False
         took = time.perf_counter() - began
         stop.set()
         sampler.join()
+        peak = bench.peak_mb() if reset else float("nan")   # before the count below, which is not the refresh's
         view = ws.sql("SELECT count(*) FROM audience_platform.memberships").fetchall()[0][0]
     held = None
     if trace:
@@ -119,10 +123,11 @@ def _sampled_refresh(credentials: dict, ids: Any, path: str, trace: bool = False
             [tracemalloc.Filter(False, tracemalloc.__file__)])
         held = [(str(stat.traceback[0]), stat.size / 2**20, stat.count)
                 for stat in snapshot.statistics("lineno")[:8]]
-        tracemalloc.stop()
+        if tracemalloc.is_tracing():
+            tracemalloc.stop()
     return {"toolkit": str(Path(toolkit.__file__).parent.parent), "rows": pulled.rows, "requests": pulled.requests,
             "kind": pulled.kind, "seconds": took, "view": view,
-            "start": start, "peak": bench.peak_mb() if reset else float("nan"), "phases": peaks,
+            "start": start, "peak": peak, "phases": peaks,
             "duckdb": {k: v for k, v in marks.items() if k.startswith("duckdb")}, "held": held}
 
 
@@ -134,12 +139,24 @@ def _prepared(credentials: dict, ids: list, folder: Path) -> tuple[Path, dict]:
     return path, full
 
 
+def _moved(path: str, base_url: str) -> dict:
+    """The loads of a kept workspace as of this run's sandbox, whose port is new: a refresh builds only
+    on a load of the same base URL."""
+    import duckdb
+
+    from toolkit.catalog.masking import scrub_url
+    with duckdb.connect(path) as con:
+        con.execute("UPDATE _loads SET base_url = ?", [scrub_url(base_url)])
+    return {}
+
+
 def _one_run(credentials: dict, ids: list, full: Path, trace: bool, base: str | None = None) -> dict:
     """A refresh on a copy of `full`; with `base`, the refresh imports the toolkit of that checkout (its
     folder put first on the child's sys.path, ahead of this one's editable install)."""
     with tempfile.TemporaryDirectory(prefix="toolkit-bench-refresh-") as folder:
         path = Path(folder) / "bench.duckdb"
         shutil.copy(full, path)
+        bench._in_child(_moved, str(path), credentials["base_url"])
         bench._in_child(bench._memberships_workspace, credentials, ids, str(path), 100)
         got, _ = bench._in_child(_sampled_refresh, credentials, bench.as_fetched(ids), str(path), trace, base)
         return got
