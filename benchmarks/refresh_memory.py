@@ -28,8 +28,6 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fetch as bench  # the scale benchmark's own sandbox, children and workspace steps
 
-PHASES = ("start", "plan", "enter", "walk", "commit", "merge", "after")
-
 
 def _sampled_refresh(credentials: dict, ids: Any, path: str, trace: bool = False, base: str | None = None) -> dict:
     """An incremental refresh of the memberships of `ids` in the workspace at `path`, sampled by phase;
@@ -79,7 +77,7 @@ def _sampled_refresh(credentials: dict, ids: Any, path: str, trace: bool = False
                 if trace and name != "walk":
                     peaks[name]["python"] = max(peaks[name].get("python", 0.0),
                                                 tracemalloc.get_traced_memory()[1] / 2**20)
-                phase[0] = before if name == "merge" else "after"
+                phase[0] = before if name == "merge" else f"after {name}"
         return wrapped
 
     def merged(self, carry):
@@ -163,17 +161,15 @@ def _one_run(credentials: dict, ids: list, full: Path, trace: bool, base: str | 
 
 
 def _print(size: int, full: dict, got: dict, label: str) -> None:
-    print(f"  {label} ({got['toolkit']}): {size:,} profiles, {got['view']:,} memberships held: refresh ({got['kind']}) {got['requests']:,} "
-          f"requests, {got['rows']:,} rows in {got['seconds']:.1f} s; RSS at the start {got['start']:.0f} MB, "
+    print(f"  {label} ({got['toolkit']}): {size:,} profiles, {got['view']:,} memberships held: refresh "
+          f"({got['kind']}) {got['requests']:,} requests, {got['rows']:,} rows in {got['seconds']:.1f} s; RSS at the start {got['start']:.0f} MB, "
           f"peak {got['peak']:.0f} MB (+{got['peak'] - got['start']:.0f}); the full pull's peak "
           f"{full['peak']:.0f} MB from {full['start']:.0f}")
     line = "    by phase, RSS peak (Arrow's peak):"
-    for name in PHASES:
-        if name in got["phases"]:
-            here = got["phases"][name]
-            line += f" {name} {here['rss']:.0f} ({here['arrow']:.0f})"
-            if "python" in here:
-                line += f" [python {here['python']:.0f}]"
+    for name, here in got["phases"].items():     # in the order the refresh met them
+        line += f"; {name} {here['rss']:.0f} ({here['arrow']:.0f})"
+        if "python" in here:
+            line += f" [python {here['python']:.0f}]"
     print(line)
     for label, (used, limit) in got["duckdb"].items():
         print(f"    {label}: {used:.0f} MB used, limit {limit}")
