@@ -165,7 +165,7 @@ def _print(size: int, full: dict, got: dict, label: str) -> None:
           f"({got['kind']}) {got['requests']:,} requests, {got['rows']:,} rows in {got['seconds']:.1f} s; RSS at the start {got['start']:.0f} MB, "
           f"peak {got['peak']:.0f} MB (+{got['peak'] - got['start']:.0f}); the full pull's peak "
           f"{full['peak']:.0f} MB from {full['start']:.0f}")
-    line = "    by phase, RSS peak (Arrow's peak):"
+    line = "    by phase, RSS peak (Arrow's peak)"
     for name, here in got["phases"].items():     # in the order the refresh met them
         line += f"; {name} {here['rss']:.0f} ({here['arrow']:.0f})"
         if "python" in here:
