@@ -3,6 +3,11 @@ asserts nothing.
 
     .venv/bin/python benchmarks/refresh_memory.py --profiles 50000 200000
     .venv/bin/python benchmarks/refresh_memory.py --profiles 200000 --trace    # tracemalloc too (slower)
+    .venv/bin/python benchmarks/refresh_memory.py --base /tmp/before --keep /tmp/pulls --runs 2
+
+`--base` names a checkout before a change (`git archive <commit> toolkit | tar -x -C /tmp/before`):
+its refreshes run in turn with this one's, on copies of the same full pulls; `--keep` keeps those
+pulls (a few minutes each) for the next run, their loads moved to its sandbox's address.
 
 The shape of `benchmarks/fetch.py --only scale` at a size that takes minutes, not half an hour: a sandbox
 of the largest size's profiles, and for each size the memberships of its first profiles pulled in full
