@@ -312,7 +312,7 @@ def _fanned(store: Store, resource: Resource, filters: dict) -> tuple[pa.Array, 
     if isinstance(given, pa.ChunkedArray):
         given = given.combine_chunks()
     if isinstance(given, pa.Array) and (pa.types.is_string(given.type) or pa.types.is_large_string(given.type)):
-        return given.cast(pa.string()), plural, rest        # text ids as handed stay Arrow (pull/given.py)
+        return given, plural, rest        # text ids as handed stay Arrow, not copied (pull/given.py)
     if given is not None:
         return pa.array([str(i) for i in (given.tolist() if hasattr(given, "tolist") else given)],
                         pa.string()), plural, rest
