@@ -6,6 +6,7 @@ import pyarrow as pa
 import pytest
 
 from toolkit import Workspace
+from toolkit.storage.merge import Carry
 
 URL = "http://127.0.0.1:9/PD"
 # how the incremental strategies write a carry: the rows whose column is one of the given values
@@ -29,13 +30,16 @@ def ws():
         yield workspace
 
 
-def test_carried_versions_stay_and_the_rest_is_merged_like_a_full_load(ws):
+@pytest.mark.parametrize("carry", [CARRY, Carry('(CAST("grp" AS VARCHAR) IN (SELECT id FROM _toolkit_kept))', [],
+                                                  {"_toolkit_kept": pa.table({"id": ["x"]})})],
+                         ids=["a list parameter", "an Arrow table"])
+def test_carried_versions_stay_and_the_rest_is_merged_like_a_full_load(ws, carry):
     with ws.load("translation", URL, "targets", {}, ("id",)) as first:
         first.write(rows((1, "x", "READY"), (2, "x", "READY"), (3, "x", "DONE"), (4, "y", "READY"),
                          (5, "y", "READY"), (6, None, "READY"), (None, "y", "DONE"), (None, "y", "DONE")))
     # carried: group x (1, 2, 3), except 2, whose key the load's rows hold; not carried: 4, 5, 6 (a NULL
     # group is not carried) and the two equal key-less rows, of which the load brings one
-    with ws.load("translation", URL, "targets", {}, ("id",), builds_on=first.load_id, carry=CARRY) as load:
+    with ws.load("translation", URL, "targets", {}, ("id",), builds_on=first.load_id, carry=carry) as load:
         load.write(rows((2, "x", "DONE"), (4, "y", "READY"), (7, "y", "READY"), (None, "y", "DONE")))
     assert versions(ws) == [
         (None, "y", "DONE", 1, 2), (None, "y", "DONE", 1, None),

@@ -51,6 +51,7 @@ from toolkit.pull.plans import KeyWatch, Plan
 from toolkit.pull.progress import bar as progress_bar
 from toolkit.pull.resume import Checkpoints, members_of
 from toolkit.storage.file import filtered_of
+from toolkit.storage.merge import Carry
 
 log = logging.getLogger(__name__)
 
@@ -201,7 +202,7 @@ class _Chosen:
     plan: Plan
     members: list | None
     builds_on: str | None = None
-    carry: tuple[str, list] | None = None
+    carry: Carry | None = None
     saved: int = 0
 
 

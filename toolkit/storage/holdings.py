@@ -289,6 +289,24 @@ class Holdings:
         with self._file.held() as con:
             return con.execute(query, params).fetchall()
 
+    def arrow(self, query: str, params: Any = None, tables: Mapping[str, pa.Table] | None = None) -> pa.Table:
+        """A query's rows as Arrow, on the workspace's own connection under its lock, with a load's
+        threads and memory limit (`FileHandle.loads_begin`); `tables`, Arrow tables the query names,
+        registered for it alone. What the pull floor sets against the held rows to plan a load (a
+        refresh's ids against the unchanged parents), in DuckDB rather than Python sets: under the
+        analyst's limit DuckDB kept the blocks it read, and a refresh of the memberships of 200,000
+        profiles held 70 MB more after its plan than before, against 20 MB under a load's."""
+        with self._file.held() as con:
+            self._file.loads_begin()
+            for name, table in (tables or {}).items():
+                con.register(name, table)
+            try:
+                return con.sql(query, params=params).to_arrow_table()
+            finally:
+                for name in tables or {}:
+                    con.unregister(name)
+                self._file.loads_end()
+
     def frame(self, query: str, params: Any = None) -> pd.DataFrame:
         with self._file.held() as con:
             table = con.sql(query, params=params).to_arrow_table()

@@ -52,7 +52,7 @@ from toolkit.storage.file import (
 )
 from toolkit.storage.handle import FileHandle
 from toolkit.storage.lake import TRIES, conflicted, pause, settled
-from toolkit.storage.merge import Merge
+from toolkit.storage.merge import Carry, Merge
 from toolkit.storage.processes import this_process
 from toolkit.storage.readback import kept_batch
 from toolkit.storage.schema import LONG_TEXT_BYTES, Evolution, nested, untyped_kind
@@ -95,9 +95,9 @@ class Load:
     def __init__(self, handle: FileHandle, service: str, base_url: str, resource: str,
                  params: Mapping[str, Any], key: tuple[str, ...], keep: bool = False,
                  categoricals: Sequence[str] = (), *, builds_on: str | None = None,
-                 carry: tuple[str, list] | None = None, resume: bool = False,
+                 carry: Carry | tuple[str, list] | None = None, resume: bool = False,
                  seen: Mapping[str, int] | None = None) -> None:
-        self.builds_on, self.carry, self._resume = builds_on, carry, resume
+        self.builds_on, self.carry, self._resume = builds_on, Carry.of(carry), resume
         self.seen = dict(seen) if seen else None
         self.kind = "incremental" if builds_on else "full"
         self.handle, self.service, self.resource, self.key = handle, service, resource, key

@@ -8,15 +8,35 @@ number and id. What it finds (the doubled rows of a key) it gives back; the load
 """
 from __future__ import annotations
 
-__all__ = ["Merge"]
+__all__ = ["Carry", "Merge"]
 
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
 from toolkit.errors import WorkspaceError
 from toolkit.storage.file import VALIDITY, quote, row_hash
 from toolkit.storage.schema import Evolution
+
+
+@dataclass(frozen=True)
+class Carry:
+    """What an incremental load carries over: the valid versions for which `condition` (SQL, its `?`
+    parameters in `args`) is true, when the load's rows lack their key. `tables` are Arrow tables the
+    condition names, registered on the commit's cursor for the merge alone: a long list of ids stays
+    Arrow there. As a list parameter (`IN (SELECT unnest(?))`) each id became a DuckDB value of its own:
+    594,000 ids cost 216 MB of RSS, more than the whole refresh otherwise held."""
+    condition: str
+    args: list = field(default_factory=list)
+    tables: Mapping[str, pa.Table] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, carry: Carry | tuple[str, list] | None) -> Carry | None:
+        """A carry as given: a Carry, or a (condition, args) pair."""
+        return carry if carry is None or isinstance(carry, Carry) else cls(carry[0], list(carry[1]))
 
 
 class Merge:
@@ -49,22 +69,29 @@ class Merge:
         return {"field": ", ".join(key), "kind": "duplicate_key", "count": doubled,
                 "example": "the later row of each key is kept"}
 
-    def merge(self, carry: tuple[str, list] | None) -> None:
+    def merge(self, carry: Carry | None) -> None:
         """The staged rows become this load's view (module docstring); without a stage, the rows went
-        straight in, or none came and every valid version stops being valid here. `carry`: the SQL
-        condition (and its parameters) of the valid versions an incremental load keeps."""
+        straight in, or none came and every valid version stops being valid here. `carry`: the valid
+        versions an incremental load keeps."""
         cursor, versions, seq, stage = self._cursor, self._table.versions, self._seq, self._table.stage
         if not self._table.targets:  # no batch: a load of no rows
             cursor.execute(f"UPDATE {versions} SET _valid_to = ? WHERE _valid_to IS NULL", [seq])
             return
         if stage is None:
             return
-        touched, args = ("WHERE _valid_to IS NULL", []) if carry is None else self._touched(stage, *carry)
+        touched, args = ("WHERE _valid_to IS NULL", []) if carry is None else self._touched(stage, carry)
         data = [name for name in self._columns if name not in VALIDITY]
         old, new = (quote(f"_toolkit_{side}_{self._load_id}") for side in ("old", "new"))
-        for name, source, where, given in ((old, f"{versions} v", touched, args), (new, stage, "", [])):
-            cursor.execute(f"CREATE TEMP TABLE {name} AS SELECT rowid AS r, {row_hash(data)} AS h "
-                           f"FROM {source} {where}", given)
+        tables = carry.tables if carry is not None else {}
+        for name, table in tables.items():
+            cursor.register(name, table)
+        try:
+            for name, source, where, given in ((old, f"{versions} v", touched, args), (new, stage, "", [])):
+                cursor.execute(f"CREATE TEMP TABLE {name} AS SELECT rowid AS r, {row_hash(data)} AS h "
+                               f"FROM {source} {where}", given)
+        finally:
+            for name in tables:
+                cursor.unregister(name)
         match = "h"
         if any(cursor.execute(f"SELECT count(*) FROM (SELECT h FROM temp.main.{name} GROUP BY h "
                               "HAVING count(*) > 1)").fetchall()[0][0] for name in (old, new)):
@@ -82,7 +109,7 @@ class Merge:
             cursor.execute(f"DROP TABLE temp.main.{name}")
         cursor.execute(f"DROP TABLE {stage}")
 
-    def _touched(self, stage: str, condition: str, args: list) -> tuple[str, list]:
+    def _touched(self, stage: str, carry: Carry) -> tuple[str, list]:
         """An incremental load's part of the valid versions: those it does not carry (`condition` false
         or unknown) and those whose key its rows hold. The versions it carries are left as they are,
         neither read nor hashed: they would match themselves. Copying them into the stage to be matched
@@ -92,5 +119,5 @@ class Merge:
         if not table.key:
             raise WorkspaceError(f"{table.service}.{table.resource} has no key: it cannot be pulled incrementally")
         same = " AND ".join(f"s.{quote(k)} = v.{quote(k)}" for k in table.key)
-        return (f"WHERE _valid_to IS NULL AND (NOT coalesce(({condition}), false) "
-                f"OR EXISTS (SELECT 1 FROM {stage} s WHERE {same}))", list(args))
+        return (f"WHERE _valid_to IS NULL AND (NOT coalesce(({carry.condition}), false) "
+                f"OR EXISTS (SELECT 1 FROM {stage} s WHERE {same}))", list(carry.args))

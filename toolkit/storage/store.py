@@ -67,6 +67,7 @@ from toolkit.storage.history import History
 from toolkit.storage.holdings import INTERRUPTED, Holdings, closed_message
 from toolkit.storage.lake import Lake, is_lake, orphans, settled
 from toolkit.storage.loads import Load
+from toolkit.storage.merge import Carry
 from toolkit.storage.query import Query
 from toolkit.storage.runs import Run
 from toolkit.storage.sealed import Limits, seal
@@ -207,12 +208,12 @@ class Store:
 
     def load(self, service: str, base_url: str, resource: str, params: Mapping[str, Any] | None = None,
              key: Sequence[str] = (), keep: bool = False, categoricals: Sequence[str] = (), *,
-             builds_on: str | None = None, carry: tuple[str, list] | None = None, resume: bool = False,
+             builds_on: str | None = None, carry: Carry | tuple[str, list] | None = None, resume: bool = False,
              seen: Mapping[str, int] | None = None) -> Load:
         """A load to write batches into inside `with`; it commits on a clean exit, rolls back otherwise.
         With `keep`, the batches stay in memory for `frame_of`, the `categoricals` among their columns
-        dictionary-encoded. An incremental load names the load it `builds_on` and `carry`, the SQL
-        condition (and its parameters) of the valid versions it keeps when its rows lack their key.
+        dictionary-encoded. An incremental load names the load it `builds_on` and `carry`, the valid
+        versions it keeps when its rows lack their key (`merge.Carry`, or an SQL condition and its parameters).
         With `resume`, the load finds an abandoned checkpoint of a load like it (`load.resumable`), which
         `load.resume` takes over, and may `load.checkpoint` what it has written. `seen`: the `seq` of each
         resource the load's rows were drawn from, read before anything of them was (`Store.seen`); the
@@ -367,6 +368,10 @@ class Store:
     @_told_by(Holdings.rows)
     def rows(self, query: str, params: Any = None) -> list[tuple]:
         return self._holdings.rows(query, params)
+
+    @_told_by(Holdings.arrow)
+    def arrow(self, query: str, params: Any = None, tables: Mapping[str, pa.Table] | None = None) -> pa.Table:
+        return self._holdings.arrow(query, params, tables)
 
     @_told_by(Holdings.loads)
     def loads(self) -> pd.DataFrame:
