@@ -146,7 +146,8 @@ def test_memberships_are_pulled_in_full_when_a_signal_was_not_pulled_since(box):
     assert ap.pull("memberships", progress=False, profile_ids=ids[:5], incremental=True).kind == "full"
 
 
-def test_a_small_incremental_load_keeps_list_columns_lists(box):
+def one_profile_moved_to_an_untagged_audience(box):
+    """A workspace with the memberships pulled, then the first profile's segments changed in the sandbox."""
     ws = toolkit.Workspace()
     ap = ws.connect("audience_platform", **box.credentials("audience_platform"))
     ids = box.examples("audience_platform")["profile_ids"]
@@ -154,6 +155,11 @@ def test_a_small_incremental_load_keeps_list_columns_lists(box):
     untagged = ws.sql("select id from audience_platform.audience_metadata where len(system_tags) = 0 "
                       "order by id limit 1").fetchone()[0]
     ap.call("audience_platform.update_profile", profile_id=ids[0], patch={"segments": [untagged]})
+    return ws, ap, ids
+
+
+def test_a_small_incremental_load_keeps_list_columns_lists(box):
+    ws, ap, _ = one_profile_moved_to_an_untagged_audience(box)
     assert pull_with_signals(ap, box, "memberships", incremental=True).requests < 5
     kinds = dict(ws.sql("select column_name, data_type from duckdb_columns() where schema_name = "
                         "'audience_platform' and table_name = 'memberships__versions'").fetchall())
@@ -292,13 +298,7 @@ def test_a_refresh_sets_the_ids_it_keeps_against_the_held_rows_in_duckdb(box, mo
     inside DuckDB and reach the merge as Arrow: not read into Python rows, nor handed to it as a list
     parameter, a DuckDB value per id (the unchanged profiles of 3,000,000 memberships made the refresh
     peak at 535 MB, where their full pull peaked at 322 MB)."""
-    ws = toolkit.Workspace()
-    ap = ws.connect("audience_platform", **box.credentials("audience_platform"))
-    ids = box.examples("audience_platform")["profile_ids"]
-    pull_with_signals(ap, box, "memberships")
-    untagged = ws.sql("select id from audience_platform.audience_metadata where len(system_tags) = 0 "
-                      "order by id limit 1").fetchone()[0]
-    ap.call("audience_platform.update_profile", profile_id=ids[0], patch={"segments": [untagged]})
+    ws, ap, ids = one_profile_moved_to_an_untagged_audience(box)
     for signal in signals("audience_platform", "memberships"):
         ap.pull(signal, progress=False, **given(box, "audience_platform", signal))
     read, carried = [], []
