@@ -248,6 +248,36 @@ def test_rate_budget_never_lets_more_than_n_starts_into_one_second():
     assert starts[3] - began < 0.5                   # the first four did not wait
 
 
+@pytest.mark.parametrize("shared", [False, True], ids=["own", "shared"])
+@pytest.mark.parametrize(("per_second", "late"), [
+    # the first four reach the service 0.3 s after they start (a busy machine, a slow link), the next at
+    # once: counted by their starts, the fifth arrived 0.75 s after the first four
+    (4, [0.3] * 4),
+    # the first is still on its way when the window has moved on: it holds its place until answered
+    (2, [1.3]),
+], ids=["late", "in flight past the window"])
+def test_rate_budget_keeps_its_window_by_when_requests_arrive_not_when_they_start(tmp_path, shared, per_second, late):
+    budget = RateBudget(per_second=per_second, concurrent=None, shared=tmp_path / "budget" if shared else None)
+    arrivals: list[float] = []
+    lock = threading.Lock()
+    delays = iter(late)
+
+    def work():
+        with budget:
+            with lock:
+                delay = next(delays, 0.0)
+            time.sleep(delay)
+            with lock:
+                arrivals.append(time.monotonic())
+
+    _run_threads(2 * per_second, work)
+    arrivals.sort()
+    assert len(arrivals) == 2 * per_second
+    for first in arrivals:
+        assert sum(first <= a < first + 1.0 for a in arrivals) <= per_second, \
+            [round(a - arrivals[0], 2) for a in arrivals]
+
+
 def test_rate_budget_never_more_than_concurrent_at_once():
     assert most_at_once(RateBudget(per_second=None, concurrent=3), 12, 0.03) == (3, 0)
 

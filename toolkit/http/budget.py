@@ -5,11 +5,12 @@ from __future__ import annotations
 
 __all__ = ["RateBudget"]
 
+import contextlib
 import os
 import struct
 import threading
 import time
-from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 
 try:
@@ -18,8 +19,21 @@ except ImportError:  # Windows: each process keeps its own budget
     fcntl = None
 
 
+# seconds an answered request stays in the window: the service's one second and a small margin, so
+# that its own window agrees with ours
+WINDOW = 1.05
+# seconds an unanswered request holds its place at most: it has reached the service by then (a long
+# download does not hold a place for minutes), and one whose process died lets go of it
+IN_FLIGHT = 10.0
+
+
 class RateBudget:
-    """At most `per_second` request starts in any one-second window and `concurrent` at once.
+    """At most `per_second` requests in any one-second window and `concurrent` at once.
+
+    A request holds its place in the window from its start until a second after its answer: the
+    service counts it when it arrives, somewhere between the two. Counted by their starts alone
+    (before), a request that reached the service late (a busy machine, a slow link) shared its
+    second with one sent a second after it, and the service refused that one (429).
 
     With `shared` (a path; toolkit.http.client names one per service, address and key), the window
     and the places are shared with every process on this machine that uses the same key, through
@@ -31,12 +45,13 @@ class RateBudget:
     def __init__(self, per_second: float | None, concurrent: int | None, shared: Path | None = None) -> None:
         self.per_second = per_second
         self.waited = 0.0  # seconds requests have waited for the window: what a progress line tells
-        self._starts: deque[float] = deque()
+        # the window: a request in flight as minus its start, an answered one as its answer (`_kept`)
+        self._window: list[float] = []
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(concurrent) if concurrent else None
         self._concurrent = concurrent
         self.shared = shared if shared is not None and fcntl is not None else None
-        self._held = threading.local()  # the place file this thread holds, when shared
+        self._held = threading.local()  # the place file this thread holds, when shared, and its starts
 
     def __enter__(self) -> RateBudget:
         if self._slots:
@@ -48,6 +63,8 @@ class RateBudget:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if self.per_second:
+            self._answered()
         if self._slots:
             held = getattr(self._held, "fd", None)
             if held is not None:
@@ -60,28 +77,45 @@ class RateBudget:
         limit = max(1, int(self.per_second))        # below one a second: still one start per window
         while True:
             with self._lock:
-                wait = self._shared_start(limit) if self.shared is not None else None
-                if self.shared is None:  # not shared, or its folder cannot be written: this process's own
-                    wait = self._start(limit)
-                if wait is None:
+                started = self._shared(lambda window, now: _start(window, now, limit)) \
+                    if self.shared is not None else None
+                shared = started is not None
+                if started is None:  # not shared, or its folder cannot be written: this process's own
+                    now = time.monotonic()
+                    self._window = _kept(self._window, now)
+                    started = _start(self._window, now, limit)
+                if started > 0:
+                    # a stack: a `with` of the same budget inside another (a login sent for a request)
+                    self._starts_held().append((shared, started))
                     return
+                wait = -started
                 self.waited += wait
             time.sleep(wait)
 
-    def _start(self, limit: int) -> float | None:
-        """Start now (None) when the window has room, else how long to wait."""
-        now = time.monotonic()
-        # a small margin so that the service's own one-second window agrees with ours
-        while self._starts and now - self._starts[0] >= 1.05:
-            self._starts.popleft()
-        if len(self._starts) < limit:
-            self._starts.append(now)
-            return None
-        return max(1.05 - (now - self._starts[0]), 0.001)
+    def _starts_held(self) -> list[tuple[bool, float]]:
+        held = getattr(self._held, "starts", None)
+        if held is None:
+            held = self._held.starts = []
+        return held
 
-    def _shared_start(self, limit: int) -> float | None:
-        """`_start` over the window every process with this key shares: its starts (wall-clock
-        seconds, 8 bytes each) in a file, read and written under an exclusive flock."""
+    def _answered(self) -> None:
+        """The request's place in the window moves from its start to its answer (class docstring)."""
+        held = self._starts_held()
+        if not held:
+            return
+        shared, started = held.pop()
+        with self._lock:
+            if shared and self._shared(lambda window, now: _answer(window, now, started)) is not None:
+                return
+            now = time.monotonic()
+            self._window = _kept(self._window, now)
+            _answer(self._window, now, started if not shared else 0.0)
+
+    def _shared(self, change: Callable[[list[float], float], float]) -> float | None:
+        """`change` made to the window every process with this key shares, and what it answers: the
+        window (wall-clock seconds, 8 bytes each) is a file, read and written under an exclusive flock,
+        written back when `change` answers a positive number. None when the file cannot be used (the
+        budget is then this process's own)."""
         try:
             self.shared.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.shared, os.O_RDWR | os.O_CREAT, 0o600)
@@ -92,14 +126,12 @@ class RateBudget:
             fcntl.flock(fd, fcntl.LOCK_EX)
             data = os.pread(fd, 8 * 1024, 0)
             now = time.time()
-            starts = [t for t in struct.unpack(f"<{len(data) // 8}d", data[:len(data) // 8 * 8])
-                      if 0 <= now - t < 1.05]
-            if len(starts) >= limit:
-                return max(1.05 - (now - starts[0]), 0.001)
-            starts.append(now)
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, struct.pack(f"<{len(starts)}d", *starts), 0)
-            return None
+            window = _kept(list(struct.unpack(f"<{len(data) // 8}d", data[:len(data) // 8 * 8])), now)
+            answer = change(window, now)
+            if answer > 0:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, struct.pack(f"<{len(window)}d", *window), 0)
+            return answer
         finally:
             os.close(fd)  # closing lets go of the lock
 
@@ -124,3 +156,26 @@ class RateBudget:
                 return
             time.sleep(pause)
             pause = min(pause * 2, 0.05)
+
+
+def _kept(window: list[float], now: float) -> list[float]:
+    """The places still held: answered within WINDOW, or in flight since IN_FLIGHT at most."""
+    return [t for t in window if (0 <= now - t < WINDOW if t > 0 else 0 <= now + t < IN_FLIGHT)]
+
+
+def _start(window: list[float], now: float, limit: int) -> float:
+    """A start now, taken in `window` (the start, a positive time) when it has room, else minus how
+    long to wait: until its first answered place leaves it, or a moment while all are in flight."""
+    if len(window) < limit:
+        window.append(-now)
+        return now
+    answered = [t for t in window if t > 0]
+    return -max(WINDOW - (now - min(answered)), 0.001) if answered else -0.02
+
+
+def _answer(window: list[float], now: float, started: float) -> float:
+    """The request started at `started` answered now: its place held from now on."""
+    with contextlib.suppress(ValueError):   # gone already (in flight past IN_FLIGHT)
+        window.remove(-started)
+    window.append(now)
+    return now
