@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
@@ -89,3 +90,17 @@ def test_a_budget_folder_that_cannot_be_written_leaves_the_budget_this_processs_
         with budget:
             pass
     assert budget.shared is None
+
+
+def test_a_shared_window_that_fails_mid_request_leaves_the_budget_this_processs_own(tmp_path, monkeypatch):
+    budget = RateBudget(50, 1, tmp_path / "budget")
+    with budget:
+        def full(*args):
+            raise OSError(28, "No space left on device")
+        monkeypatch.setattr("toolkit.http.budget.os.pwrite", full)
+    # the answer's write failed: the request ends as it was, and its one place is free for the next
+    done = threading.Event()
+    thread = threading.Thread(target=lambda: (budget.__enter__(), budget.__exit__(None, None, None), done.set()))
+    thread.start()
+    thread.join(5)
+    assert done.is_set() and budget.shared is None

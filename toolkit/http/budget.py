@@ -64,15 +64,17 @@ class RateBudget:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.per_second:
-            self._answered()
-        if self._slots:
-            held = getattr(self._held, "fd", None)
-            if held is not None:
-                self._held.fd = None
-                fcntl.flock(held, fcntl.LOCK_UN)
-                os.close(held)
-            self._slots.release()
+        try:
+            if self.per_second:
+                self._answered()
+        finally:        # the place is let go whatever happened to the window
+            if self._slots:
+                held = getattr(self._held, "fd", None)
+                if held is not None:
+                    self._held.fd = None
+                    fcntl.flock(held, fcntl.LOCK_UN)
+                    os.close(held)
+                self._slots.release()
 
     def _wait_for_window(self) -> None:
         limit = max(1, int(self.per_second))        # below one a second: still one start per window
@@ -120,21 +122,21 @@ class RateBudget:
         try:
             self.shared.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.shared, os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                data = os.pread(fd, 8 * 1024, 0)
+                now = time.time()
+                window = _kept(list(struct.unpack(f"<{len(data) // 8}d", data[:len(data) // 8 * 8])), now)
+                answer = change(window, now)
+                if answer > 0:
+                    os.ftruncate(fd, 0)
+                    os.pwrite(fd, struct.pack(f"<{len(window)}d", *window), 0)
+                return answer
+            finally:
+                os.close(fd)  # closing lets go of the lock
+        except OSError:     # a folder it cannot write, a full disk: this process's own budget from now on
             self.shared = None
             return None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            data = os.pread(fd, 8 * 1024, 0)
-            now = time.time()
-            window = _kept(list(struct.unpack(f"<{len(data) // 8}d", data[:len(data) // 8 * 8])), now)
-            answer = change(window, now)
-            if answer > 0:
-                os.ftruncate(fd, 0)
-                os.pwrite(fd, struct.pack(f"<{len(window)}d", *window), 0)
-            return answer
-        finally:
-            os.close(fd)  # closing lets go of the lock
 
     def _take_place(self) -> None:
         """One of the `concurrent` places every process with this key shares: a file of its own per
