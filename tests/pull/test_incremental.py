@@ -10,6 +10,7 @@ import toolkit
 from toolkit import catalog, sandbox
 from toolkit.errors import TransportError
 from toolkit.pull import fetch, plans, refresh
+from toolkit.sandbox import Fault
 from toolkit.storage.holdings import Holdings
 from toolkit.storage.merge import Merge
 
@@ -51,7 +52,9 @@ def pull_with_signals(conn, box, name: str, **options) -> fetch.LoadResult:
 
 @pytest.fixture
 def box():
-    with sandbox.start(seed=3, faults="429@0.05") as running:
+    # one request in twenty refused, asked again after a Retry-After of 50 ms: the retries are what
+    # counts here, and a second's wait at each took most of this file's time
+    with sandbox.start(seed=3, faults=[Fault("429", rate=0.05, retry_after=0.05)]) as running:
         yield running
 
 
