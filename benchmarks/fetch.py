@@ -301,10 +301,11 @@ def _floor_line(style: str, pulled: dict, stdlib: dict, requests_: dict, dlt: di
     """The goal's wall-clock budget per 100k records beside the least any arrangement of the cold pull's
     own work could take on this machine: the commit where it is (after the walk: the file is held only
     at the commit) and the walk's thread's CPU split evenly over every core. Above the budget, the goal
-    needs less work, not the same work moved; no thread split, no line."""
+    needs less work, not the same work moved. A style with no goal, or a pull with no thread split,
+    gets a line saying so."""
     threads = pulled.get("threads")
     if style not in GOALS or not threads:
-        return f"{'':12s} (no goal for this style in benchmarks/fetch.py GOALS)"
+        return f"{'':12s} (no goal for this style in GOALS, or no thread split of the pull)"
     share, ceiling_name, times_dlt = GOALS[style]
     ceiling = stdlib if ceiling_name.startswith("http.client") else requests_
     wanted = max(share * _rate(ceiling), times_dlt * _rate(dlt) if dlt else 0.0)

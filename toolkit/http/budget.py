@@ -78,15 +78,15 @@ class RateBudget:
 
     def _wait_for_window(self) -> None:
         limit = max(1, int(self.per_second))        # below one a second: still one start per window
+
+        def start(window: list[float], now: float) -> float:
+            return _start(window, now, limit)
         while True:
             with self._lock:
-                started = self._shared(lambda window, now: _start(window, now, limit)) \
-                    if self.shared is not None else None
+                started = self._shared(start) if self.shared is not None else None
                 shared = started is not None
                 if started is None:  # not shared, or its folder cannot be written: this process's own
-                    now = time.monotonic()
-                    self._window = _kept(self._window, now)
-                    started = _start(self._window, now, limit)
+                    started = self._own(start)
                 if started > 0:
                     # a stack: a `with` of the same budget inside another (a login sent for a request)
                     self._starts_held().append((shared, started))
@@ -110,9 +110,14 @@ class RateBudget:
         with self._lock:
             if shared and self._shared(lambda window, now: _answer(window, now, started)) is not None:
                 return
-            now = time.monotonic()
-            self._window = _kept(self._window, now)
-            _answer(self._window, now, started if not shared else 0.0)
+            # a start kept in the shared file, which has failed since, is not in this process's window
+            self._own(lambda window, now: _answer(window, now, 0.0 if shared else started))
+
+    def _own(self, change: Callable[[list[float], float], float]) -> float:
+        """`change` made to this process's window (monotonic seconds), under `_lock`, and what it answers."""
+        now = time.monotonic()
+        self._window = _kept(self._window, now)
+        return change(self._window, now)
 
     def _shared(self, change: Callable[[list[float], float], float]) -> float | None:
         """`change` made to the window every process with this key shares, and what it answers: the
